@@ -1,0 +1,284 @@
+//! Folding a stream of [`ResponseEvent`]s into the assistant [`Message`].
+//!
+//! [`MessageAssembler`] is the only place events become a message, for every protocol:
+//! consecutive text deltas grow one text block, thinking deltas one thinking block (a
+//! signature attaches to the thinking block it follows), each tool call becomes a
+//! [`ContentBlock::ToolUse`] at the position its start event had. The result is a
+//! [`TurnOutcome`]: a message is produced only for a finished turn, never for a failed or
+//! cancelled one, so a caller that appends finished messages to history never stores half
+//! a turn.
+
+use crate::{
+    ContentBlock, ErrorInfo, Message, ResponseEvent, Role, StopReason, ToolCallInput, Usage,
+};
+
+/// How a turn ended. Cancellation is an outcome of its own, not an error.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnOutcome {
+    Finished {
+        message: Message,
+        stop_reason: Option<StopReason>,
+        usage: Usage,
+    },
+    Failed {
+        error: ErrorInfo,
+        usage: Usage,
+    },
+    Cancelled {
+        usage: Usage,
+    },
+}
+
+/// Folds events into an assistant message. Feed it every event in order, then call
+/// [`MessageAssembler::finish`] (or [`MessageAssembler::cancel`]).
+#[derive(Debug, Default)]
+pub struct MessageAssembler {
+    blocks: Vec<ContentBlock>,
+    /// Tool calls started but not ended: (call id, index of its block).
+    open_calls: Vec<(String, usize)>,
+    usage: Usage,
+    stop_reason: Option<StopReason>,
+    error: Option<ErrorInfo>,
+    message_id: Option<String>,
+    model: Option<String>,
+}
+
+impl MessageAssembler {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Usage reported so far (merged).
+    pub fn usage(&self) -> &Usage {
+        &self.usage
+    }
+
+    /// The stop reason reported so far.
+    pub fn stop_reason(&self) -> Option<&StopReason> {
+        self.stop_reason.as_ref()
+    }
+
+    /// The provider's message id and model, when the stream named them.
+    pub fn message_id(&self) -> Option<&str> {
+        self.message_id.as_deref()
+    }
+
+    pub fn model(&self) -> Option<&str> {
+        self.model.as_deref()
+    }
+
+    /// The blocks folded so far (a partial view while streaming).
+    pub fn blocks(&self) -> &[ContentBlock] {
+        &self.blocks
+    }
+
+    pub fn apply(&mut self, event: &ResponseEvent) {
+        match event {
+            ResponseEvent::MessageStart { id, model } => {
+                if id.is_some() {
+                    self.message_id.clone_from(id);
+                }
+                if model.is_some() {
+                    self.model.clone_from(model);
+                }
+            }
+            ResponseEvent::TextDelta { text } => match self.blocks.last_mut() {
+                Some(ContentBlock::Text { text: acc }) => acc.push_str(text),
+                _ => self.blocks.push(ContentBlock::text(text.as_str())),
+            },
+            ResponseEvent::ThinkingDelta { text } => match self.blocks.last_mut() {
+                Some(ContentBlock::Thinking {
+                    text: acc,
+                    signature: None,
+                }) => acc.push_str(text),
+                _ => self.blocks.push(ContentBlock::Thinking {
+                    text: text.clone(),
+                    signature: None,
+                }),
+            },
+            ResponseEvent::ThinkingSignature { signature } => {
+                let open = self.blocks.iter_mut().rev().find_map(|b| match b {
+                    ContentBlock::Thinking { signature, .. } => Some(signature),
+                    _ => None,
+                });
+                match open {
+                    Some(slot) => match slot {
+                        Some(existing) => existing.push_str(signature),
+                        None => *slot = Some(signature.clone()),
+                    },
+                    // A signature with no thinking text (providers that hide reasoning).
+                    None => self.blocks.push(ContentBlock::Thinking {
+                        text: String::new(),
+                        signature: Some(signature.clone()),
+                    }),
+                }
+            }
+            ResponseEvent::ToolCallStart { id, name } => {
+                self.open_calls.push((id.clone(), self.blocks.len()));
+                self.blocks.push(ContentBlock::ToolUse {
+                    id: id.clone(),
+                    name: name.clone(),
+                    input: serde_json::Value::Null,
+                    raw_input: None,
+                });
+            }
+            ResponseEvent::ToolCallArgsDelta { .. } => {}
+            ResponseEvent::ToolCallEnd { id, input } => {
+                let Some(pos) = self.open_calls.iter().position(|(open, _)| open == id) else {
+                    return;
+                };
+                let (_, index) = self.open_calls.remove(pos);
+                if let Some(ContentBlock::ToolUse {
+                    input: slot,
+                    raw_input,
+                    ..
+                }) = self.blocks.get_mut(index)
+                {
+                    match input {
+                        ToolCallInput::Parsed(value) => *slot = value.clone(),
+                        ToolCallInput::Invalid(err) => *raw_input = Some(err.raw.clone()),
+                    }
+                }
+            }
+            ResponseEvent::Usage { usage } => self.usage.merge(usage),
+            ResponseEvent::Stop { reason } => self.stop_reason = Some(reason.clone()),
+            ResponseEvent::Error { error } => {
+                if self.error.is_none() {
+                    self.error = Some(error.clone());
+                }
+            }
+        }
+    }
+
+    /// The turn is over: a finished message, or the first error the stream reported.
+    pub fn finish(self) -> TurnOutcome {
+        if let Some(error) = self.error {
+            return TurnOutcome::Failed {
+                error,
+                usage: self.usage,
+            };
+        }
+        if let Some((id, _)) = self.open_calls.first() {
+            return TurnOutcome::Failed {
+                error: ErrorInfo::provider(format!(
+                    "the stream ended before tool call {id} was complete"
+                )),
+                usage: self.usage,
+            };
+        }
+        TurnOutcome::Finished {
+            message: Message::new(Role::Assistant, self.blocks),
+            stop_reason: self.stop_reason,
+            usage: self.usage,
+        }
+    }
+
+    /// The turn was cancelled: whatever was folded is dropped.
+    pub fn cancel(self) -> TurnOutcome {
+        TurnOutcome::Cancelled { usage: self.usage }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fold(events: &[ResponseEvent]) -> TurnOutcome {
+        let mut asm = MessageAssembler::new();
+        for e in events {
+            asm.apply(e);
+        }
+        asm.finish()
+    }
+
+    fn text(t: &str) -> ResponseEvent {
+        ResponseEvent::TextDelta { text: t.into() }
+    }
+
+    #[test]
+    fn folds_thinking_text_and_tool_calls_in_order() {
+        let outcome = fold(&[
+            ResponseEvent::ThinkingDelta { text: "let ".into() },
+            ResponseEvent::ThinkingDelta { text: "me".into() },
+            ResponseEvent::ThinkingSignature {
+                signature: "sig".into(),
+            },
+            text("Hel"),
+            text("lo"),
+            ResponseEvent::ToolCallStart {
+                id: "a".into(),
+                name: "add".into(),
+            },
+            ResponseEvent::ToolCallStart {
+                id: "b".into(),
+                name: "sub".into(),
+            },
+            ResponseEvent::ToolCallEnd {
+                id: "b".into(),
+                input: ToolCallInput::parse("{oops"),
+            },
+            ResponseEvent::ToolCallEnd {
+                id: "a".into(),
+                input: ToolCallInput::parse(r#"{"x":1}"#),
+            },
+            ResponseEvent::Stop {
+                reason: StopReason::ToolUse,
+            },
+        ]);
+        let TurnOutcome::Finished {
+            message,
+            stop_reason,
+            ..
+        } = outcome
+        else {
+            panic!("not finished: {outcome:?}");
+        };
+        assert_eq!(stop_reason, Some(StopReason::ToolUse));
+        assert_eq!(message.role, Role::Assistant);
+        assert_eq!(
+            message.blocks,
+            vec![
+                ContentBlock::Thinking {
+                    text: "let me".into(),
+                    signature: Some("sig".into())
+                },
+                ContentBlock::text("Hello"),
+                ContentBlock::ToolUse {
+                    id: "a".into(),
+                    name: "add".into(),
+                    input: serde_json::json!({"x": 1}),
+                    raw_input: None
+                },
+                ContentBlock::ToolUse {
+                    id: "b".into(),
+                    name: "sub".into(),
+                    input: serde_json::Value::Null,
+                    raw_input: Some("{oops".into())
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn an_error_fails_the_turn_and_an_unfinished_call_too() {
+        let failed = fold(&[
+            text("partial"),
+            ResponseEvent::Error {
+                error: ErrorInfo::provider("overloaded"),
+            },
+        ]);
+        assert!(matches!(failed, TurnOutcome::Failed { ref error, .. } if error.message == "overloaded"));
+        let unfinished = fold(&[ResponseEvent::ToolCallStart {
+            id: "a".into(),
+            name: "add".into(),
+        }]);
+        assert!(matches!(unfinished, TurnOutcome::Failed { .. }));
+    }
+
+    #[test]
+    fn cancel_drops_the_partial_message() {
+        let mut asm = MessageAssembler::new();
+        asm.apply(&text("half"));
+        assert!(matches!(asm.cancel(), TurnOutcome::Cancelled { .. }));
+    }
+}

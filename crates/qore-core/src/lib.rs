@@ -1,0 +1,25 @@
+//! qore-core: the model every other qore crate speaks, and nothing else.
+//!
+//! This crate promises:
+//! - plain data types for conversations ([`ContentBlock`], [`Message`], [`History`]),
+//!   for what a provider stream says ([`ResponseEvent`], [`Usage`], [`StopReason`]) and for
+//!   what went wrong ([`ErrorInfo`]);
+//! - a lossless JSON round trip for every one of them (serde), so history can be persisted
+//!   and replayed byte-for-byte in meaning;
+//! - [`MessageAssembler`], the one place where a stream of events is folded into the
+//!   assistant [`Message`] and a [`TurnOutcome`] (finished, failed or cancelled);
+//! - no I/O, no async runtime, no provider knowledge.
+
+mod content;
+mod error;
+mod event;
+mod fold;
+mod message;
+mod tool;
+
+pub use content::{ContentBlock, ImageData, ImageSource, ToolResultPart};
+pub use error::{ErrorCategory, ErrorInfo, ProviderDetail};
+pub use event::{ResponseEvent, StopReason, ToolArgsError, ToolCallInput, Usage};
+pub use fold::{MessageAssembler, TurnOutcome};
+pub use message::{History, Message, Role};
+pub use tool::ToolSpec;

