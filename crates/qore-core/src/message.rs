@@ -45,7 +45,10 @@ impl Message {
 
     /// All text blocks concatenated (thinking and tool blocks excluded).
     pub fn text(&self) -> String {
-        self.blocks.iter().filter_map(ContentBlock::as_text).collect()
+        self.blocks
+            .iter()
+            .filter_map(ContentBlock::as_text)
+            .collect()
     }
 }
 

@@ -1,0 +1,27 @@
+//! qore-client: the engine's transport and wire codecs.
+//!
+//! This crate promises:
+//! - one [`Protocol`] implementation per wire protocol, each in its own module under
+//!   [`protocols`] with the same file set (`request.rs` encoding, `stream.rs` decoding,
+//!   `error.rs` error envelopes, `models.rs` model listing);
+//! - shared mechanics written once in [`transport`]: HTTP with connect and idle timeouts,
+//!   SSE framing correct at every byte split;
+//! - [`Client`]: encode a request from history, stream the answer as
+//!   [`qore_core::ResponseEvent`]s through a [`ResponseStream`] that folds them into the
+//!   assistant message as they pass, and ends in exactly one
+//!   [`qore_core::TurnOutcome`]: finished, failed (with status and body kept) or cancelled;
+//! - decoding happens in the task that reads the socket: no channel, no extra thread.
+
+mod client;
+mod codec;
+mod models;
+pub mod protocols;
+mod stream;
+pub mod transport;
+
+pub use client::{Client, ClientConfig};
+pub use codec::{ChatRequest, Protocol, RequestOptions, StreamDecoder};
+pub use models::ModelInfo;
+pub use stream::ResponseStream;
+pub use tokio_util::sync::CancellationToken;
+pub use transport::http::Timeouts;

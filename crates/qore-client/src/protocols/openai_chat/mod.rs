@@ -1,0 +1,72 @@
+//! OpenAI Chat Completions (`POST {base}/chat/completions`), as spoken by OpenAI and by
+//! every OpenAI-compatible server (llama.cpp, Mistral, DeepSeek, OpenRouter, LM Studio).
+//!
+//! Promises: streamed (SSE, `[DONE]`-terminated) and whole-body answers decode to the same
+//! events; text, `reasoning_content`/`reasoning` (DeepSeek, OpenRouter), content arrays with
+//! thinking parts (Magistral), refusals; tool calls merged by `index` whether ids and names
+//! come once or in every chunk; usage with cached and reasoning tokens; finish reasons;
+//! error envelopes, also inside a 200 stream.
+
+mod error;
+mod models;
+mod request;
+mod stream;
+mod wire;
+
+use std::collections::VecDeque;
+
+use qore_core::{ErrorInfo, ResponseEvent};
+
+use crate::codec::{ChatRequest, Protocol, StreamDecoder};
+use crate::ModelInfo;
+
+pub use stream::ChatStreamDecoder;
+
+/// The name of this protocol on the command line.
+pub const NAME: &str = "openai-chat";
+
+/// The Chat Completions protocol.
+#[derive(Debug, Clone, Default)]
+pub struct OpenAiChat {
+    /// Send thinking blocks back as `reasoning_content` on assistant turns (DeepSeek's
+    /// thinking mode with tools requires it; OpenAI rejects the field).
+    pub replay_reasoning: bool,
+}
+
+impl Protocol for OpenAiChat {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn chat_path(&self, _model: &str, _stream: bool) -> String {
+        "chat/completions".to_owned()
+    }
+
+    fn models_path(&self) -> &'static str {
+        "models"
+    }
+
+    fn auth_headers(&self, api_key: &str) -> Vec<(String, String)> {
+        vec![("authorization".to_owned(), format!("Bearer {api_key}"))]
+    }
+
+    fn encode(&self, request: &ChatRequest<'_>) -> Result<serde_json::Value, ErrorInfo> {
+        request::encode(request, self.replay_reasoning)
+    }
+
+    fn decoder(&self) -> Box<dyn StreamDecoder> {
+        Box::new(ChatStreamDecoder::new())
+    }
+
+    fn decode_body(&self, body: &[u8], out: &mut VecDeque<ResponseEvent>) -> Result<(), ErrorInfo> {
+        stream::decode_body(body, out)
+    }
+
+    fn error(&self, status: u16, body: &str) -> ErrorInfo {
+        error::from_http(status, body)
+    }
+
+    fn models(&self, body: &[u8]) -> Result<Vec<ModelInfo>, ErrorInfo> {
+        models::parse(body)
+    }
+}

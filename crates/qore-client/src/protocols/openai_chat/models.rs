@@ -1,0 +1,71 @@
+//! `GET {base}/models`: `{"object": "list", "data": [{"id", "owned_by", ...}]}`.
+//!
+//! llama.cpp adds `meta.n_ctx_train`; OpenRouter and Mistral add `context_length` /
+//! `max_context_length`. Every entry is kept whole in [`ModelInfo::raw`].
+
+use qore_core::ErrorInfo;
+use serde_json::Value;
+
+use crate::ModelInfo;
+
+pub fn parse(body: &[u8]) -> Result<Vec<ModelInfo>, ErrorInfo> {
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|err| ErrorInfo::provider(format!("model listing is not JSON: {err}")))?;
+    let entries = match value.get("data").or_else(|| value.get("models")) {
+        Some(Value::Array(entries)) => entries,
+        _ => match &value {
+            Value::Array(entries) => entries,
+            _ => {
+                return Err(ErrorInfo::provider(
+                    "model listing has no `data` array".to_owned(),
+                ))
+            }
+        },
+    };
+    Ok(entries.iter().filter_map(entry).collect())
+}
+
+fn entry(raw: &Value) -> Option<ModelInfo> {
+    let id = raw
+        .get("id")
+        .or_else(|| raw.get("name"))
+        .or_else(|| raw.get("model"))?
+        .as_str()?
+        .to_owned();
+    let context_length = ["context_length", "max_context_length", "context_window"]
+        .iter()
+        .find_map(|key| raw.get(*key).and_then(Value::as_u64))
+        .or_else(|| raw.pointer("/meta/n_ctx_train").and_then(Value::as_u64))
+        .or_else(|| {
+            raw.pointer("/top_provider/context_length")
+                .and_then(Value::as_u64)
+        });
+    Some(ModelInfo {
+        id,
+        owned_by: raw
+            .get("owned_by")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        context_length,
+        raw: raw.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_ids_and_context_lengths() {
+        let models = parse(
+            br#"{"object":"list","data":[{"id":"a","owned_by":"me","meta":{"n_ctx_train":8192}},{"id":"b","max_context_length":32000},{"no_id":true}]}"#,
+        )
+        .unwrap();
+        assert_eq!(models.len(), 2);
+        assert_eq!(models[0].id, "a");
+        assert_eq!(models[0].owned_by.as_deref(), Some("me"));
+        assert_eq!(models[0].context_length, Some(8192));
+        assert_eq!(models[1].context_length, Some(32000));
+        assert!(parse(b"not json").is_err());
+    }
+}

@@ -1,0 +1,330 @@
+//! Encoding a Chat Completions request body from history.
+//!
+//! - system blocks → `{"role": "system", "content": "..."}`;
+//! - user text → a string when it is one text block, else content parts (`text`,
+//!   `image_url` with a URL or a `data:` URL);
+//! - tool results → one `{"role": "tool", "tool_call_id", "content"}` message each, in the
+//!   order of the calls, before the user's other content; the tool role carries text only,
+//!   so images in a result follow in a user message;
+//! - assistant turns → `content` text plus `tool_calls` (arguments re-serialized from the
+//!   parsed input, or the raw text the model sent when it was not JSON); thinking goes back
+//!   as `reasoning_content` only when the dialect asks for it.
+//!
+//! Output is deterministic (sorted object keys), so re-encoding the same history gives the
+//! same bytes: the prefix of a continuation is byte-identical to the previous request.
+
+use base64::Engine as _;
+use qore_core::{ContentBlock, ErrorInfo, ImageData, ImageSource, Message, Role, ToolResultPart};
+use serde_json::{json, Map, Value};
+
+use crate::codec::ChatRequest;
+
+pub fn encode(request: &ChatRequest<'_>, replay_reasoning: bool) -> Result<Value, ErrorInfo> {
+    if request.model.is_empty() {
+        return Err(ErrorInfo::config("no model given for the request"));
+    }
+    let mut messages = Vec::with_capacity(request.history.len());
+    for message in request.history {
+        encode_message(message, replay_reasoning, &mut messages);
+    }
+    let mut body = Map::new();
+    body.insert("model".into(), json!(request.model));
+    body.insert("messages".into(), Value::Array(messages));
+    let options = request.options;
+    body.insert("stream".into(), json!(options.stream));
+    if options.stream {
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+    }
+    if !request.tools.is_empty() {
+        let tools = request
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({"type": "function", "function": {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.input_schema,
+                }})
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(max_tokens) = options.max_tokens {
+        body.insert("max_tokens".into(), json!(max_tokens));
+    }
+    if let Some(temperature) = options.temperature {
+        body.insert("temperature".into(), json!(temperature));
+    }
+    for (key, value) in &options.extra {
+        body.insert(key.clone(), value.clone());
+    }
+    Ok(Value::Object(body))
+}
+
+fn encode_message(message: &Message, replay_reasoning: bool, out: &mut Vec<Value>) {
+    match message.role {
+        Role::System => {
+            out.push(json!({"role": "system", "content": joined_text(&message.blocks)}))
+        }
+        Role::User => encode_user(&message.blocks, out),
+        Role::Assistant => out.push(encode_assistant(&message.blocks, replay_reasoning)),
+    }
+}
+
+fn joined_text(blocks: &[ContentBlock]) -> String {
+    blocks
+        .iter()
+        .filter_map(ContentBlock::as_text)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn encode_user(blocks: &[ContentBlock], out: &mut Vec<Value>) {
+    let mut parts = Vec::new();
+    let mut result_images = Vec::new();
+    for block in blocks {
+        match block {
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } => {
+                let mut text = String::new();
+                if *is_error {
+                    text.push_str("Error: ");
+                }
+                for part in content {
+                    match part {
+                        ToolResultPart::Text { text: t } => text.push_str(t),
+                        ToolResultPart::Image(image) => {
+                            text.push_str("[image follows in the next user message]");
+                            result_images.push(image_part(image));
+                        }
+                    }
+                }
+                out.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": text}));
+            }
+            ContentBlock::Text { text } => parts.push(json!({"type": "text", "text": text})),
+            ContentBlock::Image(image) => parts.push(image_part(image)),
+            // Reasoning and tool calls are the assistant's; a user turn carrying them is
+            // replayed without them rather than as text the model did not write.
+            ContentBlock::Thinking { .. }
+            | ContentBlock::RedactedThinking { .. }
+            | ContentBlock::ToolUse { .. } => {}
+        }
+    }
+    parts.extend(result_images);
+    match parts.as_slice() {
+        [] => {}
+        [single] if single["type"] == "text" => {
+            out.push(json!({"role": "user", "content": single["text"]}))
+        }
+        _ => out.push(json!({"role": "user", "content": parts})),
+    }
+}
+
+fn image_part(image: &ImageSource) -> Value {
+    let url = match &image.data {
+        ImageData::Url(url) => url.clone(),
+        ImageData::Bytes(bytes) => format!(
+            "data:{};base64,{}",
+            image
+                .media_type
+                .as_deref()
+                .unwrap_or("application/octet-stream"),
+            base64::engine::general_purpose::STANDARD.encode(bytes)
+        ),
+    };
+    json!({"type": "image_url", "image_url": {"url": url}})
+}
+
+fn encode_assistant(blocks: &[ContentBlock], replay_reasoning: bool) -> Value {
+    let mut text = String::new();
+    let mut reasoning = String::new();
+    let mut calls = Vec::new();
+    for block in blocks {
+        match block {
+            ContentBlock::Text { text: t } => text.push_str(t),
+            ContentBlock::Thinking { text: t, .. } => reasoning.push_str(t),
+            ContentBlock::ToolUse {
+                id,
+                name,
+                input,
+                raw_input,
+            } => {
+                let arguments = match raw_input {
+                    Some(raw) => raw.clone(),
+                    None => input.to_string(),
+                };
+                calls.push(json!({"id": id, "type": "function",
+                    "function": {"name": name, "arguments": arguments}}));
+            }
+            ContentBlock::RedactedThinking { .. }
+            | ContentBlock::Image(_)
+            | ContentBlock::ToolResult { .. } => {}
+        }
+    }
+    let mut message = Map::new();
+    message.insert("role".into(), json!("assistant"));
+    let content = if text.is_empty() && !calls.is_empty() {
+        Value::Null
+    } else {
+        json!(text)
+    };
+    message.insert("content".into(), content);
+    if !calls.is_empty() {
+        message.insert("tool_calls".into(), Value::Array(calls));
+    }
+    if replay_reasoning && !reasoning.is_empty() {
+        message.insert("reasoning_content".into(), json!(reasoning));
+    }
+    Value::Object(message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::RequestOptions;
+    use qore_core::{History, ToolSpec};
+
+    fn encode_history(history: &History, tools: &[ToolSpec], replay: bool) -> Value {
+        let options = RequestOptions {
+            max_tokens: Some(64),
+            ..RequestOptions::default()
+        };
+        let request = ChatRequest {
+            model: "m",
+            history,
+            tools,
+            options: &options,
+        };
+        encode(&request, replay).unwrap()
+    }
+
+    fn tool_turns() -> History {
+        History::from(vec![
+            Message::system("be brief"),
+            Message::user("add 1 and 2, then 3 and 4"),
+            Message::new(
+                Role::Assistant,
+                vec![
+                    ContentBlock::Thinking {
+                        text: "use the tool".into(),
+                        signature: None,
+                    },
+                    ContentBlock::ToolUse {
+                        id: "c1".into(),
+                        name: "add".into(),
+                        input: json!({"x": 1, "y": 2}),
+                        raw_input: None,
+                    },
+                    ContentBlock::ToolUse {
+                        id: "c2".into(),
+                        name: "add".into(),
+                        input: Value::Null,
+                        raw_input: Some("{x: 3".into()),
+                    },
+                ],
+            ),
+            Message::new(
+                Role::User,
+                vec![
+                    ContentBlock::ToolResult {
+                        tool_use_id: "c1".into(),
+                        content: vec![ToolResultPart::Text { text: "3".into() }],
+                        is_error: false,
+                    },
+                    ContentBlock::ToolResult {
+                        tool_use_id: "c2".into(),
+                        content: vec![ToolResultPart::Text {
+                            text: "bad arguments".into(),
+                        }],
+                        is_error: true,
+                    },
+                ],
+            ),
+        ])
+    }
+
+    #[test]
+    fn encodes_tool_turns_in_chat_completions_shape() {
+        let tools = [ToolSpec {
+            name: "add".into(),
+            description: "adds".into(),
+            input_schema: json!({"type": "object"}),
+        }];
+        let body = encode_history(&tool_turns(), &tools, false);
+        assert_eq!(body["stream"], true);
+        assert_eq!(body["stream_options"]["include_usage"], true);
+        assert_eq!(body["max_tokens"], 64);
+        assert_eq!(body["tools"][0]["function"]["parameters"]["type"], "object");
+        let messages = body["messages"].as_array().unwrap();
+        assert_eq!(messages.len(), 5);
+        assert_eq!(
+            messages[0],
+            json!({"role": "system", "content": "be brief"})
+        );
+        assert_eq!(messages[1]["content"], "add 1 and 2, then 3 and 4");
+        let assistant = &messages[2];
+        assert_eq!(assistant["content"], Value::Null);
+        assert!(assistant.get("reasoning_content").is_none());
+        let arguments: Value = serde_json::from_str(
+            assistant["tool_calls"][0]["function"]["arguments"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(arguments, json!({"x": 1, "y": 2}));
+        assert_eq!(assistant["tool_calls"][1]["function"]["arguments"], "{x: 3");
+        assert_eq!(
+            messages[3],
+            json!({"role": "tool", "tool_call_id": "c1", "content": "3"})
+        );
+        assert_eq!(messages[4]["tool_call_id"], "c2");
+        assert_eq!(messages[4]["content"], "Error: bad arguments");
+    }
+
+    #[test]
+    fn replays_reasoning_when_asked_and_is_deterministic() {
+        let history = tool_turns();
+        let body = encode_history(&history, &[], true);
+        assert_eq!(body["messages"][2]["reasoning_content"], "use the tool");
+        assert!(body.get("tools").is_none());
+        let again = encode_history(&history, &[], true);
+        assert_eq!(
+            serde_json::to_vec(&body).unwrap(),
+            serde_json::to_vec(&again).unwrap()
+        );
+    }
+
+    #[test]
+    fn images_become_content_parts() {
+        let history = History::from(vec![Message::new(
+            Role::User,
+            vec![
+                ContentBlock::text("what is this?"),
+                ContentBlock::Image(ImageSource {
+                    media_type: Some("image/png".into()),
+                    data: ImageData::Bytes(b"abc".to_vec()),
+                }),
+            ],
+        )]);
+        let body = encode_history(&history, &[], false);
+        let parts = &body["messages"][0]["content"];
+        assert_eq!(parts[0]["type"], "text");
+        assert_eq!(parts[1]["image_url"]["url"], "data:image/png;base64,YWJj");
+    }
+
+    #[test]
+    fn an_empty_model_is_a_config_error() {
+        let history = History::new();
+        let options = RequestOptions::default();
+        let request = ChatRequest {
+            model: "",
+            history: &history,
+            tools: &[],
+            options: &options,
+        };
+        assert!(encode(&request, false).is_err());
+    }
+}

@@ -1,0 +1,334 @@
+//! Decoding Chat Completions responses into [`ResponseEvent`]s.
+//!
+//! Streamed chunks and whole responses go through the same [`ChatStreamDecoder`]: a whole
+//! response is one chunk whose choice has `message` instead of `delta`.
+//!
+//! Tool calls are merged by `index`: the id and name may come only in the first chunk of a
+//! call (OpenAI) or again in every chunk (llama.cpp); a different id at an index that is
+//! already open starts a new call (servers that put every call at index 0). A call is
+//! announced ([`ResponseEvent::ToolCallStart`]) once its name is known, and ended, with its
+//! arguments parsed once, when the choice finishes or the stream ends.
+
+use std::collections::VecDeque;
+
+use qore_core::{ErrorInfo, ProviderDetail, ResponseEvent, StopReason, ToolCallInput, Usage};
+
+use super::error;
+use super::wire::{Chunk, Content, Delta, ToolCallDelta, WireUsage};
+use crate::codec::StreamDecoder;
+use crate::transport::sse::SseFrame;
+
+/// Decoder state for one response.
+#[derive(Debug, Default)]
+pub struct ChatStreamDecoder {
+    started: bool,
+    calls: Vec<PendingCall>,
+    stopped: bool,
+    done: bool,
+    refused: bool,
+    synthesized_ids: u32,
+}
+
+#[derive(Debug)]
+struct PendingCall {
+    index: u32,
+    id: String,
+    name: String,
+    args: String,
+    announced: bool,
+}
+
+impl ChatStreamDecoder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn chunk(&mut self, chunk: Chunk<'_>, raw: &str, out: &mut VecDeque<ResponseEvent>) {
+        if let Some(err) = &chunk.error {
+            out.push_back(ResponseEvent::Error {
+                error: error::in_stream(err, raw),
+            });
+            return;
+        }
+        if !self.started {
+            self.started = true;
+            out.push_back(ResponseEvent::MessageStart {
+                id: chunk.id.map(|id| id.into_owned()),
+                model: chunk.model.map(|m| m.into_owned()),
+            });
+        }
+        for choice in chunk.choices.into_iter().flatten() {
+            if choice.index != 0 {
+                continue; // n > 1: only the first choice is the assistant's turn
+            }
+            if let Some(delta) = choice.delta.or(choice.message) {
+                self.delta(delta, out);
+            }
+            if let Some(reason) = choice.finish_reason {
+                self.close_calls(out);
+                if !self.stopped {
+                    self.stopped = true;
+                    let reason = stop_reason(&reason, self.refused);
+                    out.push_back(ResponseEvent::Stop { reason });
+                }
+            }
+        }
+        if let Some(usage) = chunk.usage.as_ref().map(usage) {
+            if !usage.is_empty() {
+                out.push_back(ResponseEvent::Usage { usage });
+            }
+        }
+    }
+
+    fn delta(&mut self, delta: Delta<'_>, out: &mut VecDeque<ResponseEvent>) {
+        if let Some(text) = delta.reasoning_content.or(delta.reasoning) {
+            if !text.is_empty() {
+                out.push_back(ResponseEvent::ThinkingDelta {
+                    text: text.into_owned(),
+                });
+            }
+        }
+        match delta.content {
+            Some(Content::Text(text)) if !text.is_empty() => {
+                out.push_back(ResponseEvent::TextDelta {
+                    text: text.into_owned(),
+                })
+            }
+            Some(Content::Parts(parts)) => {
+                for part in parts {
+                    match (part.kind.as_deref(), part.text, part.thinking) {
+                        (Some("thinking"), _, Some(thinking)) => push_thinking(thinking, out),
+                        (Some("text") | None, Some(text), _) if !text.is_empty() => {
+                            out.push_back(ResponseEvent::TextDelta {
+                                text: text.into_owned(),
+                            })
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+        if let Some(refusal) = delta.refusal {
+            if !refusal.is_empty() {
+                self.refused = true;
+                out.push_back(ResponseEvent::TextDelta {
+                    text: refusal.into_owned(),
+                });
+            }
+        }
+        for call in delta.tool_calls.into_iter().flatten() {
+            self.tool_call(call, out);
+        }
+    }
+
+    fn tool_call(&mut self, delta: ToolCallDelta<'_>, out: &mut VecDeque<ResponseEvent>) {
+        let id = delta.id.filter(|id| !id.is_empty());
+        let index = delta.index.unwrap_or_else(|| match &id {
+            Some(id) if !self.calls.iter().any(|c| c.id == **id) => self.calls.len() as u32,
+            _ => self.calls.last().map_or(0, |c| c.index),
+        });
+        let open = self.calls.iter().rposition(|c| c.index == index);
+        let pos = match (open, &id) {
+            (Some(pos), Some(id))
+                if !self.calls[pos].id.is_empty() && self.calls[pos].id != **id =>
+            {
+                // A new call at an index still open: the previous one is complete.
+                let call = self.calls.remove(pos);
+                end_call(call, out);
+                None
+            }
+            (open, _) => open,
+        };
+        let pos = pos.unwrap_or_else(|| {
+            self.calls.push(PendingCall {
+                index,
+                id: String::new(),
+                name: String::new(),
+                args: String::new(),
+                announced: false,
+            });
+            self.calls.len() - 1
+        });
+        let call = &mut self.calls[pos];
+        if let Some(id) = id {
+            if call.id.is_empty() {
+                call.id = id.into_owned();
+            }
+        }
+        let (name, args) = match delta.function {
+            Some(function) => (function.name, function.arguments.map(|a| a.0)),
+            None => (None, None),
+        };
+        if let Some(name) = name {
+            if call.name.is_empty() {
+                call.name = name.into_owned();
+            }
+        }
+        if call.announced {
+            if let Some(args) = args.filter(|a| !a.is_empty()) {
+                call.args.push_str(&args);
+                out.push_back(ResponseEvent::ToolCallArgsDelta {
+                    id: call.id.clone(),
+                    delta: args.into_owned(),
+                });
+            }
+            return;
+        }
+        if let Some(args) = args {
+            call.args.push_str(&args);
+        }
+        if !call.name.is_empty() {
+            if call.id.is_empty() {
+                self.synthesized_ids += 1;
+                call.id = format!("call_{}_{}", call.index, self.synthesized_ids);
+            }
+            announce(call, out);
+        }
+    }
+
+    /// End every open call, in the order they started.
+    fn close_calls(&mut self, out: &mut VecDeque<ResponseEvent>) {
+        for mut call in self.calls.drain(..) {
+            if !call.announced {
+                if call.name.is_empty() {
+                    out.push_back(ResponseEvent::Error {
+                        error: ErrorInfo::provider(format!(
+                            "tool call at index {} never received a name",
+                            call.index
+                        )),
+                    });
+                    continue;
+                }
+                announce(&mut call, out);
+            }
+            end_call(call, out);
+        }
+    }
+}
+
+fn announce(call: &mut PendingCall, out: &mut VecDeque<ResponseEvent>) {
+    call.announced = true;
+    out.push_back(ResponseEvent::ToolCallStart {
+        id: call.id.clone(),
+        name: call.name.clone(),
+    });
+    if !call.args.is_empty() {
+        out.push_back(ResponseEvent::ToolCallArgsDelta {
+            id: call.id.clone(),
+            delta: call.args.clone(),
+        });
+    }
+}
+
+fn end_call(call: PendingCall, out: &mut VecDeque<ResponseEvent>) {
+    let input = ToolCallInput::parse(&call.args);
+    out.push_back(ResponseEvent::ToolCallEnd { id: call.id, input });
+}
+
+fn push_thinking(content: Content<'_>, out: &mut VecDeque<ResponseEvent>) {
+    match content {
+        Content::Text(text) if !text.is_empty() => out.push_back(ResponseEvent::ThinkingDelta {
+            text: text.into_owned(),
+        }),
+        Content::Text(_) => {}
+        Content::Parts(parts) => {
+            for text in parts.into_iter().filter_map(|p| p.text) {
+                if !text.is_empty() {
+                    out.push_back(ResponseEvent::ThinkingDelta {
+                        text: text.into_owned(),
+                    });
+                }
+            }
+        }
+    }
+}
+
+fn usage(wire: &WireUsage) -> Usage {
+    Usage {
+        input_tokens: wire.prompt_tokens,
+        output_tokens: wire.completion_tokens,
+        cached_input_tokens: wire
+            .prompt_tokens_details
+            .as_ref()
+            .and_then(|d| d.cached_tokens)
+            .or(wire.prompt_cache_hit_tokens),
+        cache_creation_input_tokens: None,
+        reasoning_tokens: wire
+            .completion_tokens_details
+            .as_ref()
+            .and_then(|d| d.reasoning_tokens),
+    }
+}
+
+/// The wire's `finish_reason` in our vocabulary.
+pub fn stop_reason(reason: &str, refused: bool) -> StopReason {
+    match reason {
+        "stop" if refused => StopReason::Refusal,
+        "stop" | "end_turn" | "eos" => StopReason::EndTurn,
+        "length" | "max_tokens" | "model_length" => StopReason::MaxTokens,
+        "tool_calls" | "function_call" | "tool_use" => StopReason::ToolUse,
+        "stop_sequence" => StopReason::StopSequence,
+        "content_filter" | "refusal" => StopReason::Refusal,
+        other => StopReason::Other(other.to_owned()),
+    }
+}
+
+fn undecodable(err: serde_json::Error, raw: &str) -> ErrorInfo {
+    ErrorInfo::provider(format!("undecodable Chat Completions data: {err}")).with_detail(
+        ProviderDetail {
+            status: None,
+            error_type: None,
+            body: Some(raw.to_owned()),
+        },
+    )
+}
+
+impl StreamDecoder for ChatStreamDecoder {
+    fn frame(
+        &mut self,
+        frame: SseFrame<'_>,
+        out: &mut VecDeque<ResponseEvent>,
+    ) -> Result<(), ErrorInfo> {
+        if self.done {
+            return Ok(());
+        }
+        if frame.is_done() {
+            self.done = true;
+            self.close_calls(out);
+            return Ok(());
+        }
+        if frame.data.trim().is_empty() {
+            return Ok(());
+        }
+        let chunk: Chunk<'_> =
+            serde_json::from_str(frame.data).map_err(|err| undecodable(err, frame.data))?;
+        self.chunk(chunk, frame.data, out);
+        Ok(())
+    }
+
+    fn finish(&mut self, out: &mut VecDeque<ResponseEvent>) -> Result<(), ErrorInfo> {
+        self.close_calls(out);
+        if self.done || self.stopped {
+            Ok(())
+        } else {
+            Err(ErrorInfo::network(
+                "the stream ended before the response was complete (no finish_reason, no [DONE])",
+            ))
+        }
+    }
+}
+
+/// Decode a whole (non-streamed) response body.
+pub fn decode_body(body: &[u8], out: &mut VecDeque<ResponseEvent>) -> Result<(), ErrorInfo> {
+    let text = String::from_utf8_lossy(body);
+    let chunk: Chunk<'_> = serde_json::from_str(&text).map_err(|err| undecodable(err, &text))?;
+    let mut decoder = ChatStreamDecoder::new();
+    decoder.chunk(chunk, &text, out);
+    decoder.close_calls(out);
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "stream_tests.rs"]
+mod tests;

@@ -1,0 +1,193 @@
+//! The Chat Completions response shapes, borrowed from the frame being decoded.
+//!
+//! Strings are `Cow`s that borrow from the frame whenever they contain no escapes, and
+//! `choices`/`tool_calls` live in inline small vectors, so decoding a typical delta chunk
+//! allocates nothing. Unknown fields are skipped without being built.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use smallvec::SmallVec;
+
+/// One chunk of a stream, or a whole non-streamed response.
+#[derive(Deserialize)]
+pub struct Chunk<'a> {
+    #[serde(borrow, default)]
+    pub id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub model: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub choices: Option<SmallVec<[Choice<'a>; 1]>>,
+    #[serde(default)]
+    pub usage: Option<WireUsage>,
+    #[serde(default)]
+    pub error: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+pub struct Choice<'a> {
+    #[serde(default)]
+    pub index: u32,
+    /// Streamed chunks carry `delta`, whole responses `message`; both have the same shape.
+    #[serde(borrow, default)]
+    pub delta: Option<Delta<'a>>,
+    #[serde(borrow, default)]
+    pub message: Option<Delta<'a>>,
+    #[serde(borrow, default)]
+    pub finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+pub struct Delta<'a> {
+    #[serde(borrow, default)]
+    pub content: Option<Content<'a>>,
+    /// DeepSeek (and vLLM, llama.cpp with reasoning formats).
+    #[serde(borrow, default)]
+    pub reasoning_content: Option<Cow<'a, str>>,
+    /// OpenRouter.
+    #[serde(borrow, default)]
+    pub reasoning: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub refusal: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub tool_calls: Option<SmallVec<[ToolCallDelta<'a>; 1]>>,
+}
+
+#[derive(Deserialize)]
+pub struct ToolCallDelta<'a> {
+    #[serde(default)]
+    pub index: Option<u32>,
+    #[serde(borrow, default)]
+    pub id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub function: Option<FunctionDelta<'a>>,
+}
+
+#[derive(Deserialize)]
+pub struct FunctionDelta<'a> {
+    #[serde(borrow, default)]
+    pub name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub arguments: Option<Arguments<'a>>,
+}
+
+#[derive(Deserialize)]
+pub struct WireUsage {
+    #[serde(default)]
+    pub prompt_tokens: Option<u64>,
+    #[serde(default)]
+    pub completion_tokens: Option<u64>,
+    #[serde(default)]
+    pub prompt_tokens_details: Option<TokenDetails>,
+    #[serde(default)]
+    pub completion_tokens_details: Option<TokenDetails>,
+    /// DeepSeek's name for cached input tokens.
+    #[serde(default)]
+    pub prompt_cache_hit_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+pub struct TokenDetails {
+    #[serde(default)]
+    pub cached_tokens: Option<u64>,
+    #[serde(default)]
+    pub reasoning_tokens: Option<u64>,
+}
+
+/// `content`: a string, or an array of parts (Magistral's `thinking` parts among them).
+pub enum Content<'a> {
+    Text(Cow<'a, str>),
+    Parts(Vec<ContentPart<'a>>),
+}
+
+#[derive(Deserialize)]
+pub struct ContentPart<'a> {
+    #[serde(rename = "type", borrow, default)]
+    pub kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub text: Option<Cow<'a, str>>,
+    /// Magistral: `{"type": "thinking", "thinking": [{"type": "text", "text": "..."}]}`.
+    #[serde(borrow, default)]
+    pub thinking: Option<Content<'a>>,
+}
+
+/// Tool-call arguments: a JSON-encoded string on the wire, but some servers send the
+/// object itself; both become text.
+pub struct Arguments<'a>(pub Cow<'a, str>);
+
+struct TextOrParts<'a>(PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> Visitor<'de> for TextOrParts<'a> {
+    type Value = Content<'a>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string or an array of content parts")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Content::Text(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Content::Text(Cow::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Content::Text(Cow::Owned(v)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut parts = Vec::new();
+        while let Some(part) = seq.next_element()? {
+            parts.push(part);
+        }
+        Ok(Content::Parts(parts))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(TextOrParts(PhantomData))
+    }
+}
+
+struct ArgumentsVisitor<'a>(PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> Visitor<'de> for ArgumentsVisitor<'a> {
+    type Value = Arguments<'a>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("tool-call arguments as a string or a JSON value")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Arguments(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Arguments(Cow::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Arguments(Cow::Owned(v)))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        let value = serde_json::Value::deserialize(de::value::MapAccessDeserializer::new(map))?;
+        Ok(Arguments(Cow::Owned(value.to_string())))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        let value = serde_json::Value::deserialize(de::value::SeqAccessDeserializer::new(seq))?;
+        Ok(Arguments(Cow::Owned(value.to_string())))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Arguments<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ArgumentsVisitor(PhantomData))
+    }
+}

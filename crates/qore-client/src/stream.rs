@@ -1,0 +1,308 @@
+//! [`ResponseStream`]: one response, from request to outcome, decoded in the polling task.
+//!
+//! Promises:
+//! - yields [`ResponseEvent`]s in wire order and folds each into the assistant message as it
+//!   passes ([`MessageAssembler`]); after the last event, [`ResponseStream::outcome`] is
+//!   exactly one of finished, failed or cancelled;
+//! - bytes are framed and decoded right where the socket is polled: no channel, no spawned
+//!   task, no per-chunk wake-up of another thread;
+//! - the idle timeout bounds the silence between received pieces (and the wait for the
+//!   response head); it costs one clock read per chunk, the timer is re-armed only when it
+//!   fires;
+//! - cancelling the token, or dropping the stream, closes the connection; a cancelled
+//!   stream ends with [`TurnOutcome::Cancelled`] and its partial message is dropped.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::Stream;
+use qore_core::{ErrorInfo, MessageAssembler, ResponseEvent, TurnOutcome};
+use tokio::time::{Instant, Sleep};
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
+
+use crate::codec::{Protocol, StreamDecoder};
+use crate::transport::http::network_error;
+use crate::transport::sse::SseFramer;
+
+type ByteStream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
+type Pending = Pin<Box<dyn Future<Output = reqwest::Result<reqwest::Response>> + Send>>;
+
+enum Body {
+    Connecting {
+        response: Pending,
+        stream: bool,
+    },
+    Sse {
+        bytes: ByteStream,
+        framer: SseFramer,
+        decoder: Box<dyn StreamDecoder>,
+    },
+    Whole {
+        bytes: ByteStream,
+        buf: Vec<u8>,
+        error_status: Option<u16>,
+    },
+    Done,
+}
+
+/// A response being received. A [`Stream`] of [`ResponseEvent`]s.
+pub struct ResponseStream {
+    protocol: Arc<dyn Protocol>,
+    body: Body,
+    queue: VecDeque<ResponseEvent>,
+    assembler: Option<MessageAssembler>,
+    outcome: Option<TurnOutcome>,
+    cancelled: Pin<Box<WaitForCancellationFutureOwned>>,
+    idle: Duration,
+    last_progress: Instant,
+    timer: Pin<Box<Sleep>>,
+}
+
+impl ResponseStream {
+    pub(crate) fn connecting(
+        protocol: Arc<dyn Protocol>,
+        response: Pending,
+        stream: bool,
+        idle: Duration,
+        cancel: CancellationToken,
+    ) -> Self {
+        Self::new(
+            protocol,
+            Body::Connecting { response, stream },
+            idle,
+            cancel,
+        )
+    }
+
+    /// A stream that fails at once with `error` (nothing was sent).
+    pub(crate) fn failed(protocol: Arc<dyn Protocol>, error: ErrorInfo) -> Self {
+        let mut stream = Self::new(
+            protocol,
+            Body::Done,
+            Duration::from_secs(1),
+            CancellationToken::new(),
+        );
+        stream.queue.push_back(ResponseEvent::Error { error });
+        stream
+    }
+
+    fn new(
+        protocol: Arc<dyn Protocol>,
+        body: Body,
+        idle: Duration,
+        cancel: CancellationToken,
+    ) -> Self {
+        let now = Instant::now();
+        ResponseStream {
+            protocol,
+            body,
+            queue: VecDeque::new(),
+            assembler: Some(MessageAssembler::new()),
+            outcome: None,
+            cancelled: Box::pin(cancel.cancelled_owned()),
+            idle,
+            last_progress: now,
+            timer: Box::pin(tokio::time::sleep_until(now + idle)),
+        }
+    }
+
+    /// The message folded so far (a partial view while streaming).
+    pub fn assembler(&self) -> Option<&MessageAssembler> {
+        self.assembler.as_ref()
+    }
+
+    /// How the response ended; `None` until the stream has yielded its last event.
+    pub fn outcome(&self) -> Option<&TurnOutcome> {
+        self.outcome.as_ref()
+    }
+
+    /// Receive the rest of the response and return how it ended.
+    pub async fn finish(mut self) -> TurnOutcome {
+        use futures_util::StreamExt as _;
+        while self.next().await.is_some() {}
+        self.outcome.take().unwrap_or(TurnOutcome::Cancelled {
+            usage: Default::default(),
+        })
+    }
+
+    fn end(&mut self, cancelled: bool) {
+        self.body = Body::Done;
+        if let Some(assembler) = self.assembler.take() {
+            self.outcome = Some(if cancelled {
+                assembler.cancel()
+            } else {
+                assembler.finish()
+            });
+        }
+    }
+
+    fn fail(&mut self, error: ErrorInfo) {
+        self.body = Body::Done;
+        self.queue.push_back(ResponseEvent::Error { error });
+    }
+
+    /// Poll the idle timer; `Err` when the silence has lasted longer than allowed.
+    fn poll_idle(&mut self, cx: &mut Context<'_>) -> Result<(), ErrorInfo> {
+        while self.timer.as_mut().poll(cx).is_ready() {
+            let deadline = self.last_progress + self.idle;
+            if Instant::now() >= deadline {
+                return Err(ErrorInfo::network(format!(
+                    "no data received for {} s (idle timeout)",
+                    self.idle.as_secs_f64()
+                )));
+            }
+            self.timer.as_mut().reset(deadline);
+        }
+        Ok(())
+    }
+
+    fn on_response(&mut self, response: reqwest::Response, stream: bool) {
+        let status = response.status().as_u16();
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let bytes: ByteStream = Box::pin(response.bytes_stream());
+        let sse =
+            content_type.contains("event-stream") || (stream && !content_type.contains("json"));
+        self.body = if !(200..300).contains(&status) {
+            Body::Whole {
+                bytes,
+                buf: Vec::new(),
+                error_status: Some(status),
+            }
+        } else if sse {
+            Body::Sse {
+                bytes,
+                framer: SseFramer::new(),
+                decoder: self.protocol.decoder(),
+            }
+        } else {
+            Body::Whole {
+                bytes,
+                buf: Vec::new(),
+                error_status: None,
+            }
+        };
+    }
+
+    /// Advance the body once. `Ready(())` when something changed (events queued, state moved).
+    fn poll_body(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        match &mut this.body {
+            Body::Done => Poll::Ready(()),
+            Body::Connecting { response, stream } => match response.as_mut().poll(cx) {
+                Poll::Ready(Ok(response)) => {
+                    let stream = *stream;
+                    this.last_progress = Instant::now();
+                    this.on_response(response, stream);
+                    Poll::Ready(())
+                }
+                Poll::Ready(Err(err)) => {
+                    this.fail(network_error("request failed", &err));
+                    Poll::Ready(())
+                }
+                Poll::Pending => Poll::Pending,
+            },
+            Body::Sse {
+                bytes,
+                framer,
+                decoder,
+            } => match bytes.as_mut().poll_next(cx) {
+                Poll::Ready(Some(Ok(chunk))) => {
+                    this.last_progress = Instant::now();
+                    let queue = &mut this.queue;
+                    if let Err(err) = framer.feed(&chunk, |frame| decoder.frame(frame, queue)) {
+                        this.fail(err);
+                    }
+                    Poll::Ready(())
+                }
+                Poll::Ready(Some(Err(err))) => {
+                    this.fail(network_error("the response stream broke", &err));
+                    Poll::Ready(())
+                }
+                Poll::Ready(None) => {
+                    let queue = &mut this.queue;
+                    let flushed = framer.finish(|frame| decoder.frame(frame, queue));
+                    match flushed.and_then(|()| decoder.finish(queue)) {
+                        Ok(()) => this.body = Body::Done,
+                        Err(err) => this.fail(err),
+                    }
+                    Poll::Ready(())
+                }
+                Poll::Pending => Poll::Pending,
+            },
+            Body::Whole {
+                bytes,
+                buf,
+                error_status,
+            } => match bytes.as_mut().poll_next(cx) {
+                Poll::Ready(Some(Ok(chunk))) => {
+                    this.last_progress = Instant::now();
+                    buf.extend_from_slice(&chunk);
+                    Poll::Ready(())
+                }
+                Poll::Ready(Some(Err(err))) => {
+                    this.fail(network_error("the response body broke", &err));
+                    Poll::Ready(())
+                }
+                Poll::Ready(None) => {
+                    let buf = std::mem::take(buf);
+                    let result = match error_status {
+                        Some(status) => {
+                            Err(this.protocol.error(*status, &String::from_utf8_lossy(&buf)))
+                        }
+                        None => this.protocol.decode_body(&buf, &mut this.queue),
+                    };
+                    match result {
+                        Ok(()) => this.body = Body::Done,
+                        Err(err) => this.fail(err),
+                    }
+                    Poll::Ready(())
+                }
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+}
+
+impl Stream for ResponseStream {
+    type Item = ResponseEvent;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ResponseEvent>> {
+        let this = &mut *self;
+        loop {
+            if this.outcome.is_some() {
+                return Poll::Ready(None);
+            }
+            if let Some(event) = this.queue.pop_front() {
+                if let Some(assembler) = &mut this.assembler {
+                    assembler.apply(&event);
+                }
+                return Poll::Ready(Some(event));
+            }
+            if matches!(this.body, Body::Done) {
+                this.end(false);
+                return Poll::Ready(None);
+            }
+            if this.cancelled.as_mut().poll(cx).is_ready() {
+                this.end(true);
+                return Poll::Ready(None);
+            }
+            if this.poll_body(cx).is_pending() {
+                if let Err(err) = this.poll_idle(cx) {
+                    this.fail(err);
+                    continue;
+                }
+                return Poll::Pending;
+            }
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! Shared transport mechanics: HTTP with timeouts, and stream framing.
+//!
+//! Everything here is protocol-agnostic and lives once: codecs never open sockets or split
+//! bytes into frames themselves.
+
+pub mod http;
+pub mod sse;

@@ -1,0 +1,27 @@
+//! qore-testkit: dev-only test support for qore's integration tests and benchmarks.
+//!
+//! Contract:
+//! - [`cassette`]: recorded provider traffic (`<fixtures>/rig-cassettes/<provider>/<scenario>/
+//!   <case>.yaml`, one exchange per YAML document) loaded as plain data ([`Cassette`],
+//!   [`Exchange`]) with errors that name the file ([`CassetteError`]); [`fixtures_dir`] finds
+//!   the fixtures (env `QORE_FIXTURES`, else `../shared/fixtures` beside the workspace) and
+//!   panics when they are missing under `CI`.
+//! - [`server`]: [`ReplayServer`], a real HTTP/1.1 server on `127.0.0.1:0` that replays
+//!   [`Reply`]s in order (or one reply forever), cutting each body into chunks per [`Slicing`]
+//!   so that clients see provider bytes split at awkward places; it records what clients sent
+//!   ([`RecordedRequest`]) and how many clients hung up mid-response.
+//! - [`slicing`]: the deterministic slicing rules ([`Slicing`]).
+//!
+//! Nothing here is meant for production code: depend on it as a dev-dependency only.
+
+pub mod cassette;
+pub mod server;
+pub mod slicing;
+mod wire;
+
+pub use cassette::{
+    fixtures_dir, load_cassette_file, load_cassettes, parse_exchanges, Cassette, CassetteError,
+    Exchange,
+};
+pub use server::{reply_from_exchange, RecordedRequest, ReplayServer, Reply};
+pub use slicing::{sse_frame_ends, Slicing, XorShift64};
