@@ -14,6 +14,7 @@
 
 mod client;
 mod codec;
+pub mod local;
 mod models;
 pub mod protocols;
 mod stream;

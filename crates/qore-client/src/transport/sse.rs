@@ -676,7 +676,7 @@ mod tests {
         framer
             .feed(chunk, |f| {
                 let borrowed = range.contains(&f.data.as_ptr())
-                    && f.event.map_or(true, |e| range.contains(&e.as_ptr()));
+                    && f.event.into_iter().all(|e| range.contains(&e.as_ptr()));
                 seen.push((own(f), borrowed));
                 Ok::<_, Infallible>(())
             })

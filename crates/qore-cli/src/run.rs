@@ -1,0 +1,180 @@
+//! The `run`, `models` and `local` commands: wiring arguments to the engine.
+
+use std::process::ExitCode;
+
+use futures_util::StreamExt as _;
+use qore_client::{
+    local, protocols, CancellationToken, ChatRequest, Client, ClientConfig, RequestOptions,
+};
+use qore_core::{ErrorInfo, History, Message, TurnOutcome};
+
+use crate::output::Output;
+use crate::{EndpointArgs, LocalAction, RunArgs};
+
+const FAILURE: u8 = 1;
+const CANCELLED: u8 = 130;
+
+pub async fn run(args: RunArgs) -> ExitCode {
+    let mut out = Output::new(args.endpoint.json);
+    match run_turn(&args, &mut out).await {
+        Ok(code) => code,
+        Err(error) => {
+            out.error(&error);
+            ExitCode::from(FAILURE)
+        }
+    }
+}
+
+async fn run_turn(args: &RunArgs, out: &mut Output) -> Result<ExitCode, ErrorInfo> {
+    let (client, is_local) = connect(&args.endpoint).await?;
+    let model = match (&args.model, is_local) {
+        (Some(model), _) => model.clone(),
+        (None, true) => local::MODEL_ID.to_owned(),
+        (None, false) => only_model(&client).await?,
+    };
+    let mut history = History::new();
+    if let Some(system) = &args.system {
+        history.push(Message::system(system.as_str()));
+    }
+    history.push(Message::user(args.prompt.join(" ")));
+    let options = RequestOptions {
+        stream: !args.no_stream,
+        max_tokens: args.max_tokens,
+        temperature: args.temperature,
+        ..RequestOptions::default()
+    };
+    let request = ChatRequest {
+        model: &model,
+        history: &history,
+        tools: &[],
+        options: &options,
+    };
+
+    let cancel = CancellationToken::new();
+    let on_ctrl_c = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_ctrl_c.cancel();
+        }
+    });
+
+    let mut stream = client.stream(&request, cancel);
+    while let Some(event) = stream.next().await {
+        out.event(&event);
+    }
+    match stream.finish().await {
+        TurnOutcome::Finished {
+            message,
+            stop_reason,
+            usage,
+        } => {
+            let text = message.text();
+            history.push(message);
+            out.result(&text, &history, &usage, stop_reason.as_ref());
+            Ok(ExitCode::SUCCESS)
+        }
+        TurnOutcome::Failed { error, .. } => Err(error),
+        TurnOutcome::Cancelled { .. } => {
+            out.cancelled();
+            Ok(ExitCode::from(CANCELLED))
+        }
+    }
+}
+
+pub async fn models(args: EndpointArgs) -> ExitCode {
+    let mut out = Output::new(args.json);
+    let listed = async {
+        let (client, _) = connect(&args).await?;
+        client.list_models().await
+    };
+    match listed.await {
+        Ok(models) => {
+            out.models(&models);
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            out.error(&error);
+            ExitCode::from(FAILURE)
+        }
+    }
+}
+
+pub async fn local(action: LocalAction) -> ExitCode {
+    let result = match action {
+        LocalAction::Start => local::ensure_running().await.map(|url| println!("{url}")),
+        LocalAction::Stop => local::stop().await,
+        LocalAction::Status => {
+            if local::is_running().await {
+                println!("running at {}", local::base_url());
+                Ok(())
+            } else {
+                println!("not running");
+                return ExitCode::from(FAILURE);
+            }
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            Output::new(false).error(&error);
+            ExitCode::from(FAILURE)
+        }
+    }
+}
+
+/// A client for the endpoint the arguments name; `true` when it is the local model server.
+async fn connect(args: &EndpointArgs) -> Result<(Client, bool), ErrorInfo> {
+    let protocol = protocols::by_name(&args.protocol).ok_or_else(|| {
+        ErrorInfo::config(format!(
+            "unknown protocol {:?} (known: {})",
+            args.protocol,
+            protocols::NAMES.join(", ")
+        ))
+    })?;
+    let api_key = match &args.api_key_env {
+        Some(var) => Some(std::env::var(var).map_err(|_| {
+            ErrorInfo::config(format!(
+                "environment variable {var} (from --api-key-env) is not set"
+            ))
+        })?),
+        None => None,
+    };
+    let (base_url, is_local) = match &args.url {
+        Some(url) => (url.clone(), false),
+        None => {
+            eprintln!(
+                "qore: no --url given: using the local model server at {} ({}), starting it if needed",
+                local::base_url(),
+                local::MODEL_ID
+            );
+            (local::ensure_running().await?, true)
+        }
+    };
+    let config = ClientConfig {
+        base_url,
+        endpoint: args.endpoint.clone(),
+        api_key,
+        ..ClientConfig::default()
+    };
+    Ok((Client::new(protocol, config)?, is_local))
+}
+
+/// The model to use when none was named: the server's only one.
+async fn only_model(client: &Client) -> Result<String, ErrorInfo> {
+    let models = client.list_models().await?;
+    match models.as_slice() {
+        [one] => Ok(one.id.clone()),
+        [] => Err(ErrorInfo::config(
+            "the server lists no models; pass --model",
+        )),
+        many => Err(ErrorInfo::config(format!(
+            "the server lists {} models ({}...); pass --model",
+            many.len(),
+            many.iter()
+                .take(3)
+                .map(|m| m.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}

@@ -1,0 +1,114 @@
+//! The local model server: SmolLM2-135M-Instruct served by llama.cpp's own HTTP server
+//! (the `xllamacpp` wheel) on 127.0.0.1, OpenAI-compatible under `/v1`.
+//!
+//! Promises: [`ensure_running`] answers with the server's base URL and model id, starting
+//! the server first when nothing answers on the port. The work is done by
+//! `scripts/local-model.sh` (venv under the cache dir, pinned packages, one thread, detached
+//! server, a lock against concurrent starts); this binary carries that script and its
+//! launcher and writes them to `$QORE_CACHE_DIR/bin` so it works from any directory.
+//! Progress goes to the caller's stderr; nothing is written to stdout.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use qore_core::ErrorInfo;
+
+const SCRIPT: &str = include_str!("../../../scripts/local-model.sh");
+const LAUNCHER: &str = include_str!("../../../scripts/llama_server.py");
+
+/// The model id the local server lists.
+pub const MODEL_ID: &str = "smollm2-135m-instruct";
+
+/// Port of the local server (`QORE_LOCAL_PORT`, default 18080).
+pub fn port() -> u16 {
+    std::env::var("QORE_LOCAL_PORT")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(18080)
+}
+
+/// Base URL of the local server, OpenAI style (ends in `/v1`).
+pub fn base_url() -> String {
+    format!("http://127.0.0.1:{}/v1", port())
+}
+
+/// Where the local server's venv, logs and scripts live.
+pub fn cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("QORE_CACHE_DIR") {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
+        return PathBuf::from(dir).join("qore");
+    }
+    let home = std::env::var_os("HOME").map_or_else(std::env::temp_dir, PathBuf::from);
+    home.join(".cache").join("qore")
+}
+
+/// True when the local server answers `/health` with 200.
+pub async fn is_running() -> bool {
+    let url = format!("http://127.0.0.1:{}/health", port());
+    let Ok(client) = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(2))
+        .build()
+    else {
+        return false;
+    };
+    matches!(client.get(url).send().await, Ok(r) if r.status().is_success())
+}
+
+/// Start the local server unless it is running; returns its base URL.
+pub async fn ensure_running() -> Result<String, ErrorInfo> {
+    if is_running().await {
+        return Ok(base_url());
+    }
+    run_script("start").await?;
+    Ok(base_url())
+}
+
+/// Stop the local server if this machine's script started it.
+pub async fn stop() -> Result<(), ErrorInfo> {
+    run_script("stop").await
+}
+
+async fn run_script(command: &str) -> Result<(), ErrorInfo> {
+    let (script, launcher) = write_scripts()?;
+    let status = tokio::process::Command::new("bash")
+        .arg(&script)
+        .arg(command)
+        .env("QORE_LAUNCHER", &launcher)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .status()
+        .await
+        .map_err(|err| ErrorInfo::config(format!("cannot run bash for the local model: {err}")))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(ErrorInfo::config(format!(
+            "the local model server did not {command} ({status}); see the messages above and {}",
+            cache_dir().join("server.log").display()
+        )))
+    }
+}
+
+/// Write the embedded scripts to the cache dir (atomically, only when they changed).
+fn write_scripts() -> Result<(PathBuf, PathBuf), ErrorInfo> {
+    let dir = cache_dir().join("bin");
+    std::fs::create_dir_all(&dir)
+        .map_err(|err| ErrorInfo::config(format!("cannot create {}: {err}", dir.display())))?;
+    let script = dir.join("local-model.sh");
+    let launcher = dir.join("llama_server.py");
+    for (path, text) in [(&script, SCRIPT), (&launcher, LAUNCHER)] {
+        if std::fs::read_to_string(path).ok().as_deref() == Some(text) {
+            continue;
+        }
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        std::fs::write(&tmp, text)
+            .and_then(|()| std::fs::rename(&tmp, path))
+            .map_err(|err| ErrorInfo::config(format!("cannot write {}: {err}", path.display())))?;
+    }
+    Ok((script, launcher))
+}
