@@ -1,0 +1,163 @@
+//! Cancelling or dropping a stream mid-way over real HTTP: the outcome is `Cancelled`, no
+//! half-built message is produced, and the connection is closed.
+
+use std::time::Duration;
+
+use futures_util::StreamExt as _;
+use qore_client::{
+    protocols, CancellationToken, ChatRequest, Client, ClientConfig, RequestOptions, Timeouts,
+};
+use qore_core::{History, Message, ResponseEvent, TurnOutcome};
+use qore_testkit::{ReplayServer, Reply, Slicing};
+
+/// A long streamed answer: `n` text deltas, no end.
+fn endless_body(n: usize) -> Vec<u8> {
+    let mut body = Vec::new();
+    for i in 0..n {
+        body.extend_from_slice(
+            format!(
+                "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"w{i} \"}}}}]}}\n\n"
+            )
+            .as_bytes(),
+        );
+    }
+    body
+}
+
+fn client(url: &str, idle: Duration) -> Client {
+    let config = ClientConfig {
+        timeouts: Timeouts {
+            idle,
+            ..Timeouts::default()
+        },
+        ..ClientConfig::new(format!("{url}/v1"))
+    };
+    Client::new(protocols::by_name("openai-chat").unwrap(), config).unwrap()
+}
+
+fn request_parts() -> (History, RequestOptions) {
+    (
+        History::from(vec![Message::user("hi")]),
+        RequestOptions::default(),
+    )
+}
+
+#[tokio::test]
+async fn a_cancelled_stream_ends_cancelled_and_closes_the_connection() {
+    let server = ReplayServer::start(vec![
+        Reply::sse(endless_body(200_000)).with_slicing(Slicing::PerSseFrame)
+    ])
+    .await
+    .unwrap();
+    let client = client(&server.url(), Duration::from_secs(30));
+    let (history, options) = request_parts();
+    let request = ChatRequest {
+        model: "m",
+        history: &history,
+        tools: &[],
+        options: &options,
+    };
+    let cancel = CancellationToken::new();
+    let mut stream = client.stream(&request, cancel.clone());
+    let mut seen = 0;
+    while let Some(event) = stream.next().await {
+        if matches!(event, ResponseEvent::TextDelta { .. }) {
+            seen += 1;
+            if seen == 10 {
+                cancel.cancel();
+            }
+        }
+    }
+    assert_eq!(seen, 10, "no event after the cancel");
+    assert!(matches!(
+        stream.outcome(),
+        Some(TurnOutcome::Cancelled { .. })
+    ));
+    drop(stream);
+    for _ in 0..100 {
+        if server.disconnects() > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(server.disconnects(), 1, "the server saw the client go away");
+}
+
+#[tokio::test]
+async fn dropping_a_stream_closes_the_connection() {
+    let server = ReplayServer::start(vec![
+        Reply::sse(endless_body(200_000)).with_slicing(Slicing::PerSseFrame)
+    ])
+    .await
+    .unwrap();
+    let client = client(&server.url(), Duration::from_secs(30));
+    let (history, options) = request_parts();
+    let request = ChatRequest {
+        model: "m",
+        history: &history,
+        tools: &[],
+        options: &options,
+    };
+    let mut stream = client.stream(&request, CancellationToken::new());
+    assert!(stream.next().await.is_some());
+    let partial = stream.assembler().map(|a| a.blocks().len());
+    drop(stream);
+    assert!(partial.is_some());
+    for _ in 0..100 {
+        if server.disconnects() > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(server.disconnects(), 1);
+}
+
+#[tokio::test]
+async fn a_cancel_before_the_response_head_is_cancelled_too() {
+    // Nothing answers on this listener: the request waits for a head that never comes.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let client = client(&url, Duration::from_secs(30));
+    let (history, options) = request_parts();
+    let request = ChatRequest {
+        model: "m",
+        history: &history,
+        tools: &[],
+        options: &options,
+    };
+    let cancel = CancellationToken::new();
+    let stream = client.stream(&request, cancel.clone());
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        cancel.cancel();
+    });
+    assert!(matches!(
+        stream.finish().await,
+        TurnOutcome::Cancelled { .. }
+    ));
+    drop(listener);
+}
+
+#[tokio::test]
+async fn silence_longer_than_the_idle_timeout_fails_as_network() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let client = client(&url, Duration::from_millis(300));
+    let (history, options) = request_parts();
+    let request = ChatRequest {
+        model: "m",
+        history: &history,
+        tools: &[],
+        options: &options,
+    };
+    let TurnOutcome::Failed { error, .. } = client
+        .stream(&request, CancellationToken::new())
+        .finish()
+        .await
+    else {
+        panic!("expected an idle-timeout failure");
+    };
+    assert_eq!(error.category, qore_core::ErrorCategory::Network);
+    assert!(error.message.contains("idle timeout"), "{}", error.message);
+    drop(listener);
+}
