@@ -9,13 +9,16 @@
 use std::io::Write as _;
 
 use qore_client::ModelInfo;
-use qore_core::{ErrorInfo, History, ResponseEvent, StopReason, Usage};
+use qore_core::{ErrorInfo, History, ResponseEvent, StopReason, ToolCallInput, Usage};
 use serde_json::json;
 
 pub struct Output {
     json: bool,
     ends_with_newline: bool,
+    /// Reasoning was printed to stderr and its line is not finished yet.
     in_thinking: bool,
+    /// Names of the tool calls seen, by id (text mode prints them when a call ends).
+    tool_names: Vec<(String, String)>,
 }
 
 impl Output {
@@ -24,6 +27,16 @@ impl Output {
             json,
             ends_with_newline: true,
             in_thinking: false,
+            tool_names: Vec::new(),
+        }
+    }
+
+    /// Finish the reasoning line on stderr before anything else is printed there or the
+    /// answer starts.
+    fn end_thinking(&mut self) {
+        if self.in_thinking {
+            self.in_thinking = false;
+            eprintln!();
         }
     }
 
@@ -45,24 +58,33 @@ impl Output {
         }
         match event {
             ResponseEvent::TextDelta { text } => {
-                if self.in_thinking {
-                    self.in_thinking = false;
-                    eprintln!();
-                }
+                self.end_thinking();
                 let mut stdout = std::io::stdout().lock();
                 let _ = stdout.write_all(text.as_bytes());
                 let _ = stdout.flush();
                 self.ends_with_newline = text.ends_with('\n');
             }
             ResponseEvent::ThinkingDelta { text } => {
-                self.in_thinking = true;
+                self.in_thinking = !text.ends_with('\n');
                 eprint!("{text}");
             }
+            ResponseEvent::ToolCallStart { id, name } => {
+                self.tool_names.push((id.clone(), name.clone()));
+            }
             ResponseEvent::ToolCallEnd { id, input } => {
-                eprintln!(
-                    "[tool call {id}: {}]",
-                    serde_json::to_string(input).unwrap_or_default()
-                );
+                self.end_thinking();
+                let name = self
+                    .tool_names
+                    .iter()
+                    .find(|(call, _)| call == id)
+                    .map_or("?", |(_, name)| name.as_str());
+                let arguments = match input {
+                    ToolCallInput::Parsed(value) => value.to_string(),
+                    ToolCallInput::Invalid(err) => {
+                        format!("{} (invalid JSON: {})", err.raw, err.message)
+                    }
+                };
+                eprintln!("[tool call {name} {arguments} (id {id})]");
             }
             _ => {}
         }
@@ -75,6 +97,7 @@ impl Output {
         usage: &Usage,
         stop: Option<&StopReason>,
     ) {
+        self.end_thinking();
         if self.json {
             self.line(&json!({
                 "type": "result",
@@ -89,6 +112,7 @@ impl Output {
     }
 
     pub fn error(&mut self, error: &ErrorInfo) {
+        self.end_thinking();
         if self.json {
             self.line(&json!({
                 "type": "error",
@@ -108,6 +132,7 @@ impl Output {
     }
 
     pub fn cancelled(&mut self) {
+        self.end_thinking();
         if self.json {
             self.line(&json!({"type": "cancelled"}));
         } else if !self.ends_with_newline {

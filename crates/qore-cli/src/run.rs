@@ -14,10 +14,26 @@ use crate::{EndpointArgs, LocalAction, RunArgs};
 const FAILURE: u8 = 1;
 const CANCELLED: u8 = 130;
 
+enum Ended {
+    Finished,
+    Cancelled,
+}
+
 pub async fn run(args: RunArgs) -> ExitCode {
     let mut out = Output::new(args.endpoint.json);
-    match run_turn(&args, &mut out).await {
-        Ok(code) => code,
+    let cancel = cancel_on_ctrl_c();
+    let turn = tokio::select! {
+        biased;
+        turn = run_turn(&args, &mut out, cancel.clone()) => turn,
+        // Ctrl-C before the stream exists (starting the local server, listing models).
+        () = cancel.cancelled() => Ok(Ended::Cancelled),
+    };
+    match turn {
+        Ok(Ended::Finished) => ExitCode::SUCCESS,
+        Ok(Ended::Cancelled) => {
+            out.cancelled();
+            ExitCode::from(CANCELLED)
+        }
         Err(error) => {
             out.error(&error);
             ExitCode::from(FAILURE)
@@ -25,7 +41,36 @@ pub async fn run(args: RunArgs) -> ExitCode {
     }
 }
 
-async fn run_turn(args: &RunArgs, out: &mut Output) -> Result<ExitCode, ErrorInfo> {
+/// A token cancelled by Ctrl-C. The handler is registered before this returns, so no
+/// Ctrl-C is missed while the stream is being set up.
+fn cancel_on_ctrl_c() -> CancellationToken {
+    let cancel = CancellationToken::new();
+    let on_ctrl_c = cancel.clone();
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut interrupts) = signal(SignalKind::interrupt()) {
+            tokio::spawn(async move {
+                if interrupts.recv().await.is_some() {
+                    on_ctrl_c.cancel();
+                }
+            });
+            return cancel;
+        }
+    }
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_ctrl_c.cancel();
+        }
+    });
+    cancel
+}
+
+async fn run_turn(
+    args: &RunArgs,
+    out: &mut Output,
+    cancel: CancellationToken,
+) -> Result<Ended, ErrorInfo> {
     let (client, is_local) = connect(&args.endpoint).await?;
     let model = match (&args.model, is_local) {
         (Some(model), _) => model.clone(),
@@ -50,14 +95,6 @@ async fn run_turn(args: &RunArgs, out: &mut Output) -> Result<ExitCode, ErrorInf
         options: &options,
     };
 
-    let cancel = CancellationToken::new();
-    let on_ctrl_c = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_ctrl_c.cancel();
-        }
-    });
-
     let mut stream = client.stream(&request, cancel);
     while let Some(event) = stream.next().await {
         out.event(&event);
@@ -71,13 +108,10 @@ async fn run_turn(args: &RunArgs, out: &mut Output) -> Result<ExitCode, ErrorInf
             let text = message.text();
             history.push(message);
             out.result(&text, &history, &usage, stop_reason.as_ref());
-            Ok(ExitCode::SUCCESS)
+            Ok(Ended::Finished)
         }
         TurnOutcome::Failed { error, .. } => Err(error),
-        TurnOutcome::Cancelled { .. } => {
-            out.cancelled();
-            Ok(ExitCode::from(CANCELLED))
-        }
+        TurnOutcome::Cancelled { .. } => Ok(Ended::Cancelled),
     }
 }
 
