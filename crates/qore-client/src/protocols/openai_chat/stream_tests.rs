@@ -106,7 +106,7 @@ fn tool_calls_merge_by_index_with_ids_once_or_repeated() {
         chunk(json!({"tool_calls": [tc]}), None)
     };
     // OpenAI: id and name only first; llama.cpp: repeated in every chunk. Interleaved.
-    let frames = vec![
+    let frames = [
         call(0, Some("a"), Some("add"), ""),
         call(1, Some("b"), Some("sub"), "{\"x\""),
         call(0, None, None, "{\"x\":"),
@@ -156,7 +156,7 @@ fn tool_calls_merge_by_index_with_ids_once_or_repeated() {
 
 #[test]
 fn a_new_id_at_an_open_index_starts_a_new_call_and_missing_ids_are_synthesized() {
-    let frames = vec![
+    let frames = [
         chunk(
             json!({"tool_calls": [{"index": 0, "id": "a", "function": {"name": "f", "arguments": "{}"}}]}),
             None,
@@ -198,7 +198,7 @@ fn a_new_id_at_an_open_index_starts_a_new_call_and_missing_ids_are_synthesized()
 
 #[test]
 fn magistral_thinking_parts_and_refusals() {
-    let frames = vec![
+    let frames = [
         chunk(
             json!({"content": [{"type": "thinking", "thinking": [{"type": "text", "text": "hmm"}]}]}),
             None,
