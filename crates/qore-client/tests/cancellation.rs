@@ -35,6 +35,22 @@ fn client(url: &str, idle: Duration) -> Client {
     Client::new(protocols::by_name("openai-chat").unwrap(), config).unwrap()
 }
 
+/// A server streaming a long answer, one HTTP chunk per event.
+async fn endless_server() -> ReplayServer {
+    let reply = Reply::sse(endless_body(200_000)).with_slicing(Slicing::PerSseFrame);
+    ReplayServer::start(vec![reply]).await.unwrap()
+}
+
+/// Give the server a moment to notice the client went away.
+async fn wait_for_disconnect(server: &ReplayServer) {
+    for _ in 0..100 {
+        if server.disconnects() > 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 fn request_parts() -> (History, RequestOptions) {
     (
         History::from(vec![Message::user("hi")]),
@@ -44,11 +60,7 @@ fn request_parts() -> (History, RequestOptions) {
 
 #[tokio::test]
 async fn a_cancelled_stream_ends_cancelled_and_closes_the_connection() {
-    let server = ReplayServer::start(vec![
-        Reply::sse(endless_body(200_000)).with_slicing(Slicing::PerSseFrame)
-    ])
-    .await
-    .unwrap();
+    let server = endless_server().await;
     let client = client(&server.url(), Duration::from_secs(30));
     let (history, options) = request_parts();
     let request = ChatRequest {
@@ -74,22 +86,13 @@ async fn a_cancelled_stream_ends_cancelled_and_closes_the_connection() {
         Some(TurnOutcome::Cancelled { .. })
     ));
     drop(stream);
-    for _ in 0..100 {
-        if server.disconnects() > 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_for_disconnect(&server).await;
     assert_eq!(server.disconnects(), 1, "the server saw the client go away");
 }
 
 #[tokio::test]
 async fn dropping_a_stream_closes_the_connection() {
-    let server = ReplayServer::start(vec![
-        Reply::sse(endless_body(200_000)).with_slicing(Slicing::PerSseFrame)
-    ])
-    .await
-    .unwrap();
+    let server = endless_server().await;
     let client = client(&server.url(), Duration::from_secs(30));
     let (history, options) = request_parts();
     let request = ChatRequest {
@@ -103,12 +106,7 @@ async fn dropping_a_stream_closes_the_connection() {
     let partial = stream.assembler().map(|a| a.blocks().len());
     drop(stream);
     assert!(partial.is_some());
-    for _ in 0..100 {
-        if server.disconnects() > 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_for_disconnect(&server).await;
     assert_eq!(server.disconnects(), 1);
 }
 
