@@ -72,7 +72,13 @@ impl Client {
             })?;
             headers.insert(name, value);
         }
-        let http = build_client(&config.timeouts)?;
+        let loopback = match base.host() {
+            Some(url::Host::Domain(name)) => name == "localhost",
+            Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+            Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+            None => false,
+        };
+        let http = build_client(&config.timeouts, loopback)?;
         Ok(Client {
             protocol,
             config,

@@ -30,11 +30,16 @@ impl Default for Timeouts {
     }
 }
 
-/// Build the reqwest client shared by all requests of a [`crate::Client`].
-pub fn build_client(timeouts: &Timeouts) -> Result<reqwest::Client, ErrorInfo> {
-    reqwest::Client::builder()
+/// Build the reqwest client shared by all requests of a [`crate::Client`]. A loopback
+/// server is reached directly, whatever proxy the environment names.
+pub fn build_client(timeouts: &Timeouts, loopback: bool) -> Result<reqwest::Client, ErrorInfo> {
+    let mut builder = reqwest::Client::builder()
         .connect_timeout(timeouts.connect)
-        .tcp_nodelay(true)
+        .tcp_nodelay(true);
+    if loopback {
+        builder = builder.no_proxy();
+    }
+    builder
         .build()
         .map_err(|err| ErrorInfo::config(format!("cannot build the HTTP client: {err}")))
 }
