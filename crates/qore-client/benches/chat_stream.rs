@@ -1,0 +1,491 @@
+//! Decoding a Chat Completions stream over loopback HTTP: qore against the parse floor.
+//!
+//! Cases: {text, tool} x {per_event, fixed64k} x {200k, 20k} deltas. Each iteration is one
+//! HTTP request to a `qore_testkit::ReplayServer` that replays the same SSE body forever.
+//! - `qore`: `Client::send` + `ResponseStream::finish` (frames, decodes and folds the message).
+//! - `floor`: reqwest `bytes_stream()` + memchr line splitter + `serde_json::from_slice` into
+//!   a minimal borrowed struct (see `chat_stream/floor.rs`).
+//!
+//! The client runs on a current-thread runtime on the bench's main thread (hyper's connection
+//! task included), the server on a runtime of its own with one worker thread, so on two cores
+//! each side has a core and the client thread's CPU time is the client's whole cost.
+//!
+//! Before timing, each path is checked once (complete text / arguments) and its peak memory
+//! printed (`peak_mem ...`). After criterion, a table of medians of the same run's iterations:
+//! deltas/s and qore/floor ratios (wall and client CPU). `QORE_BENCH_RATIOS=1` skips
+//! criterion and instead runs each case `QORE_BENCH_K` (default 7) times per path,
+//! alternating, and prints the same table. `QORE_BENCH_CASES=text/per_event` keeps only the
+//! cases whose name contains that text.
+
+#[path = "chat_stream/alloc.rs"]
+mod alloc;
+#[path = "chat_stream/decode_only.rs"]
+mod decode_only;
+#[path = "chat_stream/floor.rs"]
+mod floor;
+#[path = "chat_stream/workload.rs"]
+mod workload;
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::rc::Rc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, SamplingMode, Throughput};
+use qore_client::{protocols, CancellationToken, Client, ClientConfig};
+use qore_core::{ContentBlock, StopReason, TurnOutcome};
+use qore_testkit::{ReplayServer, Reply, Slicing};
+use tokio::runtime::Runtime;
+
+use workload::{Kind, Workload};
+
+#[global_allocator]
+static GLOBAL: alloc::Counting = alloc::Counting;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Path {
+    Qore,
+    Floor,
+}
+
+impl Path {
+    fn name(self) -> &'static str {
+        match self {
+            Path::Qore => "qore",
+            Path::Floor => "floor",
+        }
+    }
+}
+
+struct Case {
+    /// `text/per_event/200k`.
+    name: String,
+    framing: &'static str,
+    workload: Arc<Workload>,
+    url: String,
+    client: Client,
+    http: reqwest::Client,
+    server: ReplayServer,
+}
+
+/// CPU time used so far by one thread, from `/proc/<...>/schedstat` (nanoseconds on CPU).
+fn cpu_ns(schedstat: &str) -> u64 {
+    std::fs::read_to_string(schedstat)
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// `/proc/self/task/<tid>/schedstat` of the calling thread.
+fn this_thread_schedstat() -> Option<String> {
+    let link = std::fs::read_link("/proc/thread-self").ok()?;
+    let tid = link.file_name()?.to_str()?.to_owned();
+    Some(format!("/proc/self/task/{tid}/schedstat"))
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    wall: Duration,
+    /// CPU time of the client thread (the bench's main thread).
+    client_cpu: Duration,
+    /// CPU time of the replay server's threads.
+    server_cpu: Duration,
+}
+
+struct Env {
+    // Field order is drop order: servers go before their runtime.
+    cases: Vec<Case>,
+    client_rt: Runtime,
+    _server_rt: Runtime,
+    server_threads: Arc<Mutex<Vec<String>>>,
+    client_thread: String,
+}
+
+impl Env {
+    fn new(filter: Option<&str>) -> Env {
+        let server_threads = Arc::new(Mutex::new(Vec::new()));
+        let recorded = Arc::clone(&server_threads);
+        let server_rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .on_thread_start(move || {
+                if let Some(path) = this_thread_schedstat() {
+                    recorded.lock().unwrap().push(path);
+                }
+            })
+            .build()
+            .expect("server runtime");
+        let client_rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("client runtime");
+        let mut cases = Vec::new();
+        // One body per workload, shared by both framings.
+        let mut built: BTreeMap<(&str, usize), Arc<Workload>> = BTreeMap::new();
+        for kind in [Kind::Text, Kind::Tool] {
+            for (framing, slicing) in [
+                ("per_event", Slicing::PerSseFrame),
+                ("fixed64k", Slicing::Fixed(65536)),
+            ] {
+                for n in [200_000, 20_000] {
+                    let name = format!("{}/{framing}/{}k", kind.name(), n / 1000);
+                    if filter.is_some_and(|f| !name.contains(f)) {
+                        continue;
+                    }
+                    let workload = Arc::clone(
+                        built
+                            .entry((kind.name(), n))
+                            .or_insert_with(|| Arc::new(workload::build(kind, n))),
+                    );
+                    let reply = Reply::sse(workload.body.clone()).with_slicing(slicing.clone());
+                    let server = server_rt
+                        .block_on(ReplayServer::start_repeating(reply))
+                        .expect("replay server");
+                    let base = format!("{}/v1", server.url());
+                    let client = Client::new(
+                        protocols::by_name("openai-chat").unwrap(),
+                        ClientConfig::new(base.clone()),
+                    )
+                    .expect("qore client");
+                    let url = client.chat_url("gpt-4o", true);
+                    let http = reqwest::Client::builder()
+                        .tcp_nodelay(true)
+                        .build()
+                        .expect("reqwest client");
+                    cases.push(Case {
+                        name,
+                        framing,
+                        workload,
+                        url,
+                        client,
+                        http,
+                        server,
+                    });
+                }
+            }
+        }
+        Env {
+            cases,
+            client_rt,
+            _server_rt: server_rt,
+            server_threads,
+            client_thread: this_thread_schedstat().unwrap_or_default(),
+        }
+    }
+
+    fn server_cpu_ns(&self) -> u64 {
+        self.server_threads
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|p| cpu_ns(p))
+            .sum()
+    }
+
+    /// One request on `path`, timed (the answer is dropped inside the timing).
+    async fn timed(&self, case: &Case, path: Path) -> Sample {
+        let client0 = cpu_ns(&self.client_thread);
+        let server0 = self.server_cpu_ns();
+        let start = Instant::now();
+        match path {
+            Path::Qore => drop(black_box(run_qore(case).await)),
+            Path::Floor => drop(black_box(run_floor(case).await)),
+        }
+        let wall = start.elapsed();
+        Sample {
+            wall,
+            client_cpu: Duration::from_nanos(cpu_ns(&self.client_thread) - client0),
+            server_cpu: Duration::from_nanos(self.server_cpu_ns() - server0),
+        }
+    }
+}
+
+async fn run_qore(case: &Case) -> TurnOutcome {
+    case.client
+        .send(
+            &case.url,
+            workload::REQUEST.to_vec(),
+            true,
+            CancellationToken::new(),
+        )
+        .finish()
+        .await
+}
+
+async fn run_floor(case: &Case) -> floor::Outcome {
+    floor::run(&case.http, &case.url, workload::REQUEST)
+        .await
+        .unwrap_or_else(|e| panic!("{}: floor failed: {e}", case.name))
+}
+
+fn check_qore(w: &Workload, outcome: &TurnOutcome) -> Result<(), String> {
+    let TurnOutcome::Finished {
+        message,
+        stop_reason,
+        usage,
+    } = outcome
+    else {
+        return Err(format!("not finished: {outcome:?}"));
+    };
+    if usage.output_tokens != Some(w.n as u64) {
+        return Err(format!("usage {usage:?}"));
+    }
+    match (w.kind, message.blocks.as_slice()) {
+        (Kind::Text, [ContentBlock::Text { text }]) => {
+            if *text != w.expected {
+                return Err(format!(
+                    "text of {} bytes, wanted {}",
+                    text.len(),
+                    w.expected.len()
+                ));
+            }
+            if *stop_reason != Some(StopReason::EndTurn) {
+                return Err(format!("stop {stop_reason:?}"));
+            }
+        }
+        (
+            Kind::Tool,
+            [ContentBlock::ToolUse {
+                id,
+                name,
+                input,
+                raw_input: None,
+            }],
+        ) => {
+            let want: serde_json::Value = serde_json::from_str(&w.expected).unwrap();
+            if input != &want || id != workload::TOOL_ID || name != workload::TOOL_NAME {
+                return Err(format!("tool call {id} {name}: wrong arguments"));
+            }
+            if *stop_reason != Some(StopReason::ToolUse) {
+                return Err(format!("stop {stop_reason:?}"));
+            }
+        }
+        (_, blocks) => return Err(format!("{} unexpected blocks", blocks.len())),
+    }
+    Ok(())
+}
+
+fn check_floor(w: &Workload, out: &floor::Outcome) -> Result<(), String> {
+    let folded = match w.kind {
+        Kind::Text => &out.text,
+        Kind::Tool => &out.args,
+    };
+    if out.deltas != w.n || *folded != w.expected || !out.done || out.finish_reason.is_none() {
+        return Err(format!(
+            "{} deltas, {} bytes, done {}",
+            out.deltas,
+            folded.len(),
+            out.done
+        ));
+    }
+    if w.kind == Kind::Tool && out.input.is_none() {
+        return Err("arguments not parsed".into());
+    }
+    Ok(())
+}
+
+/// Check both paths once, then measure each one's peak memory on a warm connection.
+fn check_and_peak(env: &Env) {
+    for case in &env.cases {
+        let w = &case.workload;
+        let mut peaks = [0usize; 2];
+        for (i, path) in [Path::Qore, Path::Floor].into_iter().enumerate() {
+            // The first run checks the answer and warms the connection up.
+            env.client_rt.block_on(async {
+                let result = match path {
+                    Path::Qore => check_qore(w, &run_qore(case).await),
+                    Path::Floor => check_floor(w, &run_floor(case).await),
+                };
+                if let Err(e) = result {
+                    panic!("{} {}: wrong answer: {e}", case.name, path.name());
+                }
+            });
+            alloc::start();
+            env.client_rt.block_on(async {
+                match path {
+                    Path::Qore => drop(run_qore(case).await),
+                    Path::Floor => drop(run_floor(case).await),
+                }
+            });
+            peaks[i] = alloc::stop();
+        }
+        let mib = |b: usize| b as f64 / (1024.0 * 1024.0);
+        println!(
+            "peak_mem {} {} {}k qore={:.2} floor={:.2} (MiB; body {:.1} MiB)",
+            w.kind.name(),
+            case.framing,
+            w.n / 1000,
+            mib(peaks[0]),
+            mib(peaks[1]),
+            mib(w.body.len()),
+        );
+    }
+}
+
+type Records = BTreeMap<(String, Path), Vec<Sample>>;
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn print_table(env: &Env, records: &Records, source: &str) {
+    println!();
+    println!(
+        "ratios ({source}); medians; ratio = qore deltas/s / floor deltas/s (>1: qore faster)"
+    );
+    println!(
+        "{:<22} {:>5} {:>11} {:>11} {:>10} {:>11} {:>11} {:>10} {:>10} {:>10}",
+        "case",
+        "runs",
+        "qore Md/s",
+        "floor Md/s",
+        "ratio",
+        "qore ns/d",
+        "floor ns/d",
+        "ratio",
+        "srv cpu/",
+        "srv cpu/"
+    );
+    println!(
+        "{:<22} {:>5} {:>11} {:>11} {:>10} {:>11} {:>11} {:>10} {:>10} {:>10}",
+        "",
+        "",
+        "(wall)",
+        "(wall)",
+        "(wall)",
+        "(cli cpu)",
+        "(cli cpu)",
+        "(cli cpu)",
+        "wall q",
+        "wall f"
+    );
+    for case in &env.cases {
+        let (Some(q), Some(f)) = (
+            records.get(&(case.name.clone(), Path::Qore)),
+            records.get(&(case.name.clone(), Path::Floor)),
+        ) else {
+            continue;
+        };
+        let n = case.workload.n as f64;
+        let med = |s: &[Sample], pick: fn(&Sample) -> Duration| {
+            median(s.iter().map(pick).collect()).as_secs_f64()
+        };
+        let (qw, fw) = (med(q, |s| s.wall), med(f, |s| s.wall));
+        let (qc, fc) = (med(q, |s| s.client_cpu), med(f, |s| s.client_cpu));
+        let (qs, fs) = (med(q, |s| s.server_cpu), med(f, |s| s.server_cpu));
+        println!(
+            "{:<22} {:>5} {:>11.3} {:>11.3} {:>9.2}x {:>11.0} {:>11.0} {:>9.2}x {:>10.2} {:>10.2}",
+            case.name,
+            q.len().min(f.len()),
+            n / qw / 1e6,
+            n / fw / 1e6,
+            fw / qw,
+            qc / n * 1e9,
+            fc / n * 1e9,
+            fc / qc,
+            qs / qw,
+            fs / fw,
+        );
+    }
+}
+
+/// `QORE_BENCH_RATIOS=1`: K alternating runs per case and path, outside criterion.
+fn ratio_mode(env: &Env) {
+    let k: usize = std::env::var("QORE_BENCH_K")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(7);
+    let mut records = Records::new();
+    for case in &env.cases {
+        for round in 0..k {
+            let order = if round % 2 == 0 {
+                [Path::Qore, Path::Floor]
+            } else {
+                [Path::Floor, Path::Qore]
+            };
+            for path in order {
+                let sample = env.client_rt.block_on(env.timed(case, path));
+                records
+                    .entry((case.name.clone(), path))
+                    .or_default()
+                    .push(sample);
+            }
+        }
+    }
+    print_table(env, &records, &format!("ratio mode, K={k}"));
+    println!();
+    for case in env.cases.iter().filter(|c| c.framing == "fixed64k") {
+        let name = case.name.replace("/fixed64k", "");
+        decode_only::breakdown(&name, &case.workload, k.max(5));
+    }
+}
+
+fn criterion_benches(c: &mut Criterion, env: &Env) -> Records {
+    let records: Rc<RefCell<Records>> = Rc::default();
+    for case in &env.cases {
+        let n = case.workload.n;
+        let mut group = c.benchmark_group(format!("chat_stream/{}", case.name));
+        group
+            .throughput(Throughput::Elements(n as u64))
+            .sample_size(10)
+            .sampling_mode(SamplingMode::Flat)
+            .warm_up_time(Duration::from_secs(1))
+            .measurement_time(Duration::from_secs(if n >= 100_000 { 8 } else { 3 }));
+        for path in [Path::Qore, Path::Floor] {
+            let records = Rc::clone(&records);
+            group.bench_function(path.name(), |b| {
+                b.to_async(&env.client_rt).iter_custom(|iters| {
+                    let records = Rc::clone(&records);
+                    async move {
+                        let mut total = Duration::ZERO;
+                        for _ in 0..iters {
+                            let sample = env.timed(case, path).await;
+                            total += sample.wall;
+                            records
+                                .borrow_mut()
+                                .entry((case.name.clone(), path))
+                                .or_default()
+                                .push(sample);
+                        }
+                        total
+                    }
+                })
+            });
+        }
+        group.finish();
+    }
+    records.take()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    // `cargo bench` passes --bench; `cargo test --benches` does not (criterion's test mode).
+    let benchmarking =
+        args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--test" || a == "--list");
+    let filter = std::env::var("QORE_BENCH_CASES").ok();
+    let env = Env::new(filter.as_deref());
+    if benchmarking {
+        check_and_peak(&env);
+    }
+    if std::env::var_os("QORE_BENCH_RATIOS").is_some_and(|v| v == "1") {
+        ratio_mode(&env);
+    } else {
+        let mut c = Criterion::default().configure_from_args();
+        let records = criterion_benches(&mut c, &env);
+        c.final_summary();
+        if benchmarking {
+            print_table(
+                &env,
+                &records,
+                "criterion run, all iterations incl. warm-up",
+            );
+        }
+    }
+    let hung_up: usize = env.cases.iter().map(|c| c.server.disconnects()).sum();
+    if hung_up > 0 {
+        println!("note: {hung_up} responses were cut short by the client");
+    }
+}

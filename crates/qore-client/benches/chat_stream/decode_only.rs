@@ -1,0 +1,94 @@
+//! Ratio mode's decode-only breakdown: the same bodies, cut in 64 KiB pieces in memory, no
+//! HTTP. Shows where qore's per-delta time goes: framing, decoding to events, folding, and
+//! the floor's splitter + parse for comparison.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::hint::black_box;
+use std::time::Instant;
+
+use qore_client::protocols::openai_chat::ChatStreamDecoder;
+use qore_client::transport::sse::SseFramer;
+use qore_client::StreamDecoder as _;
+use qore_core::MessageAssembler;
+
+use crate::floor;
+use crate::workload::Workload;
+
+#[derive(Clone, Copy)]
+enum Stage {
+    Framer,
+    Decoder,
+    Fold,
+    Floor,
+}
+
+fn run(stage: Stage, chunks: &[&[u8]]) -> usize {
+    let mut framer = SseFramer::new();
+    let mut decoder = ChatStreamDecoder::new();
+    let mut queue = VecDeque::new();
+    let mut assembler = MessageAssembler::new();
+    let mut frames = 0usize;
+    match stage {
+        Stage::Framer => {
+            for chunk in chunks {
+                let _ = framer.feed(chunk, |f| {
+                    frames += black_box(f.data.len()) & 1;
+                    Ok::<_, Infallible>(())
+                });
+            }
+        }
+        Stage::Decoder | Stage::Fold => {
+            for chunk in chunks {
+                framer
+                    .feed(chunk, |f| decoder.frame(f, &mut queue))
+                    .expect("decodes");
+                for event in queue.drain(..) {
+                    if let Stage::Fold = stage {
+                        assembler.apply(&event);
+                    }
+                    frames += 1;
+                }
+            }
+            decoder.finish(&mut queue).expect("complete");
+            for event in queue.drain(..) {
+                assembler.apply(&event);
+            }
+            black_box(assembler.finish());
+        }
+        Stage::Floor => {
+            let mut buf: Vec<u8> = Vec::new();
+            let mut out = floor::Outcome::default();
+            for chunk in chunks {
+                buf.extend_from_slice(chunk);
+                out.split_lines(&mut buf).expect("parses");
+            }
+            out.finish().expect("valid arguments");
+            frames = black_box(out).deltas;
+        }
+    }
+    frames
+}
+
+/// Print ns per delta of each stage (median of `reps` runs).
+pub fn breakdown(name: &str, w: &Workload, reps: usize) {
+    let chunks: Vec<&[u8]> = w.body.chunks(65536).collect();
+    let mut line = format!("{name:<22}");
+    for (label, stage) in [
+        ("framer", Stage::Framer),
+        ("+decode", Stage::Decoder),
+        ("+fold", Stage::Fold),
+        ("floor", Stage::Floor),
+    ] {
+        let mut times: Vec<f64> = (0..reps)
+            .map(|_| {
+                let start = Instant::now();
+                black_box(run(stage, &chunks));
+                start.elapsed().as_secs_f64() * 1e9 / w.n as f64
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        line.push_str(&format!(" {label}={:.0}", times[times.len() / 2]));
+    }
+    println!("{line}  (ns/delta, in memory, 64 KiB pieces)");
+}

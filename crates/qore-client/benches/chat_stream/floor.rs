@@ -1,0 +1,135 @@
+//! The parse floor: what a minimal correct Chat Completions stream client must at least do.
+//!
+//! reqwest's `bytes_stream()`, a memchr line splitter over one buffer (append the chunk,
+//! split on '\n', keep the unterminated tail), `serde_json::from_slice` of each `data:`
+//! payload into a minimal borrowed struct, counting the deltas. To produce the same result
+//! as qore it also appends each delta to one `String` and parses the finished tool-call
+//! arguments once (both are O(bytes) and tiny next to the per-delta parse).
+
+use std::borrow::Cow;
+
+use futures_util::StreamExt as _;
+use memchr::memchr;
+use serde::Deserialize;
+use smallvec::SmallVec;
+
+#[derive(Deserialize)]
+struct Chunk<'a> {
+    #[serde(borrow, default)]
+    choices: SmallVec<[Choice<'a>; 1]>,
+}
+
+#[derive(Deserialize)]
+struct Choice<'a> {
+    #[serde(borrow, default)]
+    delta: Option<Delta<'a>>,
+    #[serde(borrow, default)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Delta<'a> {
+    #[serde(borrow, default)]
+    content: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    tool_calls: Option<SmallVec<[ToolCall<'a>; 1]>>,
+}
+
+#[derive(Deserialize)]
+struct ToolCall<'a> {
+    #[serde(borrow, default)]
+    function: Option<Function<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Function<'a> {
+    #[serde(borrow, default)]
+    arguments: Option<Cow<'a, str>>,
+}
+
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub deltas: usize,
+    pub text: String,
+    pub args: String,
+    pub input: Option<serde_json::Value>,
+    pub finish_reason: Option<String>,
+    pub done: bool,
+}
+
+impl Outcome {
+    /// The body ended: parse the finished tool-call arguments.
+    pub fn finish(&mut self) -> Result<(), String> {
+        if !self.args.is_empty() {
+            self.input = Some(serde_json::from_str(&self.args).map_err(|e| e.to_string())?);
+        }
+        Ok(())
+    }
+
+    /// Handle every complete line of `buf`, then drop them and keep the unterminated tail.
+    pub fn split_lines(&mut self, buf: &mut Vec<u8>) -> Result<(), String> {
+        let mut start = 0;
+        while let Some(i) = memchr(b'\n', &buf[start..]) {
+            let line = &buf[start..start + i];
+            start += i + 1;
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if let Some(payload) = line.strip_prefix(b"data:") {
+                let payload = payload.strip_prefix(b" ").unwrap_or(payload);
+                self.payload(payload)?;
+            }
+        }
+        buf.drain(..start);
+        Ok(())
+    }
+
+    fn payload(&mut self, payload: &[u8]) -> Result<(), String> {
+        if payload == b"[DONE]" {
+            self.done = true;
+            return Ok(());
+        }
+        let chunk: Chunk<'_> = serde_json::from_slice(payload).map_err(|e| e.to_string())?;
+        let Some(choice) = chunk.choices.into_iter().next() else {
+            return Ok(());
+        };
+        if let Some(delta) = choice.delta {
+            if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+                self.deltas += 1;
+                self.text.push_str(&text);
+            }
+            for call in delta.tool_calls.into_iter().flatten() {
+                if let Some(args) = call.function.and_then(|f| f.arguments) {
+                    if !args.is_empty() {
+                        self.deltas += 1;
+                        self.args.push_str(&args);
+                    }
+                }
+            }
+        }
+        if let Some(reason) = choice.finish_reason {
+            self.finish_reason = Some(reason.into_owned());
+        }
+        Ok(())
+    }
+}
+
+/// One request, the whole answer read and parsed.
+pub async fn run(http: &reqwest::Client, url: &str, request: &[u8]) -> Result<Outcome, String> {
+    let response = http
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "text/event-stream")
+        .body(request.to_vec())
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut bytes = response.bytes_stream();
+    let mut buf: Vec<u8> = Vec::new();
+    let mut out = Outcome::default();
+    while let Some(chunk) = bytes.next().await {
+        let chunk = chunk.map_err(|e| e.to_string())?;
+        buf.extend_from_slice(&chunk);
+        out.split_lines(&mut buf)?;
+    }
+    out.finish()?;
+    Ok(out)
+}
