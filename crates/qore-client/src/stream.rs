@@ -57,6 +57,9 @@ pub struct ResponseStream {
     queue: VecDeque<ResponseEvent>,
     assembler: Option<MessageAssembler>,
     outcome: Option<TurnOutcome>,
+    cancel: CancellationToken,
+    /// Polled only before returning `Pending`, so a cancel wakes the stream; while bytes
+    /// keep coming, the cheap `is_cancelled` check is enough.
     cancelled: Pin<Box<WaitForCancellationFutureOwned>>,
     idle: Duration,
     last_progress: Instant,
@@ -104,7 +107,8 @@ impl ResponseStream {
             queue: VecDeque::new(),
             assembler: Some(MessageAssembler::new()),
             outcome: None,
-            cancelled: Box::pin(cancel.cancelled_owned()),
+            cancelled: Box::pin(cancel.clone().cancelled_owned()),
+            cancel,
             idle,
             last_progress: now,
             timer: Box::pin(tokio::time::sleep_until(now + idle)),
@@ -292,11 +296,15 @@ impl Stream for ResponseStream {
                 this.end(false);
                 return Poll::Ready(None);
             }
-            if this.cancelled.as_mut().poll(cx).is_ready() {
+            if this.cancel.is_cancelled() {
                 this.end(true);
                 return Poll::Ready(None);
             }
             if this.poll_body(cx).is_pending() {
+                if this.cancelled.as_mut().poll(cx).is_ready() {
+                    this.end(true);
+                    return Poll::Ready(None);
+                }
                 if let Err(err) = this.poll_idle(cx) {
                     this.fail(err);
                     continue;

@@ -7,6 +7,7 @@
 //! come once or in every chunk; usage with cached and reasoning tokens; finish reasons;
 //! error envelopes, also inside a 200 stream.
 
+mod chunk;
 mod error;
 mod models;
 mod request;

@@ -14,7 +14,12 @@ use std::collections::VecDeque;
 use qore_core::{ErrorInfo, ProviderDetail, ResponseEvent, StopReason, ToolCallInput, Usage};
 
 use super::error;
-use super::wire::{Chunk, Content, Delta, ToolCallDelta, WireUsage};
+use std::borrow::Cow;
+
+use serde::de::DeserializeSeed as _;
+
+use super::chunk::ChunkSeed;
+use super::wire::{Content, Delta, ToolCallDelta, WireUsage};
 use crate::codec::StreamDecoder;
 use crate::transport::sse::SseFrame;
 
@@ -43,44 +48,65 @@ impl ChatStreamDecoder {
         Self::default()
     }
 
-    fn chunk(&mut self, chunk: Chunk<'_>, raw: &str, out: &mut VecDeque<ResponseEvent>) {
-        if let Some(err) = &chunk.error {
+    pub(super) fn started(&self) -> bool {
+        self.started
+    }
+
+    /// Queue the `MessageStart` of this response; returns its position in `out`.
+    pub(super) fn start(&mut self, out: &mut VecDeque<ResponseEvent>) -> usize {
+        self.started = true;
+        out.push_back(ResponseEvent::MessageStart {
+            id: None,
+            model: None,
+        });
+        out.len() - 1
+    }
+
+    /// Decode one chunk (or a whole response body) into `out`.
+    fn chunk(
+        &mut self,
+        data: &str,
+        out: &mut VecDeque<ResponseEvent>,
+    ) -> Result<(), serde_json::Error> {
+        let mut deserializer = serde_json::Deserializer::from_str(data);
+        let tail = ChunkSeed { decoder: self, out }.deserialize(&mut deserializer)?;
+        deserializer.end()?;
+        if let Some(err) = &tail.error {
             out.push_back(ResponseEvent::Error {
-                error: error::in_stream(err, raw),
+                error: error::in_stream(err, data),
             });
-            return;
+            return Ok(());
         }
-        if !self.started {
-            self.started = true;
-            out.push_back(ResponseEvent::MessageStart {
-                id: chunk.id.map(|id| id.into_owned()),
-                model: chunk.model.map(|m| m.into_owned()),
-            });
+        let start_at = match tail.start_at {
+            Some(at) => Some(at),
+            None if !self.started => Some(self.start(out)),
+            None => None,
+        };
+        if let Some(ResponseEvent::MessageStart { id, model }) =
+            start_at.and_then(|at| out.get_mut(at))
+        {
+            *id = tail.id.map(Cow::into_owned);
+            *model = tail.model.map(Cow::into_owned);
         }
-        for choice in chunk.choices.into_iter().flatten() {
-            if choice.index != 0 {
-                continue; // n > 1: only the first choice is the assistant's turn
-            }
-            if let Some(delta) = choice.delta.or(choice.message) {
-                self.delta(delta, out);
-            }
-            if let Some(reason) = choice.finish_reason {
-                self.close_calls(out);
-                if !self.stopped {
-                    self.stopped = true;
-                    let reason = stop_reason(&reason, self.refused);
-                    out.push_back(ResponseEvent::Stop { reason });
-                }
-            }
-        }
-        if let Some(usage) = chunk.usage.as_ref().map(usage) {
+        if let Some(usage) = tail.usage.as_ref().map(usage) {
             if !usage.is_empty() {
                 out.push_back(ResponseEvent::Usage { usage });
             }
         }
+        Ok(())
     }
 
-    fn delta(&mut self, delta: Delta<'_>, out: &mut VecDeque<ResponseEvent>) {
+    /// The choice finished: end its tool calls and report why (once).
+    pub(super) fn finish_reason(&mut self, reason: &str, out: &mut VecDeque<ResponseEvent>) {
+        self.close_calls(out);
+        if !self.stopped {
+            self.stopped = true;
+            let reason = stop_reason(reason, self.refused);
+            out.push_back(ResponseEvent::Stop { reason });
+        }
+    }
+
+    pub(super) fn delta(&mut self, delta: Delta<'_>, out: &mut VecDeque<ResponseEvent>) {
         if let Some(text) = delta.reasoning_content.or(delta.reasoning) {
             if !text.is_empty() {
                 out.push_back(ResponseEvent::ThinkingDelta {
@@ -301,10 +327,8 @@ impl StreamDecoder for ChatStreamDecoder {
         if frame.data.trim().is_empty() {
             return Ok(());
         }
-        let chunk: Chunk<'_> =
-            serde_json::from_str(frame.data).map_err(|err| undecodable(err, frame.data))?;
-        self.chunk(chunk, frame.data, out);
-        Ok(())
+        self.chunk(frame.data, out)
+            .map_err(|err| undecodable(err, frame.data))
     }
 
     fn finish(&mut self, out: &mut VecDeque<ResponseEvent>) -> Result<(), ErrorInfo> {
@@ -322,9 +346,10 @@ impl StreamDecoder for ChatStreamDecoder {
 /// Decode a whole (non-streamed) response body.
 pub fn decode_body(body: &[u8], out: &mut VecDeque<ResponseEvent>) -> Result<(), ErrorInfo> {
     let text = String::from_utf8_lossy(body);
-    let chunk: Chunk<'_> = serde_json::from_str(&text).map_err(|err| undecodable(err, &text))?;
     let mut decoder = ChatStreamDecoder::new();
-    decoder.chunk(chunk, &text, out);
+    decoder
+        .chunk(&text, out)
+        .map_err(|err| undecodable(err, &text))?;
     decoder.close_calls(out);
     Ok(())
 }

@@ -1,8 +1,9 @@
 //! The Chat Completions response shapes, borrowed from the frame being decoded.
 //!
+//! The leaf shapes of a chunk (the chunk and its choices are visited by [`super::chunk`]).
 //! Strings are `Cow`s that borrow from the frame whenever they contain no escapes, and
-//! `choices`/`tool_calls` live in inline small vectors, so decoding a typical delta chunk
-//! allocates nothing. Unknown fields are skipped without being built.
+//! `tool_calls` live in an inline small vector, so decoding a typical delta allocates
+//! nothing. Unknown fields are skipped without being built.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -12,34 +13,7 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use smallvec::SmallVec;
 
-/// One chunk of a stream, or a whole non-streamed response.
-#[derive(Deserialize)]
-pub struct Chunk<'a> {
-    #[serde(borrow, default)]
-    pub id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    pub model: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    pub choices: Option<SmallVec<[Choice<'a>; 1]>>,
-    #[serde(default)]
-    pub usage: Option<WireUsage>,
-    #[serde(default)]
-    pub error: Option<serde_json::Value>,
-}
-
-#[derive(Deserialize)]
-pub struct Choice<'a> {
-    #[serde(default)]
-    pub index: u32,
-    /// Streamed chunks carry `delta`, whole responses `message`; both have the same shape.
-    #[serde(borrow, default)]
-    pub delta: Option<Delta<'a>>,
-    #[serde(borrow, default)]
-    pub message: Option<Delta<'a>>,
-    #[serde(borrow, default)]
-    pub finish_reason: Option<Cow<'a, str>>,
-}
-
+/// A choice's `delta` (streamed) or `message` (whole response): the same shape.
 #[derive(Deserialize)]
 pub struct Delta<'a> {
     #[serde(borrow, default)]
