@@ -7,6 +7,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::ErrorInfo;
 
+/// The text of a delta event: a string that keeps up to 24 bytes inline, so the many small
+/// deltas of a stream cost no allocation each. Derefs to `str`; JSON is a plain string.
+pub type DeltaText = compact_str::CompactString;
+
 /// One decoded event of a response. JSON: `{"type": "text_delta", "text": "..."}` etc.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -19,10 +23,10 @@ pub enum ResponseEvent {
         model: Option<String>,
     },
     TextDelta {
-        text: String,
+        text: DeltaText,
     },
     ThinkingDelta {
-        text: String,
+        text: DeltaText,
     },
     /// The signature of the thinking block that is being streamed.
     ThinkingSignature {
@@ -33,8 +37,8 @@ pub enum ResponseEvent {
         name: String,
     },
     ToolCallArgsDelta {
-        id: String,
-        delta: String,
+        id: DeltaText,
+        delta: DeltaText,
     },
     /// A tool call is complete: its arguments parsed, or the raw text and why it did not parse.
     ToolCallEnd {

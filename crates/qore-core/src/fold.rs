@@ -92,7 +92,7 @@ impl MessageAssembler {
                     signature: None,
                 }) => acc.push_str(text),
                 _ => self.blocks.push(ContentBlock::Thinking {
-                    text: text.clone(),
+                    text: text.as_str().to_owned(),
                     signature: None,
                 }),
             },

@@ -19,7 +19,7 @@ mod tool;
 
 pub use content::{ContentBlock, ImageData, ImageSource, ToolResultPart};
 pub use error::{ErrorCategory, ErrorInfo, ProviderDetail};
-pub use event::{ResponseEvent, StopReason, ToolArgsError, ToolCallInput, Usage};
+pub use event::{DeltaText, ResponseEvent, StopReason, ToolArgsError, ToolCallInput, Usage};
 pub use fold::{MessageAssembler, TurnOutcome};
 pub use message::{History, Message, Role};
 pub use tool::ToolSpec;

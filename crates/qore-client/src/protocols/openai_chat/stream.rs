@@ -109,25 +109,19 @@ impl ChatStreamDecoder {
     pub(super) fn delta(&mut self, delta: Delta<'_>, out: &mut VecDeque<ResponseEvent>) {
         if let Some(text) = delta.reasoning_content.or(delta.reasoning) {
             if !text.is_empty() {
-                out.push_back(ResponseEvent::ThinkingDelta {
-                    text: text.into_owned(),
-                });
+                out.push_back(ResponseEvent::ThinkingDelta { text: text.into() });
             }
         }
         match delta.content {
             Some(Content::Text(text)) if !text.is_empty() => {
-                out.push_back(ResponseEvent::TextDelta {
-                    text: text.into_owned(),
-                })
+                out.push_back(ResponseEvent::TextDelta { text: text.into() })
             }
             Some(Content::Parts(parts)) => {
                 for part in parts {
                     match (part.kind.as_deref(), part.text, part.thinking) {
                         (Some("thinking"), _, Some(thinking)) => push_thinking(thinking, out),
                         (Some("text") | None, Some(text), _) if !text.is_empty() => {
-                            out.push_back(ResponseEvent::TextDelta {
-                                text: text.into_owned(),
-                            })
+                            out.push_back(ResponseEvent::TextDelta { text: text.into() })
                         }
                         _ => {}
                     }
@@ -139,7 +133,7 @@ impl ChatStreamDecoder {
             if !refusal.is_empty() {
                 self.refused = true;
                 out.push_back(ResponseEvent::TextDelta {
-                    text: refusal.into_owned(),
+                    text: refusal.into(),
                 });
             }
         }
@@ -195,8 +189,8 @@ impl ChatStreamDecoder {
             if let Some(args) = args.filter(|a| !a.is_empty()) {
                 call.args.push_str(&args);
                 out.push_back(ResponseEvent::ToolCallArgsDelta {
-                    id: call.id.clone(),
-                    delta: args.into_owned(),
+                    id: call.id.as_str().into(),
+                    delta: args.into(),
                 });
             }
             return;
@@ -241,8 +235,8 @@ fn announce(call: &mut PendingCall, out: &mut VecDeque<ResponseEvent>) {
     });
     if !call.args.is_empty() {
         out.push_back(ResponseEvent::ToolCallArgsDelta {
-            id: call.id.clone(),
-            delta: call.args.clone(),
+            id: call.id.as_str().into(),
+            delta: call.args.as_str().into(),
         });
     }
 }
@@ -254,16 +248,14 @@ fn end_call(call: PendingCall, out: &mut VecDeque<ResponseEvent>) {
 
 fn push_thinking(content: Content<'_>, out: &mut VecDeque<ResponseEvent>) {
     match content {
-        Content::Text(text) if !text.is_empty() => out.push_back(ResponseEvent::ThinkingDelta {
-            text: text.into_owned(),
-        }),
+        Content::Text(text) if !text.is_empty() => {
+            out.push_back(ResponseEvent::ThinkingDelta { text: text.into() })
+        }
         Content::Text(_) => {}
         Content::Parts(parts) => {
             for text in parts.into_iter().filter_map(|p| p.text) {
                 if !text.is_empty() {
-                    out.push_back(ResponseEvent::ThinkingDelta {
-                        text: text.into_owned(),
-                    });
+                    out.push_back(ResponseEvent::ThinkingDelta { text: text.into() });
                 }
             }
         }
