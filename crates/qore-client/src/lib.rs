@@ -12,6 +12,7 @@
 //!   [`qore_core::TurnOutcome`]: finished, failed (with status and body kept) or cancelled;
 //! - decoding happens in the task that reads the socket: no channel, no extra thread.
 
+mod cancel;
 mod client;
 mod codec;
 pub mod local;

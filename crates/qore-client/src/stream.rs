@@ -16,15 +16,16 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::Stream;
 use qore_core::{ErrorInfo, MessageAssembler, ResponseEvent, TurnOutcome};
 use tokio::time::{Instant, Sleep};
-use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
+use tokio_util::sync::CancellationToken;
 
+use crate::cancel::CancelSignal;
 use crate::codec::{Protocol, StreamDecoder};
 use crate::transport::http::network_error;
 use crate::transport::sse::SseFramer;
@@ -57,10 +58,9 @@ pub struct ResponseStream {
     queue: VecDeque<ResponseEvent>,
     assembler: Option<MessageAssembler>,
     outcome: Option<TurnOutcome>,
-    cancel: CancellationToken,
-    /// Polled only before returning `Pending`, so a cancel wakes the stream; while bytes
-    /// keep coming, the cheap `is_cancelled` check is enough.
-    cancelled: Pin<Box<WaitForCancellationFutureOwned>>,
+    cancel: CancelSignal,
+    /// The waker the idle timer was last polled with.
+    timer_waker: Option<Waker>,
     idle: Duration,
     last_progress: Instant,
     timer: Pin<Box<Sleep>>,
@@ -107,8 +107,8 @@ impl ResponseStream {
             queue: VecDeque::new(),
             assembler: Some(MessageAssembler::new()),
             outcome: None,
-            cancelled: Box::pin(cancel.clone().cancelled_owned()),
-            cancel,
+            cancel: CancelSignal::new(cancel),
+            timer_waker: None,
             idle,
             last_progress: now,
             timer: Box::pin(tokio::time::sleep_until(now + idle)),
@@ -296,18 +296,27 @@ impl Stream for ResponseStream {
                 this.end(false);
                 return Poll::Ready(None);
             }
-            if this.cancel.is_cancelled() {
+            if this.cancel.fired() {
                 this.end(true);
                 return Poll::Ready(None);
             }
             if this.poll_body(cx).is_pending() {
-                if this.cancelled.as_mut().poll(cx).is_ready() {
+                if this.cancel.register(cx) {
                     this.end(true);
                     return Poll::Ready(None);
                 }
-                if let Err(err) = this.poll_idle(cx) {
-                    this.fail(err);
-                    continue;
+                // The timer keeps the waker it was polled with: poll it again only for a
+                // new waker or once it has fired.
+                let same_waker = this
+                    .timer_waker
+                    .as_ref()
+                    .is_some_and(|w| w.will_wake(cx.waker()));
+                if !same_waker || this.timer.is_elapsed() {
+                    this.timer_waker = Some(cx.waker().clone());
+                    if let Err(err) = this.poll_idle(cx) {
+                        this.fail(err);
+                        continue;
+                    }
                 }
                 return Poll::Pending;
             }
