@@ -15,6 +15,15 @@
 //! Output: one `fixtures <label>: P passed / F failed / S skipped (out of scope)` line per
 //! label, a totals line, and up to 30 failure descriptions.
 
+/// Print a summary line past the test harness's output capture, so that every run (CI's
+/// included) shows the per-protocol counts.
+macro_rules! report {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 #[path = "fixtures/common.rs"]
 mod common;
 #[path = "fixtures/openai_chat.rs"]
@@ -118,7 +127,7 @@ struct Tally {
 #[tokio::test(flavor = "multi_thread")]
 async fn recorded_traffic_decodes_as_the_wire_says() {
     let Some(dir) = qore_testkit::fixtures_dir() else {
-        println!("fixtures: skipped, no fixtures directory (set QORE_FIXTURES)");
+        report!("fixtures: skipped, no fixtures directory (set QORE_FIXTURES)");
         return;
     };
     let started = Instant::now();
@@ -192,19 +201,21 @@ async fn recorded_traffic_decodes_as_the_wire_says() {
     failures.sort();
 
     for (label, t) in &tallies {
-        println!(
+        report!(
             "fixtures {label}: {} passed / {} failed / {} skipped (out of scope)",
-            t.passed, t.failed, t.skipped
+            t.passed,
+            t.failed,
+            t.skipped
         );
     }
     for (label, t) in tallies.iter().filter(|(_, t)| !t.covered.is_empty()) {
         let covered: Vec<String> = t.covered.iter().map(|(k, n)| format!("{n} {k}")).collect();
-        println!("  coverage {label}: {}", covered.join(", "));
+        report!("  coverage {label}: {}", covered.join(", "));
     }
     let (passed, failed, skipped) = tallies.values().fold((0, 0, 0), |acc, t| {
         (acc.0 + t.passed, acc.1 + t.failed, acc.2 + t.skipped)
     });
-    println!(
+    report!(
         "fixtures total: {total} exchanges in {} files: {passed} passed / {failed} failed / \
          {skipped} skipped (loaded in {:.1} s, replayed in {:.1} s)",
         cassettes.len(),
@@ -212,10 +223,10 @@ async fn recorded_traffic_decodes_as_the_wire_says() {
         (started.elapsed() - loaded).as_secs_f64()
     );
     for failure in failures.iter().take(MAX_REPORTED) {
-        println!("  FAILED {failure}");
+        report!("  FAILED {failure}");
     }
     if failures.len() > MAX_REPORTED {
-        println!("  ... and {} more", failures.len() - MAX_REPORTED);
+        report!("  ... and {} more", failures.len() - MAX_REPORTED);
     }
 
     assert_eq!(
