@@ -33,7 +33,8 @@ const HEAD: &str =
     r#"{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","#;
 pub const TEXT_PIECE: &str = "word ";
 pub const TOOL_NAME: &str = "write_file";
-pub const TOOL_ID: &str = "call_1";
+/// A real OpenAI call id is `call_` and 24 characters (longer than any inline string).
+pub const TOOL_ID: &str = "call_Xk3pQm9RtV2wLs8NbY4cHd7F";
 
 fn frame(body: &mut String, tail: &str) {
     body.push_str("data: ");
