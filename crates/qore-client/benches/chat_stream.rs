@@ -233,7 +233,7 @@ fn check_qore(w: &Workload, outcome: &TurnOutcome) -> Result<(), String> {
         return Err(format!("usage {usage:?}"));
     }
     match (w.kind, message.blocks.as_slice()) {
-        (Kind::Text, [ContentBlock::Text { text }]) => {
+        (Kind::Text, [ContentBlock::Text { text, .. }]) => {
             if *text != w.expected {
                 return Err(format!(
                     "text of {} bytes, wanted {}",
@@ -252,6 +252,7 @@ fn check_qore(w: &Workload, outcome: &TurnOutcome) -> Result<(), String> {
                 name,
                 input,
                 raw_input: None,
+                ..
             }],
         ) => {
             let want: serde_json::Value = serde_json::from_str(&w.expected).unwrap();

@@ -11,7 +11,7 @@ use qore_core::ErrorInfo;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use tokio_util::sync::CancellationToken;
 
-use crate::codec::{ChatRequest, Protocol};
+use crate::codec::{ChatRequest, FimRequest, Protocol, StreamDecoder};
 use crate::transport::http::{build_client, network_error, Timeouts};
 use crate::{ModelInfo, ResponseStream};
 
@@ -147,6 +147,54 @@ impl Client {
         stream: bool,
         cancel: CancellationToken,
     ) -> ResponseStream {
+        self.send_with(url, body, stream, self.protocol.decoder(), cancel)
+    }
+
+    /// The URL fill-in-the-middle requests for `model` go to (`endpoint` still overrides).
+    pub fn fim_url(&self, model: &str, stream: bool) -> Result<String, ErrorInfo> {
+        if let Some(endpoint) = &self.config.endpoint {
+            return Ok(self.resolve(endpoint));
+        }
+        let path = self.protocol.fim_path(model, stream).ok_or_else(|| {
+            ErrorInfo::config(format!(
+                "the {} protocol has no fill-in-the-middle endpoint",
+                self.protocol.name()
+            ))
+        })?;
+        Ok(self.resolve(&path))
+    }
+
+    /// Ask for the text between `request.prefix` and `request.suffix`; the answer streams as
+    /// text deltas.
+    pub fn complete_fim(
+        &self,
+        request: &FimRequest<'_>,
+        cancel: CancellationToken,
+    ) -> ResponseStream {
+        let stream = request.options.stream;
+        let prepared = self.fim_url(request.model, stream).and_then(|url| {
+            let body = self.protocol.encode_fim(request)?;
+            let body = serde_json::to_vec(&body).map_err(|err| {
+                ErrorInfo::validation(format!("cannot serialize the request: {err}"))
+            })?;
+            Ok((url, body))
+        });
+        match prepared {
+            Ok((url, body)) => {
+                self.send_with(&url, body, stream, self.protocol.fim_decoder(), cancel)
+            }
+            Err(error) => ResponseStream::failed(self.protocol.clone(), error),
+        }
+    }
+
+    fn send_with(
+        &self,
+        url: &str,
+        body: Vec<u8>,
+        stream: bool,
+        decoder: Box<dyn StreamDecoder>,
+        cancel: CancellationToken,
+    ) -> ResponseStream {
         if body.is_empty() {
             return ResponseStream::failed(
                 self.protocol.clone(),
@@ -160,6 +208,7 @@ impl Client {
         let response = self.http.post(url).headers(headers).body(body).send();
         ResponseStream::connecting(
             self.protocol.clone(),
+            decoder,
             Box::pin(response),
             stream,
             self.config.timeouts.idle,

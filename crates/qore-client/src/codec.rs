@@ -1,9 +1,10 @@
 //! The codec abstraction every wire protocol implements.
 //!
-//! A [`Protocol`] knows its paths and headers, encodes a request body from history, decodes
-//! a response (streamed frames through a [`StreamDecoder`], or a whole body) into
-//! [`ResponseEvent`]s, reads its provider's error envelope and its model listing. It does no
-//! I/O: [`crate::Client`] owns the bytes.
+//! A [`Protocol`] knows its paths and headers, encodes a request body from history (and, where
+//! the wire has one, a fill-in-the-middle request), makes a [`StreamDecoder`] per response
+//! that turns streamed frames or a whole body into [`ResponseEvent`]s, reads its provider's
+//! error envelope and its model listing. It does no I/O: [`crate::Client`] owns the bytes, and
+//! [`crate::transport`] cuts them into frames ([`Framing`]).
 
 use std::collections::VecDeque;
 
@@ -43,8 +44,37 @@ pub struct ChatRequest<'a> {
     pub options: &'a RequestOptions,
 }
 
-/// Decodes one response stream. Created per request by [`Protocol::decoder`].
+/// A fill-in-the-middle request: complete the text between `prefix` and `suffix`.
+#[derive(Debug, Clone, Copy)]
+pub struct FimRequest<'a> {
+    pub model: &'a str,
+    pub prefix: &'a str,
+    pub suffix: &'a str,
+    pub options: &'a RequestOptions,
+}
+
+/// How a streamed body is cut into frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Framing {
+    /// `text/event-stream` ([`crate::transport::sse`]).
+    #[default]
+    Sse,
+    /// One JSON document per line ([`crate::transport::ndjson`]); each line arrives as a frame
+    /// with no event name.
+    Ndjson,
+}
+
+/// Decodes one response, streamed or whole. Created per request by [`Protocol::decoder`]
+/// (or [`Protocol::fim_decoder`]).
 pub trait StreamDecoder: Send {
+    /// How this response's streamed body is framed.
+    fn framing(&self) -> Framing {
+        Framing::Sse
+    }
+
+    /// Decode a whole (non-streamed) 2xx body.
+    fn body(&mut self, body: &[u8], out: &mut VecDeque<ResponseEvent>) -> Result<(), ErrorInfo>;
+
     /// Decode one frame, pushing the events it carries onto `out`. An `Err` means the
     /// frame could not be decoded at all; the stream then fails with it.
     fn frame(
@@ -75,11 +105,26 @@ pub trait Protocol: Send + Sync + 'static {
     /// The default request body for `request`.
     fn encode(&self, request: &ChatRequest<'_>) -> Result<serde_json::Value, ErrorInfo>;
 
-    /// A decoder for one streamed response.
+    /// A decoder for one chat response.
     fn decoder(&self) -> Box<dyn StreamDecoder>;
 
-    /// Decode a whole (non-streamed) response body.
-    fn decode_body(&self, body: &[u8], out: &mut VecDeque<ResponseEvent>) -> Result<(), ErrorInfo>;
+    /// The fill-in-the-middle request path, when this wire has one.
+    fn fim_path(&self, _model: &str, _stream: bool) -> Option<String> {
+        None
+    }
+
+    /// The fill-in-the-middle request body.
+    fn encode_fim(&self, _request: &FimRequest<'_>) -> Result<serde_json::Value, ErrorInfo> {
+        Err(ErrorInfo::config(format!(
+            "the {} protocol has no fill-in-the-middle endpoint",
+            self.name()
+        )))
+    }
+
+    /// A decoder for one fill-in-the-middle response.
+    fn fim_decoder(&self) -> Box<dyn StreamDecoder> {
+        self.decoder()
+    }
 
     /// An HTTP error answer, read from the provider's error envelope.
     fn error(&self, status: u16, body: &str) -> ErrorInfo;

@@ -22,8 +22,8 @@ mod stream;
 pub mod transport;
 
 pub use client::{Client, ClientConfig};
-pub use codec::{ChatRequest, Protocol, RequestOptions, StreamDecoder};
-pub use models::ModelInfo;
+pub use codec::{ChatRequest, FimRequest, Framing, Protocol, RequestOptions, StreamDecoder};
+pub use models::{ModelCapabilities, ModelInfo};
 pub use stream::ResponseStream;
 pub use tokio_util::sync::CancellationToken;
 pub use transport::http::Timeouts;

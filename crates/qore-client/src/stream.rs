@@ -26,22 +26,48 @@ use tokio::time::{Instant, Sleep};
 use tokio_util::sync::CancellationToken;
 
 use crate::cancel::CancelSignal;
-use crate::codec::{Protocol, StreamDecoder};
+use crate::codec::{Framing, Protocol, StreamDecoder};
 use crate::transport::http::network_error;
-use crate::transport::sse::SseFramer;
+use crate::transport::ndjson::NdjsonFramer;
+use crate::transport::sse::{SseFrame, SseFramer};
 
 type ByteStream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
 type Pending = Pin<Box<dyn Future<Output = reqwest::Result<reqwest::Response>> + Send>>;
+
+/// How the body's bytes are cut into frames.
+enum Framer {
+    Sse(SseFramer),
+    Ndjson(NdjsonFramer),
+}
+
+impl Framer {
+    fn feed<E>(
+        &mut self,
+        chunk: &[u8],
+        on_frame: impl FnMut(SseFrame<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        match self {
+            Framer::Sse(framer) => framer.feed(chunk, on_frame),
+            Framer::Ndjson(framer) => framer.feed(chunk, on_frame),
+        }
+    }
+
+    fn finish<E>(&mut self, on_frame: impl FnMut(SseFrame<'_>) -> Result<(), E>) -> Result<(), E> {
+        match self {
+            Framer::Sse(framer) => framer.finish(on_frame),
+            Framer::Ndjson(framer) => framer.finish(on_frame),
+        }
+    }
+}
 
 enum Body {
     Connecting {
         response: Pending,
         stream: bool,
     },
-    Sse {
+    Framed {
         bytes: ByteStream,
-        framer: SseFramer,
-        decoder: Box<dyn StreamDecoder>,
+        framer: Framer,
     },
     Whole {
         bytes: ByteStream,
@@ -54,6 +80,7 @@ enum Body {
 /// A response being received. A [`Stream`] of [`ResponseEvent`]s.
 pub struct ResponseStream {
     protocol: Arc<dyn Protocol>,
+    decoder: Box<dyn StreamDecoder>,
     body: Body,
     queue: VecDeque<ResponseEvent>,
     assembler: Option<MessageAssembler>,
@@ -69,6 +96,7 @@ pub struct ResponseStream {
 impl ResponseStream {
     pub(crate) fn connecting(
         protocol: Arc<dyn Protocol>,
+        decoder: Box<dyn StreamDecoder>,
         response: Pending,
         stream: bool,
         idle: Duration,
@@ -76,6 +104,7 @@ impl ResponseStream {
     ) -> Self {
         Self::new(
             protocol,
+            decoder,
             Body::Connecting { response, stream },
             idle,
             cancel,
@@ -84,8 +113,10 @@ impl ResponseStream {
 
     /// A stream that fails at once with `error` (nothing was sent).
     pub(crate) fn failed(protocol: Arc<dyn Protocol>, error: ErrorInfo) -> Self {
+        let decoder = protocol.decoder();
         let mut stream = Self::new(
             protocol,
+            decoder,
             Body::Done,
             Duration::from_secs(1),
             CancellationToken::new(),
@@ -96,6 +127,7 @@ impl ResponseStream {
 
     fn new(
         protocol: Arc<dyn Protocol>,
+        decoder: Box<dyn StreamDecoder>,
         body: Body,
         idle: Duration,
         cancel: CancellationToken,
@@ -103,6 +135,7 @@ impl ResponseStream {
         let now = Instant::now();
         ResponseStream {
             protocol,
+            decoder,
             body,
             queue: VecDeque::new(),
             assembler: Some(MessageAssembler::new()),
@@ -174,20 +207,31 @@ impl ResponseStream {
             .unwrap_or("")
             .to_ascii_lowercase();
         let bytes: ByteStream = Box::pin(response.bytes_stream());
-        let sse =
-            content_type.contains("event-stream") || (stream && !content_type.contains("json"));
+        let framer = match self.decoder.framing() {
+            Framing::Sse if content_type.contains("event-stream") => {
+                Some(Framer::Sse(SseFramer::new()))
+            }
+            Framing::Ndjson if content_type.contains("ndjson") => {
+                Some(Framer::Ndjson(NdjsonFramer::new()))
+            }
+            // A streamed answer with a missing or unusual content type: trust the request,
+            // unless the server says it sent one JSON document.
+            framing if stream && !content_type.starts_with("application/json") => {
+                Some(match framing {
+                    Framing::Sse => Framer::Sse(SseFramer::new()),
+                    Framing::Ndjson => Framer::Ndjson(NdjsonFramer::new()),
+                })
+            }
+            _ => None,
+        };
         self.body = if !(200..300).contains(&status) {
             Body::Whole {
                 bytes,
                 buf: Vec::new(),
                 error_status: Some(status),
             }
-        } else if sse {
-            Body::Sse {
-                bytes,
-                framer: SseFramer::new(),
-                decoder: self.protocol.decoder(),
-            }
+        } else if let Some(framer) = framer {
+            Body::Framed { bytes, framer }
         } else {
             Body::Whole {
                 bytes,
@@ -215,14 +259,10 @@ impl ResponseStream {
                 }
                 Poll::Pending => Poll::Pending,
             },
-            Body::Sse {
-                bytes,
-                framer,
-                decoder,
-            } => match bytes.as_mut().poll_next(cx) {
+            Body::Framed { bytes, framer } => match bytes.as_mut().poll_next(cx) {
                 Poll::Ready(Some(Ok(chunk))) => {
                     this.last_progress = Instant::now();
-                    let queue = &mut this.queue;
+                    let (queue, decoder) = (&mut this.queue, &mut this.decoder);
                     if let Err(err) = framer.feed(&chunk, |frame| decoder.frame(frame, queue)) {
                         this.fail(err);
                     }
@@ -233,7 +273,7 @@ impl ResponseStream {
                     Poll::Ready(())
                 }
                 Poll::Ready(None) => {
-                    let queue = &mut this.queue;
+                    let (queue, decoder) = (&mut this.queue, &mut this.decoder);
                     let flushed = framer.finish(|frame| decoder.frame(frame, queue));
                     match flushed.and_then(|()| decoder.finish(queue)) {
                         Ok(()) => this.body = Body::Done,
@@ -263,7 +303,7 @@ impl ResponseStream {
                         Some(status) => {
                             Err(this.protocol.error(*status, &String::from_utf8_lossy(&buf)))
                         }
-                        None => this.protocol.decode_body(&buf, &mut this.queue),
+                        None => this.decoder.body(&buf, &mut this.queue),
                     };
                     match result {
                         Ok(()) => this.body = Body::Done,

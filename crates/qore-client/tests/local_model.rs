@@ -108,7 +108,7 @@ async fn answers_a_non_streamed_request_with_the_same_shape() {
         panic!("the turn did not finish");
     };
     assert!(
-        matches!(message.blocks.as_slice(), [ContentBlock::Text { text }] if !text.trim().is_empty())
+        matches!(message.blocks.as_slice(), [ContentBlock::Text { text, .. }] if !text.trim().is_empty())
     );
     assert!(stop_reason.is_some());
     assert!(usage.output_tokens.unwrap_or(0) > 0);

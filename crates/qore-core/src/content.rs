@@ -11,8 +11,13 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentBlock {
-    /// Plain text.
-    Text { text: String },
+    /// Plain text. `signature`: an opaque provider signature carried by this very part
+    /// (Gemini `thoughtSignature` on a text part), sent back on the same part.
+    Text {
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+    },
     /// An image, inline bytes or a URL.
     Image(ImageSource),
     /// Model reasoning. `signature` is the provider's opaque proof that must be sent back
@@ -33,6 +38,10 @@ pub enum ContentBlock {
         input: serde_json::Value,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         raw_input: Option<String>,
+        /// An opaque provider signature carried by the call's part (Gemini
+        /// `thoughtSignature` on a `functionCall`), sent back on the same part.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
     },
     /// The result of a tool call, sent back by the user side.
     ToolResult {
@@ -46,13 +55,16 @@ pub enum ContentBlock {
 impl ContentBlock {
     /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
-        ContentBlock::Text { text: text.into() }
+        ContentBlock::Text {
+            text: text.into(),
+            signature: None,
+        }
     }
 
     /// The text of a text block, `None` for every other kind.
     pub fn as_text(&self) -> Option<&str> {
         match self {
-            ContentBlock::Text { text } => Some(text),
+            ContentBlock::Text { text, .. } => Some(text),
             _ => None,
         }
     }
@@ -136,12 +148,18 @@ mod tests {
             name: "add".into(),
             input: serde_json::json!({"x": 1, "nested": {"y": [1, 2]}}),
             raw_input: None,
+            signature: Some("Cv0BAQ==".into()),
+        });
+        round_trip(ContentBlock::Text {
+            text: "signed".into(),
+            signature: Some("sig".into()),
         });
         round_trip(ContentBlock::ToolUse {
             id: "call_2".into(),
             name: "add".into(),
             input: serde_json::Value::Null,
             raw_input: Some("{not json".into()),
+            signature: None,
         });
         round_trip(ContentBlock::ToolResult {
             tool_use_id: "call_1".into(),

@@ -32,6 +32,11 @@ pub enum ResponseEvent {
     ThinkingSignature {
         signature: String,
     },
+    /// An opaque signature of the part just streamed (Gemini `thoughtSignature`): it belongs
+    /// to the last block folded so far, whatever its kind (text, thinking or tool call).
+    PartSignature {
+        signature: String,
+    },
     ToolCallStart {
         id: String,
         name: String,
@@ -144,6 +149,9 @@ pub enum StopReason {
     ToolUse,
     StopSequence,
     Refusal,
+    /// The provider paused a long turn (Anthropic `pause_turn`): send the turn back as is to
+    /// let it continue.
+    PauseTurn,
     /// A reason this vocabulary does not name, verbatim from the wire.
     Other(String),
 }

@@ -83,7 +83,10 @@ impl MessageAssembler {
                 }
             }
             ResponseEvent::TextDelta { text } => match self.blocks.last_mut() {
-                Some(ContentBlock::Text { text: acc }) => acc.push_str(text),
+                Some(ContentBlock::Text {
+                    text: acc,
+                    signature: None,
+                }) => acc.push_str(text),
                 _ => self.blocks.push(ContentBlock::text(text.as_str())),
             },
             ResponseEvent::ThinkingDelta { text } => match self.blocks.last_mut() {
@@ -113,6 +116,30 @@ impl MessageAssembler {
                     }),
                 }
             }
+            ResponseEvent::PartSignature { signature } => {
+                let slot = match self.blocks.last_mut() {
+                    Some(
+                        ContentBlock::Text { signature, .. }
+                        | ContentBlock::Thinking { signature, .. }
+                        | ContentBlock::ToolUse { signature, .. },
+                    ) => signature,
+                    _ => {
+                        // A signature on a part with nothing else (an empty text part).
+                        self.blocks.push(ContentBlock::Text {
+                            text: String::new(),
+                            signature: None,
+                        });
+                        match self.blocks.last_mut() {
+                            Some(ContentBlock::Text { signature, .. }) => signature,
+                            _ => return,
+                        }
+                    }
+                };
+                match slot {
+                    Some(existing) => existing.push_str(signature),
+                    None => *slot = Some(signature.clone()),
+                }
+            }
             ResponseEvent::ToolCallStart { id, name } => {
                 self.open_calls.push((id.clone(), self.blocks.len()));
                 self.blocks.push(ContentBlock::ToolUse {
@@ -120,6 +147,7 @@ impl MessageAssembler {
                     name: name.clone(),
                     input: serde_json::Value::Null,
                     raw_input: None,
+                    signature: None,
                 });
             }
             ResponseEvent::ToolCallArgsDelta { .. } => {}
@@ -249,13 +277,15 @@ mod tests {
                     id: "a".into(),
                     name: "add".into(),
                     input: serde_json::json!({"x": 1}),
-                    raw_input: None
+                    raw_input: None,
+                    signature: None,
                 },
                 ContentBlock::ToolUse {
                     id: "b".into(),
                     name: "sub".into(),
                     input: serde_json::Value::Null,
-                    raw_input: Some("{oops".into())
+                    raw_input: Some("{oops".into()),
+                    signature: None,
                 },
             ]
         );
@@ -277,6 +307,58 @@ mod tests {
             name: "add".into(),
         }]);
         assert!(matches!(unfinished, TurnOutcome::Failed { .. }));
+    }
+
+    #[test]
+    fn a_part_signature_stays_on_the_part_it_came_with() {
+        let sig = |s: &str| ResponseEvent::PartSignature {
+            signature: s.into(),
+        };
+        let outcome = fold(&[
+            text("one"),
+            sig("s1"),
+            text("two"),
+            ResponseEvent::ToolCallStart {
+                id: "c".into(),
+                name: "f".into(),
+            },
+            sig("s2"),
+            ResponseEvent::ToolCallEnd {
+                id: "c".into(),
+                input: ToolCallInput::parse("{}"),
+            },
+        ]);
+        let TurnOutcome::Finished { message, .. } = outcome else {
+            panic!("not finished: {outcome:?}");
+        };
+        assert_eq!(
+            message.blocks,
+            vec![
+                ContentBlock::Text {
+                    text: "one".into(),
+                    signature: Some("s1".into())
+                },
+                ContentBlock::text("two"),
+                ContentBlock::ToolUse {
+                    id: "c".into(),
+                    name: "f".into(),
+                    input: serde_json::json!({}),
+                    raw_input: None,
+                    signature: Some("s2".into()),
+                },
+            ]
+        );
+        let alone = fold(&[sig("s3")]);
+        let TurnOutcome::Finished { message, .. } = alone else {
+            panic!("not finished: {alone:?}");
+        };
+        assert_eq!(
+            message.blocks,
+            vec![ContentBlock::Text {
+                text: String::new(),
+                signature: Some("s3".into())
+            }]
+        );
     }
 
     #[test]

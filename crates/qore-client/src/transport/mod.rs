@@ -4,4 +4,5 @@
 //! bytes into frames themselves.
 
 pub mod http;
+pub mod ndjson;
 pub mod sse;

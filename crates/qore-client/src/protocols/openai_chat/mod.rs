@@ -14,9 +14,7 @@ mod request;
 mod stream;
 mod wire;
 
-use std::collections::VecDeque;
-
-use qore_core::{ErrorInfo, ResponseEvent};
+use qore_core::ErrorInfo;
 
 use crate::codec::{ChatRequest, Protocol, StreamDecoder};
 use crate::ModelInfo;
@@ -57,10 +55,6 @@ impl Protocol for OpenAiChat {
 
     fn decoder(&self) -> Box<dyn StreamDecoder> {
         Box::new(ChatStreamDecoder::new())
-    }
-
-    fn decode_body(&self, body: &[u8], out: &mut VecDeque<ResponseEvent>) -> Result<(), ErrorInfo> {
-        stream::decode_body(body, out)
     }
 
     fn error(&self, status: u16, body: &str) -> ErrorInfo {

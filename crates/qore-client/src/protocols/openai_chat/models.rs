@@ -6,7 +6,7 @@
 use qore_core::ErrorInfo;
 use serde_json::Value;
 
-use crate::ModelInfo;
+use crate::{ModelCapabilities, ModelInfo};
 
 pub fn parse(body: &[u8]) -> Result<Vec<ModelInfo>, ErrorInfo> {
     let value: Value = serde_json::from_slice(body)
@@ -47,8 +47,40 @@ fn entry(raw: &Value) -> Option<ModelInfo> {
             .and_then(Value::as_str)
             .map(str::to_owned),
         context_length,
+        max_output_tokens: raw
+            .pointer("/top_provider/max_completion_tokens")
+            .and_then(Value::as_u64),
+        display_name: raw.get("name").and_then(Value::as_str).map(str::to_owned),
+        capabilities: capabilities(raw),
         raw: raw.clone(),
     })
+}
+
+/// OpenRouter: `supported_parameters` and `architecture.input_modalities`; Mistral:
+/// `capabilities.{function_calling, vision}`.
+fn capabilities(raw: &Value) -> ModelCapabilities {
+    let params: Option<Vec<&str>> = raw
+        .get("supported_parameters")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect());
+    let modalities: Option<Vec<&str>> = raw
+        .pointer("/architecture/input_modalities")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect());
+    let flag = |key: &str| raw.pointer(key).and_then(Value::as_bool);
+    ModelCapabilities {
+        tools: params
+            .as_ref()
+            .map(|p| p.contains(&"tools"))
+            .or_else(|| flag("/capabilities/function_calling")),
+        thinking: params
+            .as_ref()
+            .map(|p| p.contains(&"reasoning"))
+            .or_else(|| flag("/capabilities/reasoning")),
+        images: modalities
+            .map(|m| m.contains(&"image"))
+            .or_else(|| flag("/capabilities/vision")),
+    }
 }
 
 #[cfg(test)]
@@ -67,5 +99,19 @@ mod tests {
         assert_eq!(models[0].context_length, Some(8192));
         assert_eq!(models[1].context_length, Some(32000));
         assert!(parse(b"not json").is_err());
+    }
+
+    #[test]
+    fn reads_capabilities_where_the_listing_has_them() {
+        let models = parse(
+            br#"{"data":[{"id":"r","supported_parameters":["tools","temperature"],"architecture":{"input_modalities":["text","image"]}},{"id":"m","capabilities":{"function_calling":false,"vision":true}},{"id":"plain"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(models[0].capabilities.tools, Some(true));
+        assert_eq!(models[0].capabilities.thinking, Some(false));
+        assert_eq!(models[0].capabilities.images, Some(true));
+        assert_eq!(models[1].capabilities.tools, Some(false));
+        assert_eq!(models[1].capabilities.images, Some(true));
+        assert!(models[2].capabilities.is_unknown());
     }
 }

@@ -104,7 +104,7 @@ fn encode_user(blocks: &[ContentBlock], out: &mut Vec<Value>) {
                 }
                 out.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": text}));
             }
-            ContentBlock::Text { text } => parts.push(json!({"type": "text", "text": text})),
+            ContentBlock::Text { text, .. } => parts.push(json!({"type": "text", "text": text})),
             ContentBlock::Image(image) => parts.push(image_part(image)),
             // Reasoning and tool calls are the assistant's; a user turn carrying them is
             // replayed without them rather than as text the model did not write.
@@ -144,13 +144,14 @@ fn encode_assistant(blocks: &[ContentBlock], replay_reasoning: bool) -> Value {
     let mut calls = Vec::new();
     for block in blocks {
         match block {
-            ContentBlock::Text { text: t } => text.push_str(t),
+            ContentBlock::Text { text: t, .. } => text.push_str(t),
             ContentBlock::Thinking { text: t, .. } => reasoning.push_str(t),
             ContentBlock::ToolUse {
                 id,
                 name,
                 input,
                 raw_input,
+                ..
             } => {
                 let arguments = match raw_input {
                     Some(raw) => raw.clone(),
@@ -217,12 +218,14 @@ mod tests {
                         name: "add".into(),
                         input: json!({"x": 1, "y": 2}),
                         raw_input: None,
+                        signature: None,
                     },
                     ContentBlock::ToolUse {
                         id: "c2".into(),
                         name: "add".into(),
                         input: Value::Null,
                         raw_input: Some("{x: 3".into()),
+                        signature: None,
                     },
                 ],
             ),

@@ -303,6 +303,14 @@ fn undecodable(err: serde_json::Error, raw: &str) -> ErrorInfo {
 }
 
 impl StreamDecoder for ChatStreamDecoder {
+    fn body(&mut self, body: &[u8], out: &mut VecDeque<ResponseEvent>) -> Result<(), ErrorInfo> {
+        let text = String::from_utf8_lossy(body);
+        self.chunk(&text, out)
+            .map_err(|err| undecodable(err, &text))?;
+        self.close_calls(out);
+        Ok(())
+    }
+
     fn frame(
         &mut self,
         frame: SseFrame<'_>,
@@ -333,17 +341,6 @@ impl StreamDecoder for ChatStreamDecoder {
             ))
         }
     }
-}
-
-/// Decode a whole (non-streamed) response body.
-pub fn decode_body(body: &[u8], out: &mut VecDeque<ResponseEvent>) -> Result<(), ErrorInfo> {
-    let text = String::from_utf8_lossy(body);
-    let mut decoder = ChatStreamDecoder::new();
-    decoder
-        .chunk(&text, out)
-        .map_err(|err| undecodable(err, &text))?;
-    decoder.close_calls(out);
-    Ok(())
 }
 
 #[cfg(test)]

@@ -134,13 +134,15 @@ fn tool_calls_merge_by_index_with_ids_once_or_repeated() {
                 id: "a".into(),
                 name: "add".into(),
                 input: json!({"x": 1}),
-                raw_input: None
+                raw_input: None,
+                signature: None,
             },
             ContentBlock::ToolUse {
                 id: "b".into(),
                 name: "sub".into(),
                 input: json!({"x": 2}),
-                raw_input: None
+                raw_input: None,
+                signature: None,
             },
         ]
     );
@@ -186,6 +188,7 @@ fn a_new_id_at_an_open_index_starts_a_new_call_and_missing_ids_are_synthesized()
                 name,
                 input,
                 raw_input,
+                ..
             } => (id.clone(), name.clone(), input.clone(), raw_input.clone()),
             other => panic!("{other:?}"),
         })
@@ -253,7 +256,9 @@ fn whole_bodies_decode_like_streams() {
             {"id": "t1", "type": "function", "function": {"name": "add", "arguments": "{\"x\":1}"}}]}}],
         "usage": {"prompt_tokens": 1, "completion_tokens": 2, "prompt_cache_hit_tokens": 1}});
     let mut out = VecDeque::new();
-    decode_body(body.to_string().as_bytes(), &mut out).unwrap();
+    ChatStreamDecoder::new()
+        .body(body.to_string().as_bytes(), &mut out)
+        .unwrap();
     let events: Vec<_> = out.into();
     let TurnOutcome::Finished {
         message,
