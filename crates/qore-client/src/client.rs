@@ -11,8 +11,10 @@ use qore_core::ErrorInfo;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use tokio_util::sync::CancellationToken;
 
-use crate::codec::{ChatRequest, FimRequest, Protocol, StreamDecoder};
+use crate::codec::{ChatRequest, FimRequest, Protocol};
+use crate::stream::{Attempts, NewDecoder};
 use crate::transport::http::{build_client, network_error, Timeouts};
+use crate::transport::retry::{is_retryable_status, server_wait, RetryPolicy};
 use crate::{ModelInfo, ResponseStream};
 
 /// Where and how to reach a provider.
@@ -25,6 +27,8 @@ pub struct ClientConfig {
     /// Extra headers sent with every request.
     pub headers: Vec<(String, String)>,
     pub timeouts: Timeouts,
+    /// When a request is sent again (see [`crate::transport::retry`]).
+    pub retry: RetryPolicy,
 }
 
 impl ClientConfig {
@@ -147,7 +151,7 @@ impl Client {
         stream: bool,
         cancel: CancellationToken,
     ) -> ResponseStream {
-        self.send_with(url, body, stream, self.protocol.decoder(), cancel)
+        self.send_with(url, body, stream, |p| p.decoder(), cancel)
     }
 
     /// The URL fill-in-the-middle requests for `model` go to (`endpoint` still overrides).
@@ -180,9 +184,7 @@ impl Client {
             Ok((url, body))
         });
         match prepared {
-            Ok((url, body)) => {
-                self.send_with(&url, body, stream, self.protocol.fim_decoder(), cancel)
-            }
+            Ok((url, body)) => self.send_with(&url, body, stream, |p| p.fim_decoder(), cancel),
             Err(error) => ResponseStream::failed(self.protocol.clone(), error),
         }
     }
@@ -192,7 +194,7 @@ impl Client {
         url: &str,
         body: Vec<u8>,
         stream: bool,
-        decoder: Box<dyn StreamDecoder>,
+        new_decoder: NewDecoder,
         cancel: CancellationToken,
     ) -> ResponseStream {
         if body.is_empty() {
@@ -205,35 +207,61 @@ impl Client {
         if stream {
             headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
         }
-        let response = self.http.post(url).headers(headers).body(body).send();
+        let request = match self.http.post(url).headers(headers).body(body).build() {
+            Ok(request) => request,
+            Err(err) => {
+                return ResponseStream::failed(
+                    self.protocol.clone(),
+                    ErrorInfo::config(format!("cannot build a request to {url}: {err}")),
+                )
+            }
+        };
+        let attempts = Attempts {
+            http: self.http.clone(),
+            request,
+            stream,
+            policy: self.config.retry,
+            new_decoder,
+            sent: 0,
+        };
         ResponseStream::connecting(
             self.protocol.clone(),
-            decoder,
-            Box::pin(response),
-            stream,
+            attempts,
             self.config.timeouts.idle,
             cancel,
         )
     }
 
-    /// The models the server lists.
+    /// The models the server lists. "Try later" answers are retried like chat requests.
     pub async fn list_models(&self) -> Result<Vec<ModelInfo>, ErrorInfo> {
         let url = self.resolve(self.protocol.models_path());
         let mut headers = self.headers.clone();
         headers.remove(CONTENT_TYPE);
-        let request = async {
-            let response = self.http.get(&url).headers(headers).send().await?;
-            let status = response.status().as_u16();
-            let body = response.bytes().await?;
-            Ok::<_, reqwest::Error>((status, body))
-        };
-        let (status, body) = tokio::time::timeout(self.config.timeouts.idle, request)
-            .await
-            .map_err(|_| ErrorInfo::network(format!("listing models at {url} timed out")))?
-            .map_err(|err| network_error(&format!("listing models at {url} failed"), &err))?;
-        if !(200..300).contains(&status) {
-            return Err(self.protocol.error(status, &String::from_utf8_lossy(&body)));
+        let mut attempt = 1;
+        loop {
+            let request = async {
+                let response = self.http.get(&url).headers(headers.clone()).send().await?;
+                let status = response.status().as_u16();
+                let wait = server_wait(response.headers());
+                let body = response.bytes().await?;
+                Ok::<_, reqwest::Error>((status, wait, body))
+            };
+            let (status, wait, body) = tokio::time::timeout(self.config.timeouts.idle, request)
+                .await
+                .map_err(|_| ErrorInfo::network(format!("listing models at {url} timed out")))?
+                .map_err(|err| network_error(&format!("listing models at {url} failed"), &err))?;
+            if (200..300).contains(&status) {
+                return self.protocol.models(&body);
+            }
+            let text = String::from_utf8_lossy(&body);
+            let wait = wait.or_else(|| self.protocol.retry_delay(&text));
+            match self.config.retry.delay(attempt, wait) {
+                Some(delay) if is_retryable_status(status) => {
+                    tokio::time::sleep(delay).await;
+                    attempt += 1;
+                }
+                _ => return Err(self.protocol.error(status, &text)),
+            }
         }
-        self.protocol.models(&body)
     }
 }

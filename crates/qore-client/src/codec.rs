@@ -129,6 +129,12 @@ pub trait Protocol: Send + Sync + 'static {
     /// An HTTP error answer, read from the provider's error envelope.
     fn error(&self, status: u16, body: &str) -> ErrorInfo;
 
+    /// How long an error body asks the client to wait before retrying, when the provider
+    /// says so in the body rather than in headers (Gemini's `RetryInfo`).
+    fn retry_delay(&self, _body: &str) -> Option<std::time::Duration> {
+        None
+    }
+
     /// The model listing body.
     fn models(&self, body: &[u8]) -> Result<Vec<ModelInfo>, ErrorInfo>;
 }

@@ -27,3 +27,4 @@ pub use models::{ModelCapabilities, ModelInfo};
 pub use stream::ResponseStream;
 pub use tokio_util::sync::CancellationToken;
 pub use transport::http::Timeouts;
+pub use transport::retry::RetryPolicy;

@@ -10,7 +10,10 @@
 //!   response head); it costs one clock read per chunk, the timer is re-armed only when it
 //!   fires;
 //! - cancelling the token, or dropping the stream, closes the connection; a cancelled
-//!   stream ends with [`TurnOutcome::Cancelled`] and its partial message is dropped.
+//!   stream ends with [`TurnOutcome::Cancelled`] and its partial message is dropped;
+//! - a request the server answers with "try later" (see [`crate::transport::retry`]), or
+//!   that fails in transport, is sent again after a backoff, but only while no event has
+//!   reached the consumer: once output is delivered, a failure is final.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -26,45 +29,39 @@ use tokio::time::{Instant, Sleep};
 use tokio_util::sync::CancellationToken;
 
 use crate::cancel::CancelSignal;
-use crate::codec::{Framing, Protocol, StreamDecoder};
+use crate::codec::{Protocol, StreamDecoder};
+use crate::transport::framing::Framer;
 use crate::transport::http::network_error;
-use crate::transport::ndjson::NdjsonFramer;
-use crate::transport::sse::{SseFrame, SseFramer};
+use crate::transport::retry::{is_retryable_status, server_wait, RetryPolicy};
 
 type ByteStream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
 type Pending = Pin<Box<dyn Future<Output = reqwest::Result<reqwest::Response>> + Send>>;
 
-/// How the body's bytes are cut into frames.
-enum Framer {
-    Sse(SseFramer),
-    Ndjson(NdjsonFramer),
+/// Makes the decoder for one attempt (chat or fill-in-the-middle).
+pub(crate) type NewDecoder = fn(&dyn Protocol) -> Box<dyn StreamDecoder>;
+
+/// Everything needed to send the request (again).
+pub(crate) struct Attempts {
+    pub http: reqwest::Client,
+    pub request: reqwest::Request,
+    /// The caller asked for a streamed answer.
+    pub stream: bool,
+    pub policy: RetryPolicy,
+    pub new_decoder: NewDecoder,
+    /// Attempts sent so far.
+    pub sent: u32,
 }
 
-impl Framer {
-    fn feed<E>(
-        &mut self,
-        chunk: &[u8],
-        on_frame: impl FnMut(SseFrame<'_>) -> Result<(), E>,
-    ) -> Result<(), E> {
-        match self {
-            Framer::Sse(framer) => framer.feed(chunk, on_frame),
-            Framer::Ndjson(framer) => framer.feed(chunk, on_frame),
-        }
-    }
-
-    fn finish<E>(&mut self, on_frame: impl FnMut(SseFrame<'_>) -> Result<(), E>) -> Result<(), E> {
-        match self {
-            Framer::Sse(framer) => framer.finish(on_frame),
-            Framer::Ndjson(framer) => framer.finish(on_frame),
-        }
+impl Attempts {
+    fn send(&mut self) -> Option<Pending> {
+        let request = self.request.try_clone()?;
+        self.sent += 1;
+        Some(Box::pin(self.http.execute(request)))
     }
 }
 
 enum Body {
-    Connecting {
-        response: Pending,
-        stream: bool,
-    },
+    Connecting(Pending),
     Framed {
         bytes: ByteStream,
         framer: Framer,
@@ -72,8 +69,11 @@ enum Body {
     Whole {
         bytes: ByteStream,
         buf: Vec<u8>,
-        error_status: Option<u16>,
+        /// `Some((status, wait the headers asked for))` for a non-2xx answer.
+        error: Option<(u16, Option<Duration>)>,
     },
+    /// Waiting before the next attempt.
+    Backoff(Pin<Box<Sleep>>),
     Done,
 }
 
@@ -81,8 +81,11 @@ enum Body {
 pub struct ResponseStream {
     protocol: Arc<dyn Protocol>,
     decoder: Box<dyn StreamDecoder>,
+    attempts: Option<Attempts>,
     body: Body,
     queue: VecDeque<ResponseEvent>,
+    /// An event has been handed to the consumer: no more retries.
+    delivered: bool,
     assembler: Option<MessageAssembler>,
     outcome: Option<TurnOutcome>,
     cancel: CancelSignal,
@@ -94,21 +97,23 @@ pub struct ResponseStream {
 }
 
 impl ResponseStream {
+    /// Send the first attempt now; later ones follow [`Attempts::policy`].
     pub(crate) fn connecting(
         protocol: Arc<dyn Protocol>,
-        decoder: Box<dyn StreamDecoder>,
-        response: Pending,
-        stream: bool,
+        mut attempts: Attempts,
         idle: Duration,
         cancel: CancellationToken,
     ) -> Self {
-        Self::new(
-            protocol,
-            decoder,
-            Body::Connecting { response, stream },
-            idle,
-            cancel,
-        )
+        let decoder = (attempts.new_decoder)(&*protocol);
+        let Some(pending) = attempts.send() else {
+            return Self::failed(
+                protocol,
+                ErrorInfo::validation("the request body cannot be sent (not cloneable)"),
+            );
+        };
+        let mut stream = Self::new(protocol, decoder, Body::Connecting(pending), idle, cancel);
+        stream.attempts = Some(attempts);
+        stream
     }
 
     /// A stream that fails at once with `error` (nothing was sent).
@@ -136,8 +141,10 @@ impl ResponseStream {
         ResponseStream {
             protocol,
             decoder,
+            attempts: None,
             body,
             queue: VecDeque::new(),
+            delivered: false,
             assembler: Some(MessageAssembler::new()),
             outcome: None,
             cancel: CancelSignal::new(cancel),
@@ -178,9 +185,37 @@ impl ResponseStream {
         }
     }
 
-    fn fail(&mut self, error: ErrorInfo) {
+    fn fail(&mut self, mut error: ErrorInfo) {
         self.body = Body::Done;
+        if let Some(sent) = self.attempts.as_ref().map(|a| a.sent).filter(|&n| n > 1) {
+            error.message.push_str(&format!(" (after {sent} attempts)"));
+        }
         self.queue.push_back(ResponseEvent::Error { error });
+    }
+
+    /// Start waiting for another attempt, if the policy allows one and nothing has been
+    /// delivered; `false` when the failure is final.
+    fn retry(&mut self, wait: Option<Duration>, why: &str) -> bool {
+        if self.delivered {
+            return false;
+        }
+        let Some(attempts) = &self.attempts else {
+            return false;
+        };
+        let Some(delay) = attempts.policy.delay(attempts.sent, wait) else {
+            return false;
+        };
+        tracing::warn!(
+            attempt = attempts.sent,
+            delay_ms = delay.as_millis() as u64,
+            "{why}; retrying"
+        );
+        self.decoder = (attempts.new_decoder)(&*self.protocol);
+        let now = Instant::now();
+        // The idle timeout restarts after the wait.
+        self.last_progress = now + delay;
+        self.body = Body::Backoff(Box::pin(tokio::time::sleep_until(now + delay)));
+        true
     }
 
     /// Poll the idle timer; `Err` when the silence has lasted longer than allowed.
@@ -198,46 +233,29 @@ impl ResponseStream {
         Ok(())
     }
 
-    fn on_response(&mut self, response: reqwest::Response, stream: bool) {
+    fn on_response(&mut self, response: reqwest::Response) {
         let status = response.status().as_u16();
         let content_type = response
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_ascii_lowercase();
+            .unwrap_or("");
+        let stream = self.attempts.as_ref().is_some_and(|a| a.stream);
+        let framer = Framer::for_response(self.decoder.framing(), content_type, stream);
+        let wait = server_wait(response.headers());
         let bytes: ByteStream = Box::pin(response.bytes_stream());
-        let framer = match self.decoder.framing() {
-            Framing::Sse if content_type.contains("event-stream") => {
-                Some(Framer::Sse(SseFramer::new()))
-            }
-            Framing::Ndjson if content_type.contains("ndjson") => {
-                Some(Framer::Ndjson(NdjsonFramer::new()))
-            }
-            // A streamed answer with a missing or unusual content type: trust the request,
-            // unless the server says it sent one JSON document.
-            framing if stream && !content_type.starts_with("application/json") => {
-                Some(match framing {
-                    Framing::Sse => Framer::Sse(SseFramer::new()),
-                    Framing::Ndjson => Framer::Ndjson(NdjsonFramer::new()),
-                })
-            }
-            _ => None,
-        };
-        self.body = if !(200..300).contains(&status) {
-            Body::Whole {
+        self.body = match framer {
+            _ if !(200..300).contains(&status) => Body::Whole {
                 bytes,
                 buf: Vec::new(),
-                error_status: Some(status),
-            }
-        } else if let Some(framer) = framer {
-            Body::Framed { bytes, framer }
-        } else {
-            Body::Whole {
+                error: Some((status, wait)),
+            },
+            Some(framer) => Body::Framed { bytes, framer },
+            None => Body::Whole {
                 bytes,
                 buf: Vec::new(),
-                error_status: None,
-            }
+                error: None,
+            },
         };
     }
 
@@ -246,15 +264,27 @@ impl ResponseStream {
         let this = &mut *self;
         match &mut this.body {
             Body::Done => Poll::Ready(()),
-            Body::Connecting { response, stream } => match response.as_mut().poll(cx) {
+            Body::Connecting(response) => match response.as_mut().poll(cx) {
                 Poll::Ready(Ok(response)) => {
-                    let stream = *stream;
                     this.last_progress = Instant::now();
-                    this.on_response(response, stream);
+                    this.on_response(response);
                     Poll::Ready(())
                 }
                 Poll::Ready(Err(err)) => {
-                    this.fail(network_error("request failed", &err));
+                    let error = network_error("request failed", &err);
+                    if err.is_builder() || !this.retry(None, &error.message) {
+                        this.fail(error);
+                    }
+                    Poll::Ready(())
+                }
+                Poll::Pending => Poll::Pending,
+            },
+            Body::Backoff(sleep) => match sleep.as_mut().poll(cx) {
+                Poll::Ready(()) => {
+                    match this.attempts.as_mut().and_then(Attempts::send) {
+                        Some(pending) => this.body = Body::Connecting(pending),
+                        None => this.fail(ErrorInfo::validation("the request cannot be resent")),
+                    }
                     Poll::Ready(())
                 }
                 Poll::Pending => Poll::Pending,
@@ -269,7 +299,10 @@ impl ResponseStream {
                     Poll::Ready(())
                 }
                 Poll::Ready(Some(Err(err))) => {
-                    this.fail(network_error("the response stream broke", &err));
+                    let error = network_error("the response stream broke", &err);
+                    if !this.retry(None, &error.message) {
+                        this.fail(error);
+                    }
                     Poll::Ready(())
                 }
                 Poll::Ready(None) => {
@@ -283,25 +316,30 @@ impl ResponseStream {
                 }
                 Poll::Pending => Poll::Pending,
             },
-            Body::Whole {
-                bytes,
-                buf,
-                error_status,
-            } => match bytes.as_mut().poll_next(cx) {
+            Body::Whole { bytes, buf, error } => match bytes.as_mut().poll_next(cx) {
                 Poll::Ready(Some(Ok(chunk))) => {
                     this.last_progress = Instant::now();
                     buf.extend_from_slice(&chunk);
                     Poll::Ready(())
                 }
                 Poll::Ready(Some(Err(err))) => {
-                    this.fail(network_error("the response body broke", &err));
+                    let error = network_error("the response body broke", &err);
+                    if !this.retry(None, &error.message) {
+                        this.fail(error);
+                    }
                     Poll::Ready(())
                 }
                 Poll::Ready(None) => {
                     let buf = std::mem::take(buf);
-                    let result = match error_status {
-                        Some(status) => {
-                            Err(this.protocol.error(*status, &String::from_utf8_lossy(&buf)))
+                    let result = match *error {
+                        Some((status, wait)) => {
+                            let text = String::from_utf8_lossy(&buf);
+                            let error = this.protocol.error(status, &text);
+                            let wait = wait.or_else(|| this.protocol.retry_delay(&text));
+                            if is_retryable_status(status) && this.retry(wait, &error.message) {
+                                return Poll::Ready(());
+                            }
+                            Err(error)
                         }
                         None => this.decoder.body(&buf, &mut this.queue),
                     };
@@ -327,6 +365,7 @@ impl Stream for ResponseStream {
                 return Poll::Ready(None);
             }
             if let Some(event) = this.queue.pop_front() {
+                this.delivered = true;
                 if let Some(assembler) = &mut this.assembler {
                     assembler.apply(&event);
                 }

@@ -23,5 +23,5 @@ pub use cassette::{
     fixtures_dir, load_cassette_file, load_cassettes, parse_exchanges, Cassette, CassetteError,
     Exchange,
 };
-pub use server::{reply_from_exchange, RecordedRequest, ReplayServer, Reply};
+pub use server::{reply_from_exchange, HangUp, RecordedRequest, ReplayServer, Reply};
 pub use slicing::{sse_frame_ends, Slicing, XorShift64};

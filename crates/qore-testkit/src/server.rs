@@ -47,6 +47,17 @@ pub struct Reply {
     pub headers: Vec<(String, String)>,
     pub body: Bytes,
     pub slicing: Slicing,
+    /// Close the connection instead of finishing the reply (transport failures).
+    pub hang_up: Option<HangUp>,
+}
+
+/// Where a reply breaks off by closing the connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HangUp {
+    /// Read the request, then close without writing anything.
+    BeforeHead,
+    /// Write the head and this many body bytes (chunked), then close without the last chunk.
+    AfterBodyBytes(usize),
 }
 
 impl Reply {
@@ -57,7 +68,24 @@ impl Reply {
             headers: Vec::new(),
             body: body.into(),
             slicing: Slicing::Whole,
+            hang_up: None,
         }
+    }
+
+    /// A connection closed right after the request was read.
+    pub fn hang_up() -> Self {
+        let mut reply = Reply::new(200, Bytes::new());
+        reply.hang_up = Some(HangUp::BeforeHead);
+        reply
+    }
+
+    /// This reply, broken off after `n` body bytes (the connection closes mid-body).
+    pub fn cut_after(mut self, n: usize) -> Self {
+        self.hang_up = Some(HangUp::AfterBodyBytes(n));
+        if matches!(self.slicing, Slicing::Whole) {
+            self.slicing = Slicing::Fixed(usize::MAX);
+        }
+        self
     }
 
     /// `200 text/event-stream`, one chunk per SSE frame.
@@ -90,6 +118,7 @@ pub fn reply_from_exchange(ex: &Exchange, slicing: Slicing) -> Reply {
         headers: ex.response_headers.clone(),
         body: Bytes::from(ex.response_bytes()),
         slicing,
+        hang_up: None,
     }
 }
 
@@ -126,6 +155,7 @@ struct Prepared {
     body: Bytes,
     /// `None` for `Slicing::Whole` (content-length framing).
     ends: Option<Vec<usize>>,
+    hang_up: Option<HangUp>,
 }
 
 impl Prepared {
@@ -154,6 +184,7 @@ impl Prepared {
             status: reply.status,
             body: reply.body,
             ends,
+            hang_up: reply.hang_up,
         }
     }
 }
@@ -328,6 +359,11 @@ async fn write_response(
     out: &mut Vec<u8>,
 ) -> std::io::Result<()> {
     let bodiless = (100..200).contains(&p.status) || p.status == 204 || p.status == 304;
+    let cut = match p.hang_up {
+        Some(HangUp::BeforeHead) => return Err(std::io::ErrorKind::ConnectionAborted.into()),
+        Some(HangUp::AfterBodyBytes(n)) => n,
+        None => usize::MAX,
+    };
     out.clear();
     out.extend_from_slice(&p.head);
     if !bodiless {
@@ -360,7 +396,10 @@ async fn write_response(
     stream.flush().await?;
     let mut start = 0;
     for &end in ends {
-        let data = &p.body[start..end];
+        if start >= cut {
+            return Err(std::io::ErrorKind::ConnectionAborted.into());
+        }
+        let data = &p.body[start..end.min(cut)];
         start = end;
         if data.is_empty() {
             continue;
