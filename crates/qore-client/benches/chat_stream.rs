@@ -462,6 +462,12 @@ fn criterion_benches(c: &mut Criterion, env: &Env) -> Records {
 }
 
 fn main() {
+    // `QORE_BENCH_STAGE=fold|floor|framer|decode[:text|tool]`: one in-memory pass of that
+    // stage over a 200k-delta body and exit (for instruction counts under callgrind).
+    if let Ok(spec) = std::env::var("QORE_BENCH_STAGE") {
+        decode_only::one_stage(&spec);
+        return;
+    }
     let args: Vec<String> = std::env::args().collect();
     // `cargo bench` passes --bench; `cargo test --benches` does not (criterion's test mode).
     let benchmarking =

@@ -92,3 +92,22 @@ pub fn breakdown(name: &str, w: &Workload, reps: usize) {
     }
     println!("{line}  (ns/delta, in memory, 64 KiB pieces)");
 }
+
+/// One pass of one stage (see `QORE_BENCH_STAGE` in the bench's `main`).
+pub fn one_stage(spec: &str) {
+    let (stage, kind) = spec.split_once(':').unwrap_or((spec, "text"));
+    let stage = match stage {
+        "framer" => Stage::Framer,
+        "decode" => Stage::Decoder,
+        "fold" => Stage::Fold,
+        _ => Stage::Floor,
+    };
+    let kind = if kind == "tool" {
+        crate::workload::Kind::Tool
+    } else {
+        crate::workload::Kind::Text
+    };
+    let w = crate::workload::build(kind, 200_000);
+    let chunks: Vec<&[u8]> = w.body.chunks(65536).collect();
+    println!("{spec}: {}", black_box(run(stage, &chunks)));
+}

@@ -177,7 +177,7 @@ impl<'de> Visitor<'de> for ChoiceSeed<'_> {
                 ChoiceField::Delta | ChoiceField::Message => match index {
                     Some(0) => {
                         if let Some(delta) = map.next_value::<Option<Delta<'de>>>()? {
-                            decoder.delta(delta, out);
+                            decoder.delta(&delta, out);
                         }
                     }
                     None => held = map.next_value()?,
@@ -195,7 +195,7 @@ impl<'de> Visitor<'de> for ChoiceSeed<'_> {
             return Ok(()); // n > 1: only the first choice is the assistant's turn
         }
         if let Some(delta) = held {
-            decoder.delta(delta, out);
+            decoder.delta(&delta, out);
         }
         if let Some(reason) = finish {
             decoder.finish_reason(&reason, out);

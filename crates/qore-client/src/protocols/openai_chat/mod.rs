@@ -9,6 +9,7 @@
 
 mod chunk;
 mod error;
+mod fast;
 mod models;
 mod request;
 mod stream;

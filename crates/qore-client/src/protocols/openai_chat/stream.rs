@@ -19,6 +19,7 @@ use std::borrow::Cow;
 use serde::de::DeserializeSeed as _;
 
 use super::chunk::ChunkSeed;
+use super::fast;
 use super::wire::{Content, Delta, ToolCallDelta, WireUsage};
 use crate::codec::StreamDecoder;
 use crate::transport::sse::SseFrame;
@@ -32,6 +33,8 @@ pub struct ChatStreamDecoder {
     done: bool,
     refused: bool,
     synthesized_ids: u32,
+    /// Decode every chunk through serde, never [`fast`] (to compare the two in tests).
+    serde_only: bool,
 }
 
 #[derive(Debug)]
@@ -46,6 +49,14 @@ struct PendingCall {
 impl ChatStreamDecoder {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A decoder that never takes the fast path (for differential tests and benchmarks).
+    pub fn serde_only() -> Self {
+        ChatStreamDecoder {
+            serde_only: true,
+            ..Self::default()
+        }
     }
 
     pub(super) fn started(&self) -> bool {
@@ -106,22 +117,28 @@ impl ChatStreamDecoder {
         }
     }
 
-    pub(super) fn delta(&mut self, delta: Delta<'_>, out: &mut VecDeque<ResponseEvent>) {
-        if let Some(text) = delta.reasoning_content.or(delta.reasoning) {
+    pub(super) fn delta(&mut self, delta: &Delta<'_>, out: &mut VecDeque<ResponseEvent>) {
+        if let Some(text) = delta.reasoning_content.as_ref().or(delta.reasoning.as_ref()) {
             if !text.is_empty() {
-                out.push_back(ResponseEvent::ThinkingDelta { text: text.into() });
+                out.push_back(ResponseEvent::ThinkingDelta {
+                    text: text.as_ref().into(),
+                });
             }
         }
-        match delta.content {
+        match &delta.content {
             Some(Content::Text(text)) if !text.is_empty() => {
-                out.push_back(ResponseEvent::TextDelta { text: text.into() })
+                out.push_back(ResponseEvent::TextDelta {
+                    text: text.as_ref().into(),
+                })
             }
             Some(Content::Parts(parts)) => {
                 for part in parts {
-                    match (part.kind.as_deref(), part.text, part.thinking) {
+                    match (part.kind.as_deref(), &part.text, &part.thinking) {
                         (Some("thinking"), _, Some(thinking)) => push_thinking(thinking, out),
                         (Some("text") | None, Some(text), _) if !text.is_empty() => {
-                            out.push_back(ResponseEvent::TextDelta { text: text.into() })
+                            out.push_back(ResponseEvent::TextDelta {
+                                text: text.as_ref().into(),
+                            })
                         }
                         _ => {}
                     }
@@ -129,29 +146,29 @@ impl ChatStreamDecoder {
             }
             _ => {}
         }
-        if let Some(refusal) = delta.refusal {
+        if let Some(refusal) = &delta.refusal {
             if !refusal.is_empty() {
                 self.refused = true;
                 out.push_back(ResponseEvent::TextDelta {
-                    text: refusal.into(),
+                    text: refusal.as_ref().into(),
                 });
             }
         }
-        for call in delta.tool_calls.into_iter().flatten() {
+        for call in delta.tool_calls.iter().flatten() {
             self.tool_call(call, out);
         }
     }
 
-    fn tool_call(&mut self, delta: ToolCallDelta<'_>, out: &mut VecDeque<ResponseEvent>) {
-        let id = delta.id.filter(|id| !id.is_empty());
+    fn tool_call(&mut self, delta: &ToolCallDelta<'_>, out: &mut VecDeque<ResponseEvent>) {
+        let id = delta.id.as_deref().filter(|id| !id.is_empty());
         let index = delta.index.unwrap_or_else(|| match &id {
-            Some(id) if !self.calls.iter().any(|c| c.id == **id) => self.calls.len() as u32,
+            Some(id) if !self.calls.iter().any(|c| c.id == *id) => self.calls.len() as u32,
             _ => self.calls.last().map_or(0, |c| c.index),
         });
         let open = self.calls.iter().rposition(|c| c.index == index);
         let pos = match (open, &id) {
             (Some(pos), Some(id))
-                if !self.calls[pos].id.is_empty() && self.calls[pos].id != **id =>
+                if !self.calls[pos].id.is_empty() && self.calls[pos].id != *id =>
             {
                 // A new call at an index still open: the previous one is complete.
                 let call = self.calls.remove(pos);
@@ -173,21 +190,24 @@ impl ChatStreamDecoder {
         let call = &mut self.calls[pos];
         if let Some(id) = id {
             if call.id.is_empty() {
-                call.id = id.into_owned();
+                call.id = id.to_owned();
             }
         }
-        let (name, args) = match delta.function {
-            Some(function) => (function.name, function.arguments.map(|a| a.0)),
+        let (name, args) = match &delta.function {
+            Some(function) => (
+                function.name.as_deref(),
+                function.arguments.as_ref().map(|a| a.0.as_ref()),
+            ),
             None => (None, None),
         };
         if let Some(name) = name {
             if call.name.is_empty() {
-                call.name = name.into_owned();
+                call.name = name.to_owned();
             }
         }
         if call.announced {
             if let Some(args) = args.filter(|a| !a.is_empty()) {
-                call.args.push_str(&args);
+                call.args.push_str(args);
                 out.push_back(ResponseEvent::ToolCallArgsDelta {
                     id: call.id.as_str().into(),
                     delta: args.into(),
@@ -196,7 +216,7 @@ impl ChatStreamDecoder {
             return;
         }
         if let Some(args) = args {
-            call.args.push_str(&args);
+            call.args.push_str(args);
         }
         if !call.name.is_empty() {
             if call.id.is_empty() {
@@ -246,14 +266,14 @@ fn end_call(call: PendingCall, out: &mut VecDeque<ResponseEvent>) {
     out.push_back(ResponseEvent::ToolCallEnd { id: call.id, input });
 }
 
-fn push_thinking(content: Content<'_>, out: &mut VecDeque<ResponseEvent>) {
+fn push_thinking(content: &Content<'_>, out: &mut VecDeque<ResponseEvent>) {
     match content {
-        Content::Text(text) if !text.is_empty() => {
-            out.push_back(ResponseEvent::ThinkingDelta { text: text.into() })
-        }
+        Content::Text(text) if !text.is_empty() => out.push_back(ResponseEvent::ThinkingDelta {
+            text: text.as_ref().into(),
+        }),
         Content::Text(_) => {}
         Content::Parts(parts) => {
-            for text in parts.into_iter().filter_map(|p| p.text) {
+            for text in parts.iter().filter_map(|p| p.text.as_deref()) {
                 if !text.is_empty() {
                     out.push_back(ResponseEvent::ThinkingDelta { text: text.into() });
                 }
@@ -326,6 +346,17 @@ impl StreamDecoder for ChatStreamDecoder {
         }
         if frame.data.trim().is_empty() {
             return Ok(());
+        }
+        if self.started && !self.serde_only {
+            if let Some(chunk) = fast::parse(frame.data) {
+                if let Some(delta) = &chunk.delta {
+                    self.delta(delta, out);
+                }
+                if let Some(reason) = chunk.finish_reason {
+                    self.finish_reason(&reason, out);
+                }
+                return Ok(());
+            }
         }
         self.chunk(frame.data, out)
             .map_err(|err| undecodable(err, frame.data))
