@@ -6,10 +6,18 @@ use std::sync::Arc;
 
 use crate::Protocol;
 
+pub mod llamacpp;
+pub mod mistral;
+pub mod ollama;
 pub mod openai_chat;
 
 /// Names of the protocols this build speaks, as accepted by [`by_name`].
-pub const NAMES: &[&str] = &[openai_chat::NAME];
+pub const NAMES: &[&str] = &[
+    openai_chat::NAME,
+    ollama::NAME,
+    llamacpp::NAME,
+    mistral::NAME,
+];
 
 /// The protocol called `name` on the command line and in configuration.
 pub fn by_name(name: &str) -> Option<Arc<dyn Protocol>> {
@@ -17,6 +25,9 @@ pub fn by_name(name: &str) -> Option<Arc<dyn Protocol>> {
         openai_chat::NAME | "openai" | "chat-completions" => {
             Some(Arc::new(openai_chat::OpenAiChat::default()))
         }
+        ollama::NAME => Some(Arc::new(ollama::Ollama)),
+        llamacpp::NAME | "llama.cpp" => Some(Arc::new(llamacpp::LlamaCpp::default())),
+        mistral::NAME | "codestral" => Some(Arc::new(mistral::Mistral::default())),
         _ => None,
     }
 }
