@@ -1,6 +1,8 @@
 //! One module per wire protocol, each with the same file set:
 //! `mod.rs` (the [`crate::Protocol`] implementation), `request.rs` (encoding from history),
 //! `stream.rs` (decoding), `error.rs` (the provider's error envelope), `models.rs` (listing).
+//! A protocol that speaks another's wire for part of its surface delegates to that module
+//! instead of copying it (`llamacpp` and `mistral` chat through [`openai_chat`]).
 
 use std::sync::Arc;
 

@@ -4,7 +4,7 @@
 //! Promises: chat requests, answers (Magistral's thinking content arrays included), errors
 //! (`{"object": "error", "message", "type"}`, `{"detail": …}`) and listings are exactly those
 //! of [`crate::protocols::openai_chat`]. A fill-in-the-middle request is encoded by
-//! [`fim`]; its answer is Chat Completions-shaped (`chat.completion.chunk` frames with
+//! `fim.rs`; its answer is Chat Completions-shaped (`chat.completion.chunk` frames with
 //! `choices[0].delta.content`, usage and `finish_reason` on the last, then `[DONE]`; a whole
 //! body has `choices[0].message.content`) and is decoded by the Chat Completions decoder,
 //! so the completion streams as text deltas with usage and a stop reason.
