@@ -264,4 +264,22 @@ impl Client {
             }
         }
     }
+
+    /// An authenticated `GET` of `path`, resolved against the base URL like a protocol path
+    /// (the endpoint override does not apply): the status and body as received, whatever the
+    /// status. For probes beside the chat wire, such as llama.cpp's `/health` and `/props`.
+    pub async fn get(&self, path: &str) -> Result<(u16, bytes::Bytes), ErrorInfo> {
+        let url = self.resolve(path);
+        let mut headers = self.headers.clone();
+        headers.remove(CONTENT_TYPE);
+        let request = async {
+            let response = self.http.get(&url).headers(headers).send().await?;
+            let status = response.status().as_u16();
+            Ok::<_, reqwest::Error>((status, response.bytes().await?))
+        };
+        tokio::time::timeout(self.config.timeouts.idle, request)
+            .await
+            .map_err(|_| ErrorInfo::network(format!("GET {url} timed out")))?
+            .map_err(|err| network_error(&format!("GET {url} failed"), &err))
+    }
 }

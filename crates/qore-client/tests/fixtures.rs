@@ -26,6 +26,8 @@ macro_rules! report {
 
 #[path = "fixtures/common.rs"]
 mod common;
+#[path = "fixtures/ollama.rs"]
+mod ollama;
 #[path = "fixtures/openai_chat.rs"]
 mod openai_chat;
 
@@ -66,11 +68,18 @@ struct Checker {
 }
 
 /// The one table of per-protocol checkers.
-const CHECKERS: &[Checker] = &[Checker {
-    label: "openai-chat",
-    folders: OPENAI_COMPATIBLE,
-    check: |case| Box::pin(openai_chat::check(case)),
-}];
+const CHECKERS: &[Checker] = &[
+    Checker {
+        label: "openai-chat",
+        folders: OPENAI_COMPATIBLE,
+        check: |case| Box::pin(openai_chat::check(case)),
+    },
+    Checker {
+        label: "ollama",
+        folders: &["ollama"],
+        check: |case| Box::pin(ollama::check(case)),
+    },
+];
 
 /// The protocol an exchange speaks, from its method and path (and the provider folder, for
 /// model listings, whose path alone does not say).
@@ -88,7 +97,7 @@ fn classify(provider: &str, ex: &Exchange) -> &'static str {
         "openai-responses"
     } else if path.ends_with(":streamGenerateContent") || path.ends_with(":generateContent") {
         "gemini"
-    } else if path == "/api/chat" {
+    } else if path == "/api/chat" || (method == "GET" && path == "/api/tags") {
         "ollama"
     } else {
         OUT_OF_SCOPE

@@ -1,15 +1,25 @@
 //! One module per wire protocol, each with the same file set:
 //! `mod.rs` (the [`crate::Protocol`] implementation), `request.rs` (encoding from history),
 //! `stream.rs` (decoding), `error.rs` (the provider's error envelope), `models.rs` (listing).
+//! A protocol that speaks another's wire for part of its surface delegates to that module
+//! instead of copying it (`llamacpp` and `mistral` chat through [`openai_chat`]).
 
 use std::sync::Arc;
 
 use crate::Protocol;
 
+pub mod llamacpp;
+pub mod mistral;
+pub mod ollama;
 pub mod openai_chat;
 
 /// Names of the protocols this build speaks, as accepted by [`by_name`].
-pub const NAMES: &[&str] = &[openai_chat::NAME];
+pub const NAMES: &[&str] = &[
+    openai_chat::NAME,
+    ollama::NAME,
+    llamacpp::NAME,
+    mistral::NAME,
+];
 
 /// The protocol called `name` on the command line and in configuration.
 pub fn by_name(name: &str) -> Option<Arc<dyn Protocol>> {
@@ -17,6 +27,9 @@ pub fn by_name(name: &str) -> Option<Arc<dyn Protocol>> {
         openai_chat::NAME | "openai" | "chat-completions" => {
             Some(Arc::new(openai_chat::OpenAiChat::default()))
         }
+        ollama::NAME => Some(Arc::new(ollama::Ollama)),
+        llamacpp::NAME | "llama.cpp" => Some(Arc::new(llamacpp::LlamaCpp::default())),
+        mistral::NAME | "codestral" => Some(Arc::new(mistral::Mistral::default())),
         _ => None,
     }
 }

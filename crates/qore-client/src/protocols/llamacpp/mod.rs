@@ -1,0 +1,106 @@
+//! llama.cpp's server (`llama-server`, also the local xllamacpp server): chat over its
+//! OpenAI-compatible Chat Completions, fill-in-the-middle over its native `/infill` or
+//! `/completion`, and the `/health` and `/props` probes.
+//!
+//! Base URL convention: the OpenAI-style base ending in `/v1`, as for every
+//! OpenAI-compatible server (`http://127.0.0.1:18080/v1`, what [`crate::local::base_url`]
+//! gives). Chat goes to `chat/completions` and the listing to `models` below it; the native
+//! endpoints live at the server root and are addressed as `../infill`, `../completion`,
+//! `../health`, `../props` (the URL parser resolves the dot segment: `…/v1/../infill` is
+//! `…/infill`, and a server behind a path prefix keeps its prefix). A base without `/v1`
+//! (the bare root) works too: the dot segment cannot climb above the root, and llama.cpp
+//! serves chat and models at `/chat/completions` and `/models` as well.
+//!
+//! Promises: chat requests, answers, errors and listings are exactly those of
+//! [`crate::protocols::openai_chat`]; fill-in-the-middle goes to the endpoint
+//! [`LlamaCpp::fim`] names (see [`LlamaFim`] for how `/completion` builds its prompt) and
+//! streams as text deltas with usage and a stop reason ([`CompletionDecoder`]); a model
+//! without FIM tokens answers `/infill` with 501, which comes out as a provider error that
+//! keeps the status and body. [`health`] and [`props`] are typed probes.
+
+mod error;
+mod probe;
+mod request;
+mod stream;
+mod wire;
+
+use qore_core::ErrorInfo;
+
+use crate::codec::{ChatRequest, FimRequest, Protocol, StreamDecoder};
+use crate::protocols::openai_chat::OpenAiChat;
+use crate::ModelInfo;
+
+pub use probe::{health, parse_props, props, Health, Props};
+pub use request::{fill_template, LlamaFim};
+pub use stream::CompletionDecoder;
+
+/// The name of this protocol on the command line.
+pub const NAME: &str = "llamacpp";
+
+/// llama.cpp's server.
+#[derive(Debug, Clone, Default)]
+pub struct LlamaCpp {
+    /// Where fill-in-the-middle requests go.
+    pub fim: LlamaFim,
+    /// The Chat Completions dialect used for chat.
+    pub chat: OpenAiChat,
+}
+
+impl LlamaCpp {
+    /// Fill-in-the-middle through `fim`, chat as usual.
+    pub fn with_fim(fim: LlamaFim) -> Self {
+        LlamaCpp {
+            fim,
+            ..LlamaCpp::default()
+        }
+    }
+}
+
+impl Protocol for LlamaCpp {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn chat_path(&self, model: &str, stream: bool) -> String {
+        self.chat.chat_path(model, stream)
+    }
+
+    fn models_path(&self) -> &'static str {
+        self.chat.models_path()
+    }
+
+    fn auth_headers(&self, api_key: &str) -> Vec<(String, String)> {
+        self.chat.auth_headers(api_key)
+    }
+
+    fn encode(&self, request: &ChatRequest<'_>) -> Result<serde_json::Value, ErrorInfo> {
+        self.chat.encode(request)
+    }
+
+    fn decoder(&self) -> Box<dyn StreamDecoder> {
+        self.chat.decoder()
+    }
+
+    fn fim_path(&self, _model: &str, _stream: bool) -> Option<String> {
+        Some(match self.fim {
+            LlamaFim::Infill => "../infill".to_owned(),
+            LlamaFim::Completion { .. } => "../completion".to_owned(),
+        })
+    }
+
+    fn encode_fim(&self, request: &FimRequest<'_>) -> Result<serde_json::Value, ErrorInfo> {
+        request::encode_fim(&self.fim, request)
+    }
+
+    fn fim_decoder(&self) -> Box<dyn StreamDecoder> {
+        Box::new(CompletionDecoder::new())
+    }
+
+    fn error(&self, status: u16, body: &str) -> ErrorInfo {
+        self.chat.error(status, body)
+    }
+
+    fn models(&self, body: &[u8]) -> Result<Vec<ModelInfo>, ErrorInfo> {
+        self.chat.models(body)
+    }
+}

@@ -1,0 +1,73 @@
+//! Mistral (`https://api.mistral.ai/v1`; Codestral's own `https://codestral.mistral.ai/v1`):
+//! chat over Chat Completions, fill-in-the-middle over `POST {base}/fim/completions`.
+//!
+//! Promises: chat requests, answers (Magistral's thinking content arrays included), errors
+//! (`{"object": "error", "message", "type"}`, `{"detail": …}`) and listings are exactly those
+//! of [`crate::protocols::openai_chat`]. A fill-in-the-middle request is encoded by
+//! `fim.rs`; its answer is Chat Completions-shaped (`chat.completion.chunk` frames with
+//! `choices[0].delta.content`, usage and `finish_reason` on the last, then `[DONE]`; a whole
+//! body has `choices[0].message.content`) and is decoded by the Chat Completions decoder,
+//! so the completion streams as text deltas with usage and a stop reason.
+
+mod fim;
+
+use qore_core::ErrorInfo;
+
+use crate::codec::{ChatRequest, FimRequest, Protocol, StreamDecoder};
+use crate::protocols::openai_chat::{ChatStreamDecoder, OpenAiChat};
+use crate::ModelInfo;
+
+/// The name of this protocol on the command line.
+pub const NAME: &str = "mistral";
+
+/// Mistral's API (Chat Completions plus FIM).
+#[derive(Debug, Clone, Default)]
+pub struct Mistral {
+    chat: OpenAiChat,
+}
+
+impl Protocol for Mistral {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn chat_path(&self, model: &str, stream: bool) -> String {
+        self.chat.chat_path(model, stream)
+    }
+
+    fn models_path(&self) -> &'static str {
+        self.chat.models_path()
+    }
+
+    fn auth_headers(&self, api_key: &str) -> Vec<(String, String)> {
+        self.chat.auth_headers(api_key)
+    }
+
+    fn encode(&self, request: &ChatRequest<'_>) -> Result<serde_json::Value, ErrorInfo> {
+        self.chat.encode(request)
+    }
+
+    fn decoder(&self) -> Box<dyn StreamDecoder> {
+        self.chat.decoder()
+    }
+
+    fn fim_path(&self, _model: &str, _stream: bool) -> Option<String> {
+        Some("fim/completions".to_owned())
+    }
+
+    fn encode_fim(&self, request: &FimRequest<'_>) -> Result<serde_json::Value, ErrorInfo> {
+        fim::encode(request)
+    }
+
+    fn fim_decoder(&self) -> Box<dyn StreamDecoder> {
+        Box::new(ChatStreamDecoder::new())
+    }
+
+    fn error(&self, status: u16, body: &str) -> ErrorInfo {
+        self.chat.error(status, body)
+    }
+
+    fn models(&self, body: &[u8]) -> Result<Vec<ModelInfo>, ErrorInfo> {
+        self.chat.models(body)
+    }
+}

@@ -1,0 +1,66 @@
+//! Ollama's native chat API (`POST {base}/api/chat`, models at `GET {base}/api/tags`), with
+//! the base URL being the server root as Ollama documents it (`http://localhost:11434`).
+//!
+//! Promises: streamed (NDJSON, [`crate::Framing::Ndjson`]) and whole-body answers decode to
+//! the same events: text, thinking, whole tool calls (arguments as JSON objects; ids kept,
+//! or synthesized process-unique when the server sends none), `done_reason` as the stop
+//! reason, `prompt_eval_count` / `eval_count` as usage; `{"error": ...}` lines inside a 200
+//! answer and HTTP error bodies become errors that keep the body; an answer without its
+//! `done: true` line is incomplete. Requests are encoded from history with thinking, tool
+//! calls and tool results (`role: tool` with `tool_name`) replayed; `think`, `format` and
+//! other top-level fields go through [`crate::RequestOptions::extra`].
+//! Ollama's own server needs no key; a key (Ollama's hosted API) is sent as a bearer token.
+
+mod error;
+mod models;
+mod request;
+mod stream;
+mod wire;
+
+use qore_core::ErrorInfo;
+
+use crate::codec::{ChatRequest, Protocol, StreamDecoder};
+use crate::ModelInfo;
+
+pub use stream::{synthesize_call_id, OllamaStreamDecoder};
+
+/// The name of this protocol on the command line.
+pub const NAME: &str = "ollama";
+
+/// Ollama's native chat protocol.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Ollama;
+
+impl Protocol for Ollama {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn chat_path(&self, _model: &str, _stream: bool) -> String {
+        "api/chat".to_owned()
+    }
+
+    fn models_path(&self) -> &'static str {
+        "api/tags"
+    }
+
+    fn auth_headers(&self, api_key: &str) -> Vec<(String, String)> {
+        vec![("authorization".to_owned(), format!("Bearer {api_key}"))]
+    }
+
+    fn encode(&self, request: &ChatRequest<'_>) -> Result<serde_json::Value, ErrorInfo> {
+        request::encode(request)
+    }
+
+    fn decoder(&self) -> Box<dyn StreamDecoder> {
+        Box::new(OllamaStreamDecoder::new())
+    }
+
+    fn error(&self, status: u16, body: &str) -> ErrorInfo {
+        error::from_http(status, body)
+    }
+
+    fn models(&self, body: &[u8]) -> Result<Vec<ModelInfo>, ErrorInfo> {
+        models::parse(body)
+    }
+}
