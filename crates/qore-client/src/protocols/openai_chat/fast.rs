@@ -48,16 +48,14 @@ pub fn parse(data: &str) -> Option<FastChunk<'_>> {
         finish_reason: None,
     };
     let mut choices = false;
-    r.object(|r, key| {
-        match key {
-            b"choices" if !choices => {
-                choices = true;
-                r.choices(&mut chunk)
-            }
-            b"usage" | b"error" => r.null(),
-            b"choices" => None,
-            _ => r.skip(0),
+    r.object(|r, key| match key {
+        b"choices" if !choices => {
+            choices = true;
+            r.choices(&mut chunk)
         }
+        b"usage" | b"error" => r.null(),
+        b"choices" => None,
+        _ => r.skip(0),
     })?;
     r.ws();
     (choices && r.pos == r.bytes.len()).then_some(chunk)

@@ -118,7 +118,11 @@ impl ChatStreamDecoder {
     }
 
     pub(super) fn delta(&mut self, delta: &Delta<'_>, out: &mut VecDeque<ResponseEvent>) {
-        if let Some(text) = delta.reasoning_content.as_ref().or(delta.reasoning.as_ref()) {
+        if let Some(text) = delta
+            .reasoning_content
+            .as_ref()
+            .or(delta.reasoning.as_ref())
+        {
             if !text.is_empty() {
                 out.push_back(ResponseEvent::ThinkingDelta {
                     text: text.as_ref().into(),
