@@ -24,6 +24,8 @@ macro_rules! report {
     }};
 }
 
+#[path = "fixtures/anthropic.rs"]
+mod anthropic;
 #[path = "fixtures/common.rs"]
 mod common;
 #[path = "fixtures/openai_chat.rs"]
@@ -66,11 +68,18 @@ struct Checker {
 }
 
 /// The one table of per-protocol checkers.
-const CHECKERS: &[Checker] = &[Checker {
-    label: "openai-chat",
-    folders: OPENAI_COMPATIBLE,
-    check: |case| Box::pin(openai_chat::check(case)),
-}];
+const CHECKERS: &[Checker] = &[
+    Checker {
+        label: "openai-chat",
+        folders: OPENAI_COMPATIBLE,
+        check: |case| Box::pin(openai_chat::check(case)),
+    },
+    Checker {
+        label: "anthropic-messages",
+        folders: &["anthropic"],
+        check: |case| Box::pin(anthropic::check(case)),
+    },
+];
 
 /// The protocol an exchange speaks, from its method and path (and the provider folder, for
 /// model listings, whose path alone does not say).
@@ -82,7 +91,9 @@ fn classify(provider: &str, ex: &Exchange) -> &'static str {
         method == "GET" && path.ends_with("/models") && OPENAI_COMPATIBLE.contains(&provider);
     if chat || listing {
         "openai-chat"
-    } else if path.ends_with("/v1/messages") {
+    } else if path.ends_with("/v1/messages")
+        || (provider == "anthropic" && method == "GET" && path == "/v1/models")
+    {
         "anthropic-messages"
     } else if path.ends_with("/responses") {
         "openai-responses"
