@@ -211,9 +211,7 @@ mod tests {
             ResponseEvent::ThinkingSignature {
                 signature: "s".into(),
             },
-            ResponseEvent::RedactedThinking {
-                data: "enc".into(),
-            },
+            ResponseEvent::RedactedThinking { data: "enc".into() },
             ResponseEvent::ToolCallStart {
                 id: "c".into(),
                 name: "n".into(),

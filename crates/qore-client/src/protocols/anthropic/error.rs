@@ -92,7 +92,10 @@ mod tests {
         let gateway = from_http(402, r#"{"error":{"message":"no credits","code":402}}"#);
         assert_eq!(gateway.message, "HTTP 402: no credits");
         assert_eq!(gateway.provider.unwrap().error_type.as_deref(), Some("402"));
-        assert_eq!(from_http(500, r#"{"error":"boom"}"#).message, "HTTP 500: boom");
+        assert_eq!(
+            from_http(500, r#"{"error":"boom"}"#).message,
+            "HTTP 500: boom"
+        );
         assert_eq!(
             from_http(502, "<html>bad gateway</html>").message,
             "HTTP 502: <html>bad gateway</html>"

@@ -2,7 +2,12 @@ use super::*;
 use crate::RequestOptions;
 use qore_core::{History, Message, ToolSpec};
 
-fn encode_with(history: &History, tools: &[ToolSpec], options: &RequestOptions, cache: bool) -> Value {
+fn encode_with(
+    history: &History,
+    tools: &[ToolSpec],
+    options: &RequestOptions,
+    cache: bool,
+) -> Value {
     let request = ChatRequest {
         model: "claude-x",
         history,
@@ -83,7 +88,10 @@ fn encodes_tool_turns_in_messages_shape() {
     assert_eq!(body["model"], "claude-x");
     assert_eq!(body["max_tokens"], DEFAULT_MAX_TOKENS);
     assert_eq!(body["stream"], true);
-    assert_eq!(body["system"], json!([{"type": "text", "text": "be brief"}]));
+    assert_eq!(
+        body["system"],
+        json!([{"type": "text", "text": "be brief"}])
+    );
     assert_eq!(
         body["tools"],
         json!([{"name": "add", "description": "adds",
@@ -217,7 +225,10 @@ fn cache_breakpoints_mark_system_tools_and_the_last_user_block() {
     assert_eq!(body["system"][0]["cache_control"], ephemeral);
     assert_eq!(body["tools"][1]["cache_control"], ephemeral);
     assert!(body["tools"][0].get("cache_control").is_none());
-    assert_eq!(body["messages"][2]["content"][2]["cache_control"], ephemeral);
+    assert_eq!(
+        body["messages"][2]["content"][2]["cache_control"],
+        ephemeral
+    );
     assert_eq!(body.to_string().matches("cache_control").count(), 3);
 }
 
@@ -225,7 +236,10 @@ fn cache_breakpoints_mark_system_tools_and_the_last_user_block() {
 fn options_and_extra_fields_apply_and_encoding_is_deterministic() {
     let mut extra = Map::new();
     extra.insert("max_tokens".into(), json!(99));
-    extra.insert("thinking".into(), json!({"type": "enabled", "budget_tokens": 1024}));
+    extra.insert(
+        "thinking".into(),
+        json!({"type": "enabled", "budget_tokens": 1024}),
+    );
     let options = RequestOptions {
         stream: false,
         max_tokens: Some(64),

@@ -83,7 +83,10 @@ fn args(part: &str) -> Value {
 fn thinking_text_and_interleaved_tool_calls_fold_in_block_order() {
     let frames = vec![
         message_start(json!({"input_tokens": 10, "output_tokens": 1})),
-        start(0, json!({"type": "thinking", "thinking": "", "signature": ""})),
+        start(
+            0,
+            json!({"type": "thinking", "thinking": "", "signature": ""}),
+        ),
         json!({"type": "ping"}).to_string(),
         delta(0, json!({"type": "thinking_delta", "thinking": "let me "})),
         delta(0, json!({"type": "thinking_delta", "thinking": "add"})),
@@ -152,13 +155,19 @@ fn thinking_text_and_interleaved_tool_calls_fold_in_block_order() {
 fn redacted_and_signature_only_thinking_are_blocks_of_their_own() {
     let frames = vec![
         message_start(json!({"input_tokens": 3})),
-        start(0, json!({"type": "thinking", "thinking": "", "signature": ""})),
+        start(
+            0,
+            json!({"type": "thinking", "thinking": "", "signature": ""}),
+        ),
         delta(0, json!({"type": "thinking_delta", "thinking": "first"})),
         delta(0, json!({"type": "signature_delta", "signature": "s1"})),
         stop(0),
         start(1, json!({"type": "redacted_thinking", "data": "EnCrYpTeD"})),
         stop(1),
-        start(2, json!({"type": "thinking", "thinking": "", "signature": ""})),
+        start(
+            2,
+            json!({"type": "thinking", "thinking": "", "signature": ""}),
+        ),
         delta(2, json!({"type": "signature_delta", "signature": "s2"})),
         stop(2),
         message_delta("end_turn", json!({"output_tokens": 9})),
@@ -278,7 +287,10 @@ fn frames_after_message_stop_and_unknown_events_are_ignored() {
         message_start(json!({})),
         json!({"type": "something_new", "index": 0}).to_string(),
         start(0, json!({"type": "text", "text": "", "citations": []})),
-        delta(0, json!({"type": "citations_delta", "citation": {"type": "char_location"}})),
+        delta(
+            0,
+            json!({"type": "citations_delta", "citation": {"type": "char_location"}}),
+        ),
         delta(0, json!({"type": "text_delta", "text": "ok"})),
         stop(0),
         message_delta("end_turn", json!({})),
