@@ -269,16 +269,7 @@ impl MessagesStreamDecoder {
     }
 
     fn report_usage(&mut self, wire: &WireUsage, out: &mut Out) {
-        let mut usage = Usage {
-            input_tokens: wire.input_tokens,
-            output_tokens: wire.output_tokens,
-            cached_input_tokens: wire.cache_read_input_tokens,
-            cache_creation_input_tokens: wire.cache_creation_input_tokens,
-            reasoning_tokens: wire
-                .output_tokens_details
-                .as_ref()
-                .and_then(|d| d.thinking_tokens),
-        };
+        let mut usage = wire.usage();
         let earlier = &self.usage;
         for (later, earlier) in [
             (&mut usage.input_tokens, earlier.input_tokens),

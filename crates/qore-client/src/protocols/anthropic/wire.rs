@@ -12,6 +12,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 
+use qore_core::Usage;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
@@ -144,6 +145,22 @@ pub struct WireUsage {
     pub cache_read_input_tokens: Option<u64>,
     #[serde(default)]
     pub output_tokens_details: Option<OutputDetails>,
+}
+
+impl WireUsage {
+    /// In our vocabulary: cache reads are cached input, thinking tokens reasoning.
+    pub fn usage(&self) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            cached_input_tokens: self.cache_read_input_tokens,
+            cache_creation_input_tokens: self.cache_creation_input_tokens,
+            reasoning_tokens: self
+                .output_tokens_details
+                .as_ref()
+                .and_then(|d| d.thinking_tokens),
+        }
+    }
 }
 
 #[derive(Deserialize)]
