@@ -5,7 +5,8 @@
 //! - user and assistant messages → `{"role", "content": [blocks]}`; consecutive messages of
 //!   one role are merged into one turn, and in a user turn the `tool_result` blocks come
 //!   first (the API requires them right after the `tool_use` turn); a turn left empty is
-//!   dropped; empty text blocks are dropped (the API rejects them);
+//!   dropped; empty and whitespace-only text blocks are dropped, in tool results too (the
+//!   API rejects them);
 //! - images → `{"type": "image", "source": {"type": "base64", "media_type", "data"}}` (a
 //!   `data:` URL too; an unknown media type is sniffed from the bytes), other URLs →
 //!   `{"source": {"type": "url", "url"}}`;
@@ -48,7 +49,7 @@ pub fn encode(request: &ChatRequest<'_>, cache_breakpoints: bool) -> Result<Valu
                         .blocks
                         .iter()
                         .filter_map(ContentBlock::as_text)
-                        .filter(|text| !text.is_empty())
+                        .filter(|text| !text.trim().is_empty())
                         .map(|text| json!({"type": "text", "text": text})),
                 );
                 continue;
@@ -144,7 +145,7 @@ fn user_blocks(blocks: &[ContentBlock]) -> Vec<Value> {
     let mut out = Vec::with_capacity(blocks.len());
     for block in blocks {
         match block {
-            ContentBlock::Text { text, .. } if !text.is_empty() => {
+            ContentBlock::Text { text, .. } if !text.trim().is_empty() => {
                 out.push(json!({"type": "text", "text": text}))
             }
             ContentBlock::Image(image) => out.push(image_block(image)),
@@ -159,7 +160,7 @@ fn user_blocks(blocks: &[ContentBlock]) -> Vec<Value> {
                 let parts: Vec<Value> = content
                     .iter()
                     .filter_map(|part| match part {
-                        ToolResultPart::Text { text } if text.is_empty() => None,
+                        ToolResultPart::Text { text } if text.trim().is_empty() => None,
                         ToolResultPart::Text { text } => {
                             Some(json!({"type": "text", "text": text}))
                         }
@@ -189,7 +190,7 @@ fn assistant_blocks(blocks: &[ContentBlock]) -> Vec<Value> {
     let mut out = Vec::with_capacity(blocks.len());
     for block in blocks {
         match block {
-            ContentBlock::Text { text, .. } if !text.is_empty() => {
+            ContentBlock::Text { text, .. } if !text.trim().is_empty() => {
                 out.push(json!({"type": "text", "text": text}))
             }
             ContentBlock::Thinking {

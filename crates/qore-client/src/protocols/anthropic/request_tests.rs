@@ -131,8 +131,10 @@ fn same_role_messages_merge_and_empty_ones_vanish() {
     let history = History::from(vec![
         Message::user("one"),
         Message::assistant(""),
+        Message::assistant(" \n\n"),
         Message::user("two"),
-        Message::new(Role::User, vec![text_result("toolu_9", "", false)]),
+        Message::new(Role::User, vec![text_result("toolu_9", "\n", false)]),
+        Message::system("  "),
         Message::assistant("three"),
         Message::system("late instructions"),
         Message::assistant("four"),
@@ -152,7 +154,10 @@ fn same_role_messages_merge_and_empty_ones_vanish() {
             ]},
         ])
     );
-    assert_eq!(body["system"][0]["text"], "late instructions");
+    assert_eq!(
+        body["system"],
+        json!([{"type": "text", "text": "late instructions"}])
+    );
 }
 
 #[test]
