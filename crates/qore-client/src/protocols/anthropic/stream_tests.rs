@@ -412,6 +412,10 @@ fn a_whole_error_envelope_or_a_non_message_is_an_error() {
         Some("overloaded_error")
     );
     assert!(decode_body(&json!({"hello": "world"})).is_err());
+    let empty = decode_body(&json!({"id": "m", "type": "message", "content": null,
+        "stop_reason": "end_turn"}))
+    .expect("null content is no content");
+    assert!(finished(&empty).0.blocks.is_empty());
     let mut out = VecDeque::new();
     assert!(MessagesStreamDecoder::new()
         .body(b"<html>", &mut out)

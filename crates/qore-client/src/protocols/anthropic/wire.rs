@@ -68,7 +68,8 @@ pub struct MessageBody<'a> {
     pub id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub model: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    /// `null` (some gateways) reads as empty.
+    #[serde(borrow, default, deserialize_with = "null_as_empty")]
     pub content: Vec<Block<'a>>,
     #[serde(borrow, default)]
     pub stop_reason: Option<Cow<'a, str>>,
@@ -176,6 +177,14 @@ pub struct WireError<'a> {
     pub kind: Text<'a>,
     #[serde(borrow, default)]
     pub message: Text<'a>,
+}
+
+fn null_as_empty<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<Vec<T>>::deserialize(deserializer).map(Option::unwrap_or_default)
 }
 
 /// An optional string field: a JSON string borrowed when it can be; `null`, absence or a
