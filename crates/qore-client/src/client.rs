@@ -61,7 +61,7 @@ impl Client {
                 config.base_url
             )));
         }
-        let mut pairs = Vec::new();
+        let mut pairs = protocol.default_headers();
         if let Some(key) = config.api_key.as_deref().filter(|k| !k.is_empty()) {
             pairs.extend(protocol.auth_headers(key));
         }

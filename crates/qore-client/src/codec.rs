@@ -102,6 +102,12 @@ pub trait Protocol: Send + Sync + 'static {
     /// Credential headers for `api_key` (never called with an empty key).
     fn auth_headers(&self, api_key: &str) -> Vec<(String, String)>;
 
+    /// Headers the wire requires on every request, credential or not (Anthropic's
+    /// `anthropic-version`). Configured headers are applied after these and win.
+    fn default_headers(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
     /// The default request body for `request`.
     fn encode(&self, request: &ChatRequest<'_>) -> Result<serde_json::Value, ErrorInfo>;
 

@@ -24,6 +24,8 @@ macro_rules! report {
     }};
 }
 
+#[path = "fixtures/anthropic.rs"]
+mod anthropic;
 #[path = "fixtures/common.rs"]
 mod common;
 #[path = "fixtures/ollama.rs"]
@@ -79,6 +81,11 @@ const CHECKERS: &[Checker] = &[
         folders: &["ollama"],
         check: |case| Box::pin(ollama::check(case)),
     },
+    Checker {
+        label: "anthropic-messages",
+        folders: &["anthropic"],
+        check: |case| Box::pin(anthropic::check(case)),
+    },
 ];
 
 /// The protocol an exchange speaks, from its method and path (and the provider folder, for
@@ -91,7 +98,9 @@ fn classify(provider: &str, ex: &Exchange) -> &'static str {
         method == "GET" && path.ends_with("/models") && OPENAI_COMPATIBLE.contains(&provider);
     if chat || listing {
         "openai-chat"
-    } else if path.ends_with("/v1/messages") {
+    } else if path.ends_with("/v1/messages")
+        || (provider == "anthropic" && method == "GET" && path == "/v1/models")
+    {
         "anthropic-messages"
     } else if path.ends_with("/responses") {
         "openai-responses"

@@ -32,6 +32,11 @@ pub enum ResponseEvent {
     ThinkingSignature {
         signature: String,
     },
+    /// A whole block of reasoning the provider encrypted (Anthropic `redacted_thinking`):
+    /// `data` is replayed verbatim.
+    RedactedThinking {
+        data: String,
+    },
     /// An opaque signature of the part just streamed (Gemini `thoughtSignature`): it belongs
     /// to the last block folded so far, whatever its kind (text, thinking or tool call).
     PartSignature {
@@ -206,6 +211,7 @@ mod tests {
             ResponseEvent::ThinkingSignature {
                 signature: "s".into(),
             },
+            ResponseEvent::RedactedThinking { data: "enc".into() },
             ResponseEvent::ToolCallStart {
                 id: "c".into(),
                 name: "n".into(),

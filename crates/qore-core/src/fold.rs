@@ -2,8 +2,9 @@
 //!
 //! [`MessageAssembler`] is the only place events become a message, for every protocol:
 //! consecutive text deltas grow one text block, thinking deltas one thinking block (a
-//! signature attaches to the thinking block it follows), each tool call becomes a
-//! [`ContentBlock::ToolUse`] at the position its start event had. The result is a
+//! signature attaches to the thinking block it follows), each redacted thinking event is a
+//! block of its own, each tool call becomes a [`ContentBlock::ToolUse`] at the position its
+//! start event had. The result is a
 //! [`TurnOutcome`]: a message is produced only for a finished turn, never for a failed or
 //! cancelled one, so a caller that appends finished messages to history never stores half
 //! a turn.
@@ -115,6 +116,10 @@ impl MessageAssembler {
                         signature: Some(signature.clone()),
                     }),
                 }
+            }
+            ResponseEvent::RedactedThinking { data } => {
+                self.blocks
+                    .push(ContentBlock::RedactedThinking { data: data.clone() });
             }
             ResponseEvent::PartSignature { signature } => {
                 let slot = match self.blocks.last_mut() {
@@ -358,6 +363,34 @@ mod tests {
                 text: String::new(),
                 signature: Some("s3".into())
             }]
+        );
+    }
+
+    #[test]
+    fn redacted_thinking_is_a_block_of_its_own_between_the_others() {
+        let outcome = fold(&[
+            ResponseEvent::RedactedThinking { data: "e1".into() },
+            ResponseEvent::RedactedThinking { data: "e2".into() },
+            ResponseEvent::ThinkingDelta { text: "t".into() },
+            ResponseEvent::ThinkingSignature {
+                signature: "s".into(),
+            },
+            text("ok"),
+        ]);
+        let TurnOutcome::Finished { message, .. } = outcome else {
+            panic!("not finished: {outcome:?}");
+        };
+        assert_eq!(
+            message.blocks,
+            vec![
+                ContentBlock::RedactedThinking { data: "e1".into() },
+                ContentBlock::RedactedThinking { data: "e2".into() },
+                ContentBlock::Thinking {
+                    text: "t".into(),
+                    signature: Some("s".into())
+                },
+                ContentBlock::text("ok"),
+            ]
         );
     }
 

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::Protocol;
 
+pub mod anthropic;
 pub mod llamacpp;
 pub mod mistral;
 pub mod ollama;
@@ -16,6 +17,7 @@ pub mod openai_chat;
 /// Names of the protocols this build speaks, as accepted by [`by_name`].
 pub const NAMES: &[&str] = &[
     openai_chat::NAME,
+    anthropic::NAME,
     ollama::NAME,
     llamacpp::NAME,
     mistral::NAME,
@@ -30,6 +32,7 @@ pub fn by_name(name: &str) -> Option<Arc<dyn Protocol>> {
         ollama::NAME => Some(Arc::new(ollama::Ollama)),
         llamacpp::NAME | "llama.cpp" => Some(Arc::new(llamacpp::LlamaCpp::default())),
         mistral::NAME | "codestral" => Some(Arc::new(mistral::Mistral::default())),
+        anthropic::NAME | "anthropic-messages" => Some(Arc::new(anthropic::Anthropic::default())),
         _ => None,
     }
 }

@@ -1,0 +1,424 @@
+//! Decoding Anthropic Messages responses into [`ResponseEvent`]s.
+//!
+//! Streamed events and whole bodies go through the same [`MessagesStreamDecoder`]: a whole
+//! body is a `message_start` whose blocks each start and stop at once.
+//!
+//! - content blocks are tracked by their `index`, so deltas of several blocks may interleave;
+//!   text and thinking deltas become [`ResponseEvent::TextDelta`] /
+//!   [`ResponseEvent::ThinkingDelta`], a `signature_delta` the signature of the thinking
+//!   block it belongs to (a signed thinking block with no text still becomes a block of its
+//!   own), `redacted_thinking` one [`ResponseEvent::RedactedThinking`] with its `data`;
+//! - a `tool_use` is announced at its start; its `input_json_delta`s accumulate linearly and
+//!   are parsed once, when the block stops (or, for a block that never stopped, at
+//!   `message_stop`); a whole body's `input` object is taken as parsed;
+//! - blocks of server tools (`server_tool_use`, `web_search_tool_result`, ...) and citation
+//!   deltas are skipped: the provider ran those tools itself;
+//! - usage from `message_start` and `message_delta` is reported as it comes; a later zero
+//!   never replaces an earlier non-zero count;
+//! - an `error` event fails the turn (status `None`, the provider's type and message); a
+//!   stream that ends without `message_stop` is a `Network` error; anything after
+//!   `message_stop` (a gateway's `[DONE]`) is ignored.
+
+use std::collections::VecDeque;
+
+use qore_core::{ErrorInfo, ProviderDetail, ResponseEvent, StopReason, ToolCallInput, Usage};
+use serde_json::Value;
+
+use super::error;
+use super::wire::{Block, BlockKind, Delta, EventKind, MessageBody, StreamEvent, WireUsage};
+use crate::codec::StreamDecoder;
+use crate::transport::sse::SseFrame;
+
+/// Decoder state for one response.
+#[derive(Debug, Default)]
+pub struct MessagesStreamDecoder {
+    started: bool,
+    /// Content blocks started and not yet stopped, in start order.
+    open: Vec<OpenBlock>,
+    /// How many blocks started (the index of a block whose event names none).
+    blocks_started: u32,
+    /// Usage reported so far, merged.
+    usage: Usage,
+    stopped: bool,
+    /// `message_stop` seen (or a whole body decoded).
+    complete: bool,
+    /// An `error` event ended the stream.
+    failed: bool,
+}
+
+#[derive(Debug)]
+struct OpenBlock {
+    index: u32,
+    state: BlockState,
+}
+
+#[derive(Debug)]
+enum BlockState {
+    Text,
+    Thinking {
+        /// Whether a thinking block was opened in the events (a delta, even an empty one).
+        opened: bool,
+    },
+    ToolUse {
+        id: String,
+        args: String,
+        /// A non-empty `input` given at the start (whole bodies): used when no delta came.
+        start_input: Option<Value>,
+    },
+    /// Redacted thinking (complete at its start) and the blocks this codec skips.
+    Passive,
+}
+
+impl MessagesStreamDecoder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn start(&mut self, id: Option<String>, model: Option<String>, out: &mut Out) {
+        self.started = true;
+        out.push_back(ResponseEvent::MessageStart { id, model });
+    }
+
+    fn ensure_started(&mut self, out: &mut Out) {
+        if !self.started {
+            self.start(None, None, out);
+        }
+    }
+
+    fn event(&mut self, event: StreamEvent<'_>, raw: &str, out: &mut Out) {
+        match event.kind {
+            EventKind::MessageStart => {
+                let message = event.message;
+                if !self.started {
+                    let id = message.as_ref().and_then(|m| m.id.as_deref());
+                    let model = message.as_ref().and_then(|m| m.model.as_deref());
+                    self.start(id.map(str::to_owned), model.map(str::to_owned), out);
+                }
+                if let Some(usage) = message.as_ref().and_then(|m| m.usage.as_ref()) {
+                    self.report_usage(usage, out);
+                }
+            }
+            EventKind::ContentBlockStart => {
+                self.ensure_started(out);
+                if let Some(block) = event.content_block {
+                    let index = event.index.unwrap_or(self.blocks_started);
+                    self.block_start(index, block, out);
+                }
+            }
+            EventKind::ContentBlockDelta => {
+                if let Some(delta) = event.delta {
+                    self.block_delta(event.index, delta, out);
+                }
+            }
+            EventKind::ContentBlockStop => {
+                let index = event.index.or_else(|| self.open.last().map(|b| b.index));
+                if let Some(index) = index {
+                    self.block_stop(index, out);
+                }
+            }
+            EventKind::MessageDelta => {
+                self.ensure_started(out);
+                if let Some(reason) = event.delta.and_then(|d| d.stop_reason.take()) {
+                    self.stop(&reason, out);
+                }
+                if let Some(usage) = &event.usage {
+                    self.report_usage(usage, out);
+                }
+            }
+            EventKind::MessageStop => {
+                self.close_blocks(out);
+                self.complete = true;
+            }
+            EventKind::Ping => {}
+            EventKind::Error | EventKind::Unknown => {
+                // An unknown event kind is skipped, unless it carries an error.
+                if event.kind == EventKind::Error || event.error.is_some() {
+                    self.failed = true;
+                    self.open.clear();
+                    out.push_back(ResponseEvent::Error {
+                        error: error::in_stream(event.error.as_ref(), raw),
+                    });
+                }
+            }
+        }
+    }
+
+    fn block_start(&mut self, index: u32, block: Block<'_>, out: &mut Out) {
+        self.blocks_started = self.blocks_started.max(index.saturating_add(1));
+        if self.open.iter().any(|b| b.index == index) {
+            // A block restarted at an index still open: the previous one is over.
+            self.block_stop(index, out);
+        }
+        let state = match block.kind {
+            BlockKind::Text => {
+                if let Some(text) = block.text.non_empty() {
+                    out.push_back(ResponseEvent::TextDelta { text: text.into() });
+                }
+                BlockState::Text
+            }
+            BlockKind::Thinking => {
+                let mut opened = false;
+                if let Some(text) = block.thinking.non_empty() {
+                    opened = true;
+                    out.push_back(ResponseEvent::ThinkingDelta { text: text.into() });
+                }
+                if let Some(signature) = block.signature.non_empty() {
+                    thinking_signature(&mut opened, signature, out);
+                }
+                BlockState::Thinking { opened }
+            }
+            BlockKind::RedactedThinking => {
+                if let Some(data) = block.data.non_empty() {
+                    out.push_back(ResponseEvent::RedactedThinking {
+                        data: data.to_owned(),
+                    });
+                }
+                BlockState::Passive
+            }
+            BlockKind::ToolUse => match block.name.take() {
+                Some(name) if !name.is_empty() => {
+                    let id = match block.id.take() {
+                        Some(id) if !id.is_empty() => id.into_owned(),
+                        _ => format!("toolu_qore_{index}"),
+                    };
+                    out.push_back(ResponseEvent::ToolCallStart {
+                        id: id.clone(),
+                        name: name.into_owned(),
+                    });
+                    let start_input = block.input.filter(|input| match input {
+                        Value::Null => false,
+                        Value::Object(map) => !map.is_empty(),
+                        _ => true,
+                    });
+                    BlockState::ToolUse {
+                        id,
+                        args: String::new(),
+                        start_input,
+                    }
+                }
+                _ => {
+                    out.push_back(ResponseEvent::Error {
+                        error: ErrorInfo::provider(format!(
+                            "the tool_use block at index {index} has no name"
+                        )),
+                    });
+                    BlockState::Passive
+                }
+            },
+            BlockKind::Other => BlockState::Passive,
+        };
+        self.open.push(OpenBlock { index, state });
+    }
+
+    fn block_delta(&mut self, index: Option<u32>, delta: Delta<'_>, out: &mut Out) {
+        let block = match index {
+            Some(index) => self.open.iter_mut().rev().find(|b| b.index == index),
+            None => self.open.last_mut(),
+        };
+        // A delta of a block that never started (or already stopped) has nowhere to go.
+        let Some(block) = block else { return };
+        match &mut block.state {
+            BlockState::Text => {
+                if let Some(text) = delta.text.non_empty() {
+                    out.push_back(ResponseEvent::TextDelta { text: text.into() });
+                }
+            }
+            BlockState::Thinking { opened } => {
+                if let Some(text) = delta.thinking.non_empty() {
+                    *opened = true;
+                    out.push_back(ResponseEvent::ThinkingDelta { text: text.into() });
+                }
+                if let Some(signature) = delta.signature.non_empty() {
+                    thinking_signature(opened, signature, out);
+                }
+            }
+            BlockState::ToolUse { id, args, .. } => {
+                if let Some(part) = delta.partial_json.non_empty() {
+                    args.push_str(part);
+                    out.push_back(ResponseEvent::ToolCallArgsDelta {
+                        id: id.as_str().into(),
+                        delta: part.into(),
+                    });
+                }
+            }
+            BlockState::Passive => {}
+        }
+    }
+
+    fn block_stop(&mut self, index: u32, out: &mut Out) {
+        if let Some(pos) = self.open.iter().rposition(|b| b.index == index) {
+            let block = self.open.remove(pos);
+            end_block(block.state, out);
+        }
+    }
+
+    /// End every open block, in the order they started.
+    fn close_blocks(&mut self, out: &mut Out) {
+        for block in self.open.drain(..) {
+            end_block(block.state, out);
+        }
+    }
+
+    fn stop(&mut self, reason: &str, out: &mut Out) {
+        if !self.stopped {
+            self.stopped = true;
+            out.push_back(ResponseEvent::Stop {
+                reason: stop_reason(reason),
+            });
+        }
+    }
+
+    fn report_usage(&mut self, wire: &WireUsage, out: &mut Out) {
+        let mut usage = wire.usage();
+        let earlier = &self.usage;
+        for (later, earlier) in [
+            (&mut usage.input_tokens, earlier.input_tokens),
+            (&mut usage.output_tokens, earlier.output_tokens),
+            (&mut usage.cached_input_tokens, earlier.cached_input_tokens),
+            (
+                &mut usage.cache_creation_input_tokens,
+                earlier.cache_creation_input_tokens,
+            ),
+            (&mut usage.reasoning_tokens, earlier.reasoning_tokens),
+        ] {
+            if *later == Some(0) && earlier.is_some_and(|n| n > 0) {
+                *later = None;
+            }
+        }
+        if !usage.is_empty() {
+            self.usage.merge(&usage);
+            out.push_back(ResponseEvent::Usage { usage });
+        }
+    }
+
+    fn whole(&mut self, message: MessageBody<'_>, out: &mut Out) {
+        self.start(
+            message.id.map(|id| id.into_owned()),
+            message.model.map(|model| model.into_owned()),
+            out,
+        );
+        if let Some(usage) = &message.usage {
+            self.report_usage(usage, out);
+        }
+        for (index, block) in (0u32..).zip(message.content) {
+            self.block_start(index, block, out);
+            self.block_stop(index, out);
+        }
+        if let Some(reason) = message.stop_reason {
+            self.stop(&reason, out);
+        }
+        self.complete = true;
+    }
+}
+
+type Out = VecDeque<ResponseEvent>;
+
+/// A signature for the thinking block being decoded. A block with no text yet is opened
+/// with an empty delta first, so the signature cannot land on an earlier thinking block.
+fn thinking_signature(opened: &mut bool, signature: &str, out: &mut Out) {
+    if !*opened {
+        *opened = true;
+        out.push_back(ResponseEvent::ThinkingDelta { text: "".into() });
+    }
+    out.push_back(ResponseEvent::ThinkingSignature {
+        signature: signature.to_owned(),
+    });
+}
+
+fn end_block(state: BlockState, out: &mut Out) {
+    let BlockState::ToolUse {
+        id,
+        args,
+        start_input,
+    } = state
+    else {
+        return;
+    };
+    let input = match start_input {
+        Some(input) if args.trim().is_empty() => {
+            out.push_back(ResponseEvent::ToolCallArgsDelta {
+                id: id.as_str().into(),
+                delta: input.to_string().into(),
+            });
+            ToolCallInput::Parsed(input)
+        }
+        _ => ToolCallInput::parse(&args),
+    };
+    out.push_back(ResponseEvent::ToolCallEnd { id, input });
+}
+
+/// The wire's `stop_reason` in our vocabulary. `model_context_window_exceeded` cut the answer
+/// at a token limit, like `max_tokens`.
+pub fn stop_reason(reason: &str) -> StopReason {
+    match reason {
+        "end_turn" => StopReason::EndTurn,
+        "max_tokens" | "model_context_window_exceeded" => StopReason::MaxTokens,
+        "stop_sequence" => StopReason::StopSequence,
+        "tool_use" => StopReason::ToolUse,
+        "pause_turn" => StopReason::PauseTurn,
+        "refusal" => StopReason::Refusal,
+        other => StopReason::Other(other.to_owned()),
+    }
+}
+
+fn undecodable(err: serde_json::Error, raw: &str) -> ErrorInfo {
+    ErrorInfo::provider(format!("undecodable Anthropic Messages data: {err}")).with_detail(
+        ProviderDetail {
+            status: None,
+            error_type: None,
+            body: Some(raw.to_owned()),
+        },
+    )
+}
+
+impl StreamDecoder for MessagesStreamDecoder {
+    fn body(&mut self, body: &[u8], out: &mut Out) -> Result<(), ErrorInfo> {
+        let text = String::from_utf8_lossy(body);
+        let message: MessageBody<'_> =
+            serde_json::from_str(&text).map_err(|err| undecodable(err, &text))?;
+        match message.kind.as_deref() {
+            Some("error") => return Err(error::in_stream(message.error.as_ref(), &text)),
+            _ if message.error.is_some() => {
+                return Err(error::in_stream(message.error.as_ref(), &text))
+            }
+            Some("message") => {}
+            None if message.id.is_some() || !message.content.is_empty() => {}
+            other => {
+                return Err(ErrorInfo::provider(format!(
+                    "the response is not a message (type {other:?})"
+                ))
+                .with_detail(ProviderDetail {
+                    status: None,
+                    error_type: None,
+                    body: Some(text.clone().into_owned()),
+                }))
+            }
+        }
+        self.whole(message, out);
+        Ok(())
+    }
+
+    fn frame(&mut self, frame: SseFrame<'_>, out: &mut Out) -> Result<(), ErrorInfo> {
+        if self.complete || self.failed || frame.is_done() || frame.data.trim().is_empty() {
+            return Ok(());
+        }
+        let event: StreamEvent<'_> =
+            serde_json::from_str(frame.data).map_err(|err| undecodable(err, frame.data))?;
+        self.event(event, frame.data, out);
+        Ok(())
+    }
+
+    fn finish(&mut self, _out: &mut Out) -> Result<(), ErrorInfo> {
+        if self.complete || self.failed {
+            return Ok(());
+        }
+        self.open.clear();
+        Err(ErrorInfo::network(
+            "the stream ended before the response was complete (no message_stop)",
+        ))
+    }
+}
+
+#[cfg(test)]
+#[path = "stream_tests.rs"]
+mod tests;
