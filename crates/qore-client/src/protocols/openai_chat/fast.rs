@@ -101,11 +101,10 @@ impl<'a> Reader<'a> {
     fn key(&mut self) -> Option<&'a [u8]> {
         (self.bytes.get(self.pos) == Some(&b'"')).then_some(())?;
         let start = self.pos + 1;
-        let end = start + self.bytes[start..].iter().position(|&b| b == b'"')?;
-        let key = &self.bytes[start..end];
-        key.iter().all(|&b| b >= 0x20 && b != b'\\').then_some(())?;
+        let end = plain_run(self.bytes, start);
+        (self.bytes.get(end) == Some(&b'"')).then_some(())?;
         self.pos = end + 1;
-        Some(key)
+        Some(&self.bytes[start..end])
     }
 
     fn null(&mut self) -> Option<()> {
