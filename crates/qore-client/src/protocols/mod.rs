@@ -6,10 +6,11 @@ use std::sync::Arc;
 
 use crate::Protocol;
 
+pub mod gemini;
 pub mod openai_chat;
 
 /// Names of the protocols this build speaks, as accepted by [`by_name`].
-pub const NAMES: &[&str] = &[openai_chat::NAME];
+pub const NAMES: &[&str] = &[openai_chat::NAME, gemini::NAME];
 
 /// The protocol called `name` on the command line and in configuration.
 pub fn by_name(name: &str) -> Option<Arc<dyn Protocol>> {
@@ -17,6 +18,7 @@ pub fn by_name(name: &str) -> Option<Arc<dyn Protocol>> {
         openai_chat::NAME | "openai" | "chat-completions" => {
             Some(Arc::new(openai_chat::OpenAiChat::default()))
         }
+        gemini::NAME | "google" => Some(Arc::new(gemini::Gemini)),
         _ => None,
     }
 }
