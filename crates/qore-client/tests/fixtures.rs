@@ -26,6 +26,8 @@ macro_rules! report {
 
 #[path = "fixtures/common.rs"]
 mod common;
+#[path = "fixtures/gemini.rs"]
+mod gemini;
 #[path = "fixtures/openai_chat.rs"]
 mod openai_chat;
 
@@ -66,11 +68,18 @@ struct Checker {
 }
 
 /// The one table of per-protocol checkers.
-const CHECKERS: &[Checker] = &[Checker {
-    label: "openai-chat",
-    folders: OPENAI_COMPATIBLE,
-    check: |case| Box::pin(openai_chat::check(case)),
-}];
+const CHECKERS: &[Checker] = &[
+    Checker {
+        label: "openai-chat",
+        folders: OPENAI_COMPATIBLE,
+        check: |case| Box::pin(openai_chat::check(case)),
+    },
+    Checker {
+        label: "gemini",
+        folders: &["gemini"],
+        check: |case| Box::pin(gemini::check(case)),
+    },
+];
 
 /// The protocol an exchange speaks, from its method and path (and the provider folder, for
 /// model listings, whose path alone does not say).
@@ -86,7 +95,10 @@ fn classify(provider: &str, ex: &Exchange) -> &'static str {
         "anthropic-messages"
     } else if path.ends_with("/responses") {
         "openai-responses"
-    } else if path.ends_with(":streamGenerateContent") || path.ends_with(":generateContent") {
+    } else if path.ends_with(":streamGenerateContent")
+        || path.ends_with(":generateContent")
+        || (method == "GET" && path.ends_with("/v1beta/models") && provider == "gemini")
+    {
         "gemini"
     } else if path == "/api/chat" {
         "ollama"
