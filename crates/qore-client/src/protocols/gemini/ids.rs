@@ -45,7 +45,8 @@ pub fn synthesize() -> String {
     format!("{SYNTHESIZED_PREFIX}{:012x}_{sequence}", process_tag())
 }
 
-/// True for ids made by [`synthesize`] (Gemini never saw them).
+/// True for ids this engine synthesized for calls Gemini sent without one (Gemini never
+/// saw them, so they are not sent back).
 pub fn is_synthesized(id: &str) -> bool {
     id.starts_with(SYNTHESIZED_PREFIX)
 }

@@ -5,12 +5,12 @@
 //! `:generateContent` (one JSON body); the model may be given as `x` or `models/x` (or a
 //! tuned model, `tunedModels/x`). Listing: `GET v1beta/models`. Auth: `x-goog-api-key`.
 //!
-//! Promises: streamed and whole answers decode to the same events ([`stream`]): text and
+//! Promises: streamed and whole answers decode to the same events (`stream.rs`): text and
 //! thoughts, `thoughtSignature`s kept on the part they came with, function calls with ids
 //! unique across the conversation, finish reasons (filters fail the turn), usage with
 //! thoughts counted as output, error envelopes also inside a 200 answer. Requests are
-//! encoded from history ([`request`]) with every signature replayed on its part and tool
-//! schemas reduced to the OpenAPI subset Gemini accepts ([`schema`]). [`retry_delay`]
+//! encoded from history (`request.rs`) with every signature replayed on its part and tool
+//! schemas reduced to the OpenAPI subset Gemini accepts (`schema.rs`). [`retry_delay`]
 //! reads the server's retry advice from an error body.
 
 mod error;
