@@ -28,6 +28,8 @@ macro_rules! report {
 mod anthropic;
 #[path = "fixtures/common.rs"]
 mod common;
+#[path = "fixtures/gemini.rs"]
+mod gemini;
 #[path = "fixtures/ollama.rs"]
 mod ollama;
 #[path = "fixtures/openai_chat.rs"]
@@ -86,6 +88,11 @@ const CHECKERS: &[Checker] = &[
         folders: &["anthropic"],
         check: |case| Box::pin(anthropic::check(case)),
     },
+    Checker {
+        label: "gemini",
+        folders: &["gemini"],
+        check: |case| Box::pin(gemini::check(case)),
+    },
 ];
 
 /// The protocol an exchange speaks, from its method and path (and the provider folder, for
@@ -104,7 +111,10 @@ fn classify(provider: &str, ex: &Exchange) -> &'static str {
         "anthropic-messages"
     } else if path.ends_with("/responses") {
         "openai-responses"
-    } else if path.ends_with(":streamGenerateContent") || path.ends_with(":generateContent") {
+    } else if path.ends_with(":streamGenerateContent")
+        || path.ends_with(":generateContent")
+        || (method == "GET" && path.ends_with("/v1beta/models") && provider == "gemini")
+    {
         "gemini"
     } else if path == "/api/chat" || (method == "GET" && path == "/api/tags") {
         "ollama"

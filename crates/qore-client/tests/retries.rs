@@ -207,3 +207,22 @@ async fn model_listing_is_retried_too() {
     assert_eq!(models.len(), 1);
     assert_eq!(server.requests().len(), 2);
 }
+
+#[tokio::test]
+async fn geminis_retry_info_in_the_body_is_honoured() {
+    let body = r#"{"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"0.2s"}]}}"#;
+    let answer = "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"Hi\"}]},\"finishReason\":\"STOP\"}]}\n\n";
+    let server = ReplayServer::start(vec![Reply::json(429, body), Reply::sse(answer)])
+        .await
+        .unwrap();
+    let config = ClientConfig {
+        retry: quick(3),
+        ..ClientConfig::new(server.url())
+    };
+    let client = Client::new(protocols::by_name("gemini").unwrap(), config).unwrap();
+    let started = Instant::now();
+    let outcome = run(&client).await;
+    assert_eq!(text_of(&outcome), Some("Hi"), "{outcome:?}");
+    assert_eq!(server.requests().len(), 2);
+    assert!(started.elapsed() >= Duration::from_millis(200));
+}

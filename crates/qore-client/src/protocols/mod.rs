@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crate::Protocol;
 
 pub mod anthropic;
+pub mod gemini;
 pub mod llamacpp;
 pub mod mistral;
 pub mod ollama;
@@ -18,6 +19,7 @@ pub mod openai_chat;
 pub const NAMES: &[&str] = &[
     openai_chat::NAME,
     anthropic::NAME,
+    gemini::NAME,
     ollama::NAME,
     llamacpp::NAME,
     mistral::NAME,
@@ -33,6 +35,7 @@ pub fn by_name(name: &str) -> Option<Arc<dyn Protocol>> {
         llamacpp::NAME | "llama.cpp" => Some(Arc::new(llamacpp::LlamaCpp::default())),
         mistral::NAME | "codestral" => Some(Arc::new(mistral::Mistral::default())),
         anthropic::NAME | "anthropic-messages" => Some(Arc::new(anthropic::Anthropic::default())),
+        gemini::NAME | "google" => Some(Arc::new(gemini::Gemini)),
         _ => None,
     }
 }
