@@ -45,11 +45,13 @@ enum LocalAction {
 /// Where the provider is.
 #[derive(Args, Clone)]
 pub struct EndpointArgs {
-    /// Wire protocol.
+    /// Wire protocol: openai-chat, openai-responses, anthropic, gemini, ollama, llamacpp,
+    /// mistral.
     #[arg(long, default_value = "openai-chat")]
     pub protocol: String,
-    /// Base URL as the provider documents it (OpenAI style ends in /v1). Without it, the
-    /// local model server is used (started if needed).
+    /// Base URL as the provider documents it (OpenAI style ends in /v1; Anthropic, Gemini
+    /// and Ollama without a version). Without it, the local model server is used (started
+    /// if needed) for the protocols it speaks.
     #[arg(long, env = "QORE_URL")]
     pub url: Option<String>,
     /// Request path override for servers with unusual paths (`/path` or a full URL).

@@ -176,12 +176,18 @@ async fn connect(args: &EndpointArgs) -> Result<(Client, bool), ErrorInfo> {
     let (base_url, is_local) = match &args.url {
         Some(url) => (url.clone(), false),
         None => {
+            let base = local::base_url_for(protocol.name()).ok_or_else(|| {
+                ErrorInfo::config(format!(
+                    "--url is required with --protocol {}: the local model server does not speak it",
+                    args.protocol
+                ))
+            })?;
             eprintln!(
-                "qore: no --url given: using the local model server at {} ({}), starting it if needed",
-                local::base_url(),
+                "qore: no --url given: using the local model server at {base} ({}), starting it if needed",
                 local::MODEL_ID
             );
-            (local::ensure_running().await?, true)
+            local::ensure_running().await?;
+            (base, true)
         }
     };
     let config = ClientConfig {

@@ -33,6 +33,18 @@ pub fn base_url() -> String {
     format!("http://127.0.0.1:{}/v1", port())
 }
 
+/// The base URL at which the local server speaks `protocol` (a name accepted by
+/// [`crate::protocols::by_name`]), or `None` when llama.cpp's server does not speak it.
+pub fn base_url_for(protocol: &str) -> Option<String> {
+    let wire = crate::protocols::by_name(protocol)?;
+    match wire.name() {
+        "openai-chat" | "openai-responses" | "llamacpp" | "mistral" => Some(base_url()),
+        // Anthropic's paths carry their own `v1/`.
+        "anthropic" => Some(format!("http://127.0.0.1:{}", port())),
+        _ => None,
+    }
+}
+
 /// Where the local server's venv, logs and scripts live.
 pub fn cache_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("QORE_CACHE_DIR") {
@@ -111,4 +123,25 @@ fn write_scripts() -> Result<(PathBuf, PathBuf), ErrorInfo> {
             .map_err(|err| ErrorInfo::config(format!("cannot write {}: {err}", path.display())))?;
     }
     Ok((script, launcher))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_local_server_speaks_the_llama_cpp_protocols_only() {
+        let base = super::base_url();
+        assert_eq!(
+            super::base_url_for("openai").as_deref(),
+            Some(base.as_str())
+        );
+        assert_eq!(
+            super::base_url_for("llamacpp").as_deref(),
+            Some(base.as_str())
+        );
+        let anthropic = super::base_url_for("anthropic").unwrap();
+        assert!(!anthropic.ends_with("/v1"), "{anthropic}");
+        assert_eq!(super::base_url_for("gemini"), None);
+        assert_eq!(super::base_url_for("ollama"), None);
+        assert_eq!(super::base_url_for("nope"), None);
+    }
 }
