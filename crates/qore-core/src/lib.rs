@@ -8,6 +8,7 @@
 //!   and replayed byte-for-byte in meaning;
 //! - [`MessageAssembler`], the one place where a stream of events is folded into the
 //!   assistant [`Message`] and a [`TurnOutcome`] (finished, failed or cancelled);
+//! - the [`Tool`] trait every tool source implements;
 //! - no I/O, no async runtime, no provider knowledge.
 
 mod content;
@@ -22,4 +23,4 @@ pub use error::{ErrorCategory, ErrorInfo, ProviderDetail};
 pub use event::{DeltaText, ResponseEvent, StopReason, ToolArgsError, ToolCallInput, Usage};
 pub use fold::{MessageAssembler, TurnOutcome};
 pub use message::{History, Message, Role};
-pub use tool::ToolSpec;
+pub use tool::{CancellationToken, Tool, ToolFuture, ToolOutput, ToolSpec};
