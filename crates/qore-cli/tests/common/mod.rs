@@ -279,3 +279,87 @@ pub fn provider_message(body: &str) -> String {
 pub fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
+
+/// Exchange `index` (from 0) of `rig-cassettes/<rel>`, for cassettes that record several
+/// exchanges; `None` (with a note) when the fixtures are not on this machine.
+pub fn exchange_at(rel: &str, index: usize) -> Option<Exchange> {
+    let Some(dir) = fixtures_dir() else {
+        eprintln!("skipped: the recorded fixtures are not available");
+        return None;
+    };
+    let root = dir.join("rig-cassettes");
+    let cassette = load_cassette_file(&root, &root.join(rel))
+        .unwrap_or_else(|err| panic!("cannot load {rel}: {err}"));
+    let count = cassette.exchanges.len();
+    let exchange = cassette.exchanges.into_iter().nth(index);
+    assert!(
+        exchange.is_some(),
+        "{rel}: no exchange #{index} ({count} recorded)"
+    );
+    exchange
+}
+
+/// The JSON of every `data:` line of a recorded SSE body, in order (`[DONE]` and empty data
+/// skipped).
+pub fn sse_data(body: &str) -> Vec<Value> {
+    body.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(str::trim)
+        .filter(|data| !data.is_empty() && *data != "[DONE]")
+        .map(|data| {
+            serde_json::from_str(data)
+                .unwrap_or_else(|err| panic!("recorded data is not JSON ({err}): {data}"))
+        })
+        .collect()
+}
+
+/// The JSON of every non-empty line of a recorded NDJSON body, in order.
+pub fn ndjson(body: &str) -> Vec<Value> {
+    body.lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            serde_json::from_str(line)
+                .unwrap_or_else(|err| panic!("recorded line is not JSON ({err}): {line}"))
+        })
+        .collect()
+}
+
+/// A request target split into its path and its query pairs (values as sent, not decoded).
+pub fn split_target(target: &str) -> (&str, Vec<(String, String)>) {
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let pairs = query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            (name.to_owned(), value.to_owned())
+        })
+        .collect();
+    (path, pairs)
+}
+
+/// A loopback port nothing listens on (bound, then released).
+pub fn unused_port() -> u16 {
+    std::net::TcpListener::bind(("127.0.0.1", 0))
+        .and_then(|listener| listener.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
+/// Keep `cmd` away from the real local model server: a cache dir that does not exist yet
+/// (returned, so a test can check nothing was written there), an unused port, and a Python
+/// that does not exist, so an attempt to start the server fails at once instead of
+/// installing it.
+pub fn away_from_the_local_server(cmd: &mut tokio::process::Command) -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static COUNT: AtomicUsize = AtomicUsize::new(0);
+    let cache = std::env::temp_dir().join(format!(
+        "qore-cli-test-cache-{}-{}",
+        std::process::id(),
+        COUNT.fetch_add(1, Ordering::SeqCst)
+    ));
+    cmd.env("QORE_CACHE_DIR", &cache)
+        .env("QORE_LOCAL_PORT", unused_port().to_string())
+        .env("QORE_PYTHON", cache.join("no-such-python"));
+    cache
+}
