@@ -7,15 +7,19 @@ use std::sync::Arc;
 use crate::Protocol;
 
 pub mod openai_chat;
+pub mod openai_responses;
 
 /// Names of the protocols this build speaks, as accepted by [`by_name`].
-pub const NAMES: &[&str] = &[openai_chat::NAME];
+pub const NAMES: &[&str] = &[openai_chat::NAME, openai_responses::NAME];
 
 /// The protocol called `name` on the command line and in configuration.
 pub fn by_name(name: &str) -> Option<Arc<dyn Protocol>> {
     match name {
         openai_chat::NAME | "openai" | "chat-completions" => {
             Some(Arc::new(openai_chat::OpenAiChat::default()))
+        }
+        openai_responses::NAME | "responses" => {
+            Some(Arc::new(openai_responses::OpenAiResponses::default()))
         }
         _ => None,
     }

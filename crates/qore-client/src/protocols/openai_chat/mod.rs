@@ -8,8 +8,8 @@
 //! error envelopes, also inside a 200 stream.
 
 mod chunk;
-mod error;
-mod models;
+pub(crate) mod error;
+pub(crate) mod models;
 mod request;
 mod stream;
 mod wire;
