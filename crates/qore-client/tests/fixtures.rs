@@ -28,6 +28,8 @@ macro_rules! report {
 mod common;
 #[path = "fixtures/openai_chat.rs"]
 mod openai_chat;
+#[path = "fixtures/openai_responses.rs"]
+mod openai_responses;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -66,11 +68,18 @@ struct Checker {
 }
 
 /// The one table of per-protocol checkers.
-const CHECKERS: &[Checker] = &[Checker {
-    label: "openai-chat",
-    folders: OPENAI_COMPATIBLE,
-    check: |case| Box::pin(openai_chat::check(case)),
-}];
+const CHECKERS: &[Checker] = &[
+    Checker {
+        label: "openai-chat",
+        folders: OPENAI_COMPATIBLE,
+        check: |case| Box::pin(openai_chat::check(case)),
+    },
+    Checker {
+        label: "openai-responses",
+        folders: &["openai", "chatgpt", "openrouter", "llamacpp"],
+        check: |case| Box::pin(openai_responses::check(case)),
+    },
+];
 
 /// The protocol an exchange speaks, from its method and path (and the provider folder, for
 /// model listings, whose path alone does not say).
@@ -84,6 +93,9 @@ fn classify(provider: &str, ex: &Exchange) -> &'static str {
         "openai-chat"
     } else if path.ends_with("/v1/messages") {
         "anthropic-messages"
+    } else if path.ends_with("/responses") && method == "GET" {
+        // The WebSocket mode's upgrade request: a transport the engine does not speak.
+        "openai-responses-websocket"
     } else if path.ends_with("/responses") {
         "openai-responses"
     } else if path.ends_with(":streamGenerateContent") || path.ends_with(":generateContent") {

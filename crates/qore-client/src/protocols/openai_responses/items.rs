@@ -269,11 +269,9 @@ impl Items {
         };
         let state = self.find(at).map(|pos| self.open.remove(pos).state);
         match item.kind.as_deref() {
-            Some("message") => {
-                if !matches!(state, Some(ItemState::Message { streamed: true })) {
-                    for part in item.content.into_iter().flatten() {
-                        self.message_part(part, out);
-                    }
+            Some("message") if !matches!(state, Some(ItemState::Message { streamed: true })) => {
+                for part in item.content.into_iter().flatten() {
+                    self.message_part(part, out);
                 }
             }
             Some("reasoning") => {
@@ -422,7 +420,7 @@ fn part_texts<'a>(parts: Option<Vec<WirePart<'a>>>, kind: &str) -> Vec<Cow<'a, s
     parts
         .into_iter()
         .flatten()
-        .filter(|p| p.kind.as_deref().is_none_or(|k| k == kind))
+        .filter(|p| p.kind.as_deref().map_or(true, |k| k == kind))
         .filter_map(|p| p.text.and_then(|t| t.into_text()))
         .collect()
 }
