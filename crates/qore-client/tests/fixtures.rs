@@ -34,6 +34,8 @@ mod gemini;
 mod ollama;
 #[path = "fixtures/openai_chat.rs"]
 mod openai_chat;
+#[path = "fixtures/openai_responses.rs"]
+mod openai_responses;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -93,6 +95,11 @@ const CHECKERS: &[Checker] = &[
         folders: &["gemini"],
         check: |case| Box::pin(gemini::check(case)),
     },
+    Checker {
+        label: "openai-responses",
+        folders: &["openai", "chatgpt", "openrouter", "llamacpp"],
+        check: |case| Box::pin(openai_responses::check(case)),
+    },
 ];
 
 /// The protocol an exchange speaks, from its method and path (and the provider folder, for
@@ -109,6 +116,9 @@ fn classify(provider: &str, ex: &Exchange) -> &'static str {
         || (provider == "anthropic" && method == "GET" && path == "/v1/models")
     {
         "anthropic-messages"
+    } else if path.ends_with("/responses") && method == "GET" {
+        // The WebSocket mode's upgrade request: a transport the engine does not speak.
+        "openai-responses-websocket"
     } else if path.ends_with("/responses") {
         "openai-responses"
     } else if path.ends_with(":streamGenerateContent")

@@ -14,10 +14,12 @@ pub mod llamacpp;
 pub mod mistral;
 pub mod ollama;
 pub mod openai_chat;
+pub mod openai_responses;
 
 /// Names of the protocols this build speaks, as accepted by [`by_name`].
 pub const NAMES: &[&str] = &[
     openai_chat::NAME,
+    openai_responses::NAME,
     anthropic::NAME,
     gemini::NAME,
     ollama::NAME,
@@ -36,6 +38,9 @@ pub fn by_name(name: &str) -> Option<Arc<dyn Protocol>> {
         mistral::NAME | "codestral" => Some(Arc::new(mistral::Mistral::default())),
         anthropic::NAME | "anthropic-messages" => Some(Arc::new(anthropic::Anthropic::default())),
         gemini::NAME | "google" => Some(Arc::new(gemini::Gemini)),
+        openai_responses::NAME | "responses" => {
+            Some(Arc::new(openai_responses::OpenAiResponses::default()))
+        }
         _ => None,
     }
 }

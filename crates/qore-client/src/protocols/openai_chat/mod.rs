@@ -8,9 +8,9 @@
 //! error envelopes, also inside a 200 stream.
 
 mod chunk;
-mod error;
+pub(crate) mod error;
 mod fast;
-mod models;
+pub(crate) mod models;
 mod request;
 mod stream;
 mod wire;

@@ -1,0 +1,76 @@
+//! OpenAI Responses API (`POST {base}/responses`), as spoken by OpenAI, the ChatGPT Codex
+//! backend (`…/backend-api/codex`), OpenRouter (`…/api/v1`) and llama.cpp.
+//!
+//! Promises: streamed answers in either framing (`event:` + `data:` lines, or `data:`-only
+//! lines ending in `[DONE]`) and whole bodies decode to the same events: text and
+//! refusals; reasoning items as thinking blocks (summary or reasoning text) whose
+//! signature is the item's `encrypted_content`; function calls under their `call_id`, with
+//! the final arguments; usage with cached and reasoning tokens; stop reasons from the
+//! terminal event (`completed`, `incomplete`, `failed`, `error`); a stream without a
+//! terminal event fails. Requests replay history statelessly (`store: false`, encrypted
+//! reasoning included and sent back). Error envelopes keep status, type and body.
+
+mod error;
+mod items;
+mod models;
+mod request;
+mod stream;
+mod wire;
+
+use qore_core::ErrorInfo;
+
+use crate::codec::{ChatRequest, Protocol, StreamDecoder};
+use crate::ModelInfo;
+
+pub use stream::ResponsesDecoder;
+
+/// The name of this protocol on the command line.
+pub const NAME: &str = "openai-responses";
+
+/// The Responses protocol.
+#[derive(Debug, Clone)]
+pub struct OpenAiResponses {
+    /// Ask for `store: false` and encrypted reasoning, and replay it (the default). Off,
+    /// the server keeps responses and the request says nothing about either.
+    pub stateless: bool,
+}
+
+impl Default for OpenAiResponses {
+    fn default() -> Self {
+        OpenAiResponses { stateless: true }
+    }
+}
+
+impl Protocol for OpenAiResponses {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn chat_path(&self, _model: &str, _stream: bool) -> String {
+        "responses".to_owned()
+    }
+
+    fn models_path(&self) -> &'static str {
+        "models"
+    }
+
+    fn auth_headers(&self, api_key: &str) -> Vec<(String, String)> {
+        vec![("authorization".to_owned(), format!("Bearer {api_key}"))]
+    }
+
+    fn encode(&self, request: &ChatRequest<'_>) -> Result<serde_json::Value, ErrorInfo> {
+        request::encode(request, self.stateless)
+    }
+
+    fn decoder(&self) -> Box<dyn StreamDecoder> {
+        Box::new(ResponsesDecoder::new())
+    }
+
+    fn error(&self, status: u16, body: &str) -> ErrorInfo {
+        error::from_http(status, body)
+    }
+
+    fn models(&self, body: &[u8]) -> Result<Vec<ModelInfo>, ErrorInfo> {
+        models::parse(body)
+    }
+}

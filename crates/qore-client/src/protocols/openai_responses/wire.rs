@@ -1,0 +1,249 @@
+//! The Responses API shapes, borrowed from the frame (or body) being decoded.
+//!
+//! [`WireEvent`] is one streamed event: every field any event kind carries, all optional, so
+//! one flat struct reads them all; strings are `Cow`s that borrow from the frame when they
+//! contain no escapes, so a text delta costs no allocation before it becomes the event's
+//! own text. The `response` object of lifecycle events ([`WireResponse`], a handful per
+//! response) is read for its id, model, status, usage, error and output items; the rest of
+//! it (the echoed instructions and tools) is skipped unread, as are all unknown fields.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+
+/// One streamed event (`{"type": "response.output_text.delta", ...}`).
+#[derive(Deserialize)]
+pub struct WireEvent<'a> {
+    #[serde(rename = "type", borrow, default)]
+    pub kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub item_id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub output_index: Option<u32>,
+    #[serde(default)]
+    pub content_index: Option<u32>,
+    #[serde(default)]
+    pub summary_index: Option<u32>,
+    /// Text deltas; an object in some early reasoning events (its `text` is read).
+    #[serde(borrow, default)]
+    pub delta: Option<LooseText<'a>>,
+    /// `.done` events: the whole text of the part.
+    #[serde(borrow, default)]
+    pub text: Option<LooseText<'a>>,
+    #[serde(borrow, default)]
+    pub refusal: Option<LooseText<'a>>,
+    /// `response.function_call_arguments.done`: the final arguments.
+    #[serde(borrow, default)]
+    pub arguments: Option<Arguments<'a>>,
+    #[serde(borrow, default)]
+    pub item: Option<WireItem<'a>>,
+    #[serde(borrow, default)]
+    pub response: Option<WireResponse<'a>>,
+}
+
+/// The parts of a `response` object the decoder reads (lifecycle events, whole bodies).
+#[derive(Deserialize, Default)]
+pub struct WireResponse<'a> {
+    #[serde(borrow, default)]
+    pub id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub model: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub status: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub usage: Option<WireUsage>,
+    #[serde(borrow, default)]
+    pub incomplete_details: Option<IncompleteDetails<'a>>,
+    /// `{"code", "message"}` of a failed response; `null` otherwise (rare: built as a value).
+    #[serde(default)]
+    pub error: Option<serde_json::Value>,
+    #[serde(borrow, default)]
+    pub output: Option<Vec<WireItem<'a>>>,
+}
+
+#[derive(Deserialize)]
+pub struct IncompleteDetails<'a> {
+    #[serde(borrow, default)]
+    pub reason: Option<Cow<'a, str>>,
+}
+
+/// One output item: `message`, `reasoning`, `function_call` (others are skipped).
+#[derive(Deserialize, Default)]
+pub struct WireItem<'a> {
+    #[serde(rename = "type", borrow, default)]
+    pub kind: Option<Cow<'a, str>>,
+    /// `msg_…`, `rs_…`, `fc_…`: the item's own id.
+    #[serde(borrow, default)]
+    pub id: Option<Cow<'a, str>>,
+    /// A function call's id, the one `function_call_output` refers to.
+    #[serde(borrow, default)]
+    pub call_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub arguments: Option<Arguments<'a>>,
+    #[serde(borrow, default)]
+    pub encrypted_content: Option<Cow<'a, str>>,
+    /// Reasoning summary parts (`summary_text`).
+    #[serde(borrow, default)]
+    pub summary: Option<Vec<WirePart<'a>>>,
+    /// Message parts (`output_text`, `refusal`) or reasoning text (`reasoning_text`).
+    #[serde(borrow, default)]
+    pub content: Option<Vec<WirePart<'a>>>,
+}
+
+#[derive(Deserialize)]
+pub struct WirePart<'a> {
+    #[serde(rename = "type", borrow, default)]
+    pub kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub text: Option<LooseText<'a>>,
+    #[serde(borrow, default)]
+    pub refusal: Option<LooseText<'a>>,
+}
+
+#[derive(Deserialize)]
+pub struct WireUsage {
+    #[serde(default)]
+    pub input_tokens: Option<u64>,
+    #[serde(default)]
+    pub output_tokens: Option<u64>,
+    #[serde(default)]
+    pub input_tokens_details: Option<TokenDetails>,
+    #[serde(default)]
+    pub output_tokens_details: Option<TokenDetails>,
+}
+
+#[derive(Deserialize)]
+pub struct TokenDetails {
+    #[serde(default)]
+    pub cached_tokens: Option<u64>,
+    #[serde(default)]
+    pub cache_write_tokens: Option<u64>,
+    #[serde(default)]
+    pub reasoning_tokens: Option<u64>,
+}
+
+/// Text that is a string on the wire, tolerated as an object with a `text` field or as any
+/// other value (which reads as no text) so one odd field never fails the whole frame.
+pub struct LooseText<'a>(pub Option<Cow<'a, str>>);
+
+impl<'a> LooseText<'a> {
+    pub fn into_text(self) -> Option<Cow<'a, str>> {
+        self.0
+    }
+}
+
+struct LooseTextVisitor<'a>(PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> Visitor<'de> for LooseTextVisitor<'a> {
+    type Value = LooseText<'a>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("text")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(LooseText(Some(Cow::Borrowed(v))))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(LooseText(Some(Cow::Owned(v.to_owned()))))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(LooseText(Some(Cow::Owned(v))))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut text = None;
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            if key == "text" {
+                text = map.next_value::<LooseText<'a>>()?.0;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(LooseText(text))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(LooseText(None))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(LooseText(None))
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(LooseText(None))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(LooseText(None))
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(LooseText(None))
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(LooseText(None))
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(LooseText(None))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for LooseText<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(LooseTextVisitor(PhantomData))
+    }
+}
+
+/// Function-call arguments: a JSON-encoded string on the wire; a server that sends the
+/// object itself gets it back as JSON text.
+pub struct Arguments<'a>(pub Cow<'a, str>);
+
+struct ArgumentsVisitor<'a>(PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> Visitor<'de> for ArgumentsVisitor<'a> {
+    type Value = Arguments<'a>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("function-call arguments as a string or a JSON value")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Arguments(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Arguments(Cow::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(Arguments(Cow::Owned(v)))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        let value = serde_json::Value::deserialize(de::value::MapAccessDeserializer::new(map))?;
+        Ok(Arguments(Cow::Owned(value.to_string())))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        let value = serde_json::Value::deserialize(de::value::SeqAccessDeserializer::new(seq))?;
+        Ok(Arguments(Cow::Owned(value.to_string())))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Arguments<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ArgumentsVisitor(PhantomData))
+    }
+}
