@@ -19,11 +19,11 @@
 //! deltas, the same text and the wire's end marker. There are no timing assertions.
 //!
 //! Protocols: `openai-chat`, `anthropic`, `gemini`, `ollama` (NDJSON), `llamacpp-fim` (the
-//! llama.cpp `/completion` stream, `fim_decoder`), `openai-responses`. A protocol that
-//! `protocols::by_name` does not know is skipped with a note. Not
-//! `mistral`: its `fim_decoder` is `ChatStreamDecoder::new()`, the very decoder of
-//! `openai-chat`, over the same `chat.completion.chunk` wire, so its numbers would be
-//! `openai-chat`'s; its chat is `openai-chat` too.
+//! llama.cpp `/completion` stream, `fim_decoder`), `openai-responses`; one that
+//! `protocols::by_name` does not know is skipped with a note. Not `mistral`: its
+//! `fim_decoder` is `ChatStreamDecoder::new()`, the very decoder of `openai-chat`, over the
+//! same `chat.completion.chunk` wire, so its numbers would be `openai-chat`'s; its chat is
+//! `openai-chat` too.
 //!
 //! Run: `cargo bench -p qore-client --bench decode_protocols` (criterion, throughput in
 //! deltas; then a table of the same run's medians: deltas/s of both paths and the ratio
