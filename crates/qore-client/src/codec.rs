@@ -141,6 +141,15 @@ pub trait Protocol: Send + Sync + 'static {
         None
     }
 
+    /// Body fields that forbid tool calls while the tool definitions stay in the request
+    /// (a history with tool calls needs them on some wires). Merged into
+    /// [`RequestOptions::extra`] when the tool loop asks for a final answer.
+    fn forbid_tool_calls(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut fields = serde_json::Map::new();
+        fields.insert("tool_choice".into(), "none".into());
+        fields
+    }
+
     /// The model listing body.
     fn models(&self, body: &[u8]) -> Result<Vec<ModelInfo>, ErrorInfo>;
 }

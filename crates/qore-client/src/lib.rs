@@ -19,6 +19,7 @@ pub mod local;
 mod models;
 pub mod protocols;
 mod stream;
+pub mod tool_loop;
 pub mod transport;
 
 pub use client::{Client, ClientConfig};

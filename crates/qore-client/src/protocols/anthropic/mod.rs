@@ -74,6 +74,12 @@ impl Protocol for Anthropic {
         Box::new(MessagesStreamDecoder::new())
     }
 
+    fn forbid_tool_calls(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut fields = serde_json::Map::new();
+        fields.insert("tool_choice".into(), serde_json::json!({"type": "none"}));
+        fields
+    }
+
     fn error(&self, status: u16, body: &str) -> ErrorInfo {
         error::from_http(status, body)
     }

@@ -79,6 +79,15 @@ impl Protocol for Gemini {
         Box::new(GeminiStreamDecoder::new())
     }
 
+    fn forbid_tool_calls(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut fields = serde_json::Map::new();
+        fields.insert(
+            "toolConfig".into(),
+            serde_json::json!({"functionCallingConfig": {"mode": "NONE"}}),
+        );
+        fields
+    }
+
     fn error(&self, status: u16, body: &str) -> ErrorInfo {
         error::from_http(status, body)
     }

@@ -56,6 +56,13 @@ impl Protocol for Ollama {
         Box::new(OllamaStreamDecoder::new())
     }
 
+    /// Ollama has no `tool_choice`: the tools are left out instead.
+    fn forbid_tool_calls(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut fields = serde_json::Map::new();
+        fields.insert("tools".into(), serde_json::Value::Null);
+        fields
+    }
+
     fn error(&self, status: u16, body: &str) -> ErrorInfo {
         error::from_http(status, body)
     }

@@ -1,0 +1,279 @@
+//! The approval policy: whether a tool call may run, decided in one place.
+//!
+//! Promises:
+//! - rules from configuration are checked first, in order; the first rule whose tool name
+//!   and argument pattern match decides (allow or deny);
+//! - then decisions remembered for this session ("allow this tool for the rest of the
+//!   session"); their scope is explicit in [`ApprovalDecision`], nothing is remembered
+//!   silently;
+//! - then the mode: `auto` runs everything; `read-only` refuses destructive tools with a
+//!   result that says why; `confirm` runs read-only tools and asks an [`Approver`] for the
+//!   destructive ones;
+//! - a denial becomes an error result telling the model the user declined, so it moves on
+//!   instead of asking again.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::pin::Pin;
+
+use regex::Regex;
+use serde_json::Value;
+
+/// How tool calls are approved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ApprovalMode {
+    /// Run everything.
+    Auto,
+    /// Refuse destructive tools.
+    ReadOnly,
+    /// Ask before destructive tools.
+    #[default]
+    Confirm,
+}
+
+impl std::str::FromStr for ApprovalMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(ApprovalMode::Auto),
+            "read-only" | "readonly" => Ok(ApprovalMode::ReadOnly),
+            "confirm" => Ok(ApprovalMode::Confirm),
+            other => Err(format!(
+                "unknown approval mode {other:?} (auto, read-only, confirm)"
+            )),
+        }
+    }
+}
+
+/// A rule that pre-decides calls of one tool, optionally only when an argument matches.
+#[derive(Debug, Clone)]
+pub struct ApprovalRule {
+    pub tool: String,
+    pub when: Option<ArgumentMatch>,
+    pub allow: bool,
+}
+
+/// An argument (a JSON pointer into the arguments object) whose text must match a regex
+/// entirely. Arrays of strings are matched as their items joined with single spaces.
+#[derive(Debug, Clone)]
+pub struct ArgumentMatch {
+    pub pointer: String,
+    pub pattern: Regex,
+}
+
+impl ArgumentMatch {
+    /// `pattern` must match the whole argument text.
+    pub fn new(pointer: impl Into<String>, pattern: &str) -> Result<Self, regex::Error> {
+        Ok(ArgumentMatch {
+            pointer: pointer.into(),
+            pattern: Regex::new(&format!("^(?:{pattern})$"))?,
+        })
+    }
+
+    fn matches(&self, arguments: &Value) -> bool {
+        let text = match arguments.pointer(&self.pointer) {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Array(items)) => {
+                let words: Option<Vec<&str>> = items.iter().map(Value::as_str).collect();
+                match words {
+                    Some(words) => words.join(" "),
+                    None => return false,
+                }
+            }
+            Some(other) => other.to_string(),
+            None => return false,
+        };
+        self.pattern.is_match(&text)
+    }
+}
+
+/// What the user is asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalRequest {
+    pub call_id: String,
+    pub tool: String,
+    pub arguments: Value,
+}
+
+/// The user's answer, with its scope.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApprovalDecision {
+    /// Run this call only.
+    AllowOnce,
+    /// Run this call and every later call of this tool in this session.
+    AllowSession,
+    /// Do not run it; the reason goes back to the model.
+    Deny { reason: Option<String> },
+}
+
+/// Whoever answers approval requests (a terminal prompt, a JSON-lines peer, a test).
+pub trait Approver: Send + Sync {
+    fn decide<'a>(
+        &'a self,
+        request: &'a ApprovalRequest,
+    ) -> Pin<Box<dyn Future<Output = ApprovalDecision> + Send + 'a>>;
+}
+
+/// The policy's verdict on one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Run,
+    /// Not run; the text is the error result the model gets.
+    Refuse(String),
+    Ask,
+}
+
+/// Mode, rules and what this session remembered.
+#[derive(Debug, Clone, Default)]
+pub struct ApprovalPolicy {
+    pub mode: ApprovalMode,
+    pub rules: Vec<ApprovalRule>,
+    allowed_for_session: HashSet<String>,
+}
+
+impl ApprovalPolicy {
+    pub fn new(mode: ApprovalMode) -> Self {
+        ApprovalPolicy {
+            mode,
+            ..Self::default()
+        }
+    }
+
+    pub fn with_rule(mut self, rule: ApprovalRule) -> Self {
+        self.rules.push(rule);
+        self
+    }
+
+    /// Decide a call of `tool` (whose `destructive` flag is given) with `arguments`.
+    pub fn verdict(&self, tool: &str, destructive: bool, arguments: &Value) -> Verdict {
+        let rule = self
+            .rules
+            .iter()
+            .find(|r| r.tool == tool && r.when.as_ref().is_none_or(|m| m.matches(arguments)));
+        if let Some(rule) = rule {
+            return if rule.allow {
+                Verdict::Run
+            } else {
+                Verdict::Refuse(format!(
+                    "Not run: the configured approval rules deny {tool} with these arguments. \
+                     Do not retry it; continue without it."
+                ))
+            };
+        }
+        if !destructive || self.allowed_for_session.contains(tool) {
+            return Verdict::Run;
+        }
+        match self.mode {
+            ApprovalMode::Auto => Verdict::Run,
+            ApprovalMode::ReadOnly => Verdict::Refuse(format!(
+                "Not run: {tool} can change files or run programs, and tools are read-only in \
+                 this session. Use read-only tools, or tell the user what you would change."
+            )),
+            ApprovalMode::Confirm => Verdict::Ask,
+        }
+    }
+
+    /// Apply the user's answer: `Ok(())` to run, `Err(result text)` when denied.
+    pub fn apply(&mut self, tool: &str, decision: &ApprovalDecision) -> Result<(), String> {
+        match decision {
+            ApprovalDecision::AllowOnce => Ok(()),
+            ApprovalDecision::AllowSession => {
+                self.allowed_for_session.insert(tool.to_owned());
+                Ok(())
+            }
+            ApprovalDecision::Deny { reason } => Err(match reason.as_deref().map(str::trim) {
+                Some(reason) if !reason.is_empty() => format!(
+                    "The user declined to run {tool}: {reason}. Do not ask for it again; \
+                     continue without it."
+                ),
+                _ => format!(
+                    "The user declined to run {tool}. Do not ask for it again; continue \
+                     without it."
+                ),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn modes_decide_by_the_destructive_flag() {
+        let args = json!({});
+        assert_eq!(
+            ApprovalPolicy::new(ApprovalMode::Auto).verdict("w", true, &args),
+            Verdict::Run
+        );
+        assert!(matches!(
+            ApprovalPolicy::new(ApprovalMode::ReadOnly).verdict("w", true, &args),
+            Verdict::Refuse(msg) if msg.contains("read-only")
+        ));
+        assert_eq!(
+            ApprovalPolicy::new(ApprovalMode::ReadOnly).verdict("r", false, &args),
+            Verdict::Run
+        );
+        assert_eq!(
+            ApprovalPolicy::new(ApprovalMode::Confirm).verdict("w", true, &args),
+            Verdict::Ask
+        );
+        assert_eq!(
+            ApprovalPolicy::new(ApprovalMode::Confirm).verdict("r", false, &args),
+            Verdict::Run
+        );
+    }
+
+    #[test]
+    fn rules_match_tool_and_argument_and_win_over_the_mode() {
+        let policy = ApprovalPolicy::new(ApprovalMode::ReadOnly)
+            .with_rule(ApprovalRule {
+                tool: "run_command".into(),
+                when: Some(ArgumentMatch::new("/argv", "git status( .*)?").unwrap()),
+                allow: true,
+            })
+            .with_rule(ApprovalRule {
+                tool: "write_file".into(),
+                when: None,
+                allow: false,
+            });
+        let git = json!({"argv": ["git", "status", "--short"]});
+        let rm = json!({"argv": ["rm", "-rf", "x"]});
+        assert_eq!(policy.verdict("run_command", true, &git), Verdict::Run);
+        assert!(matches!(
+            policy.verdict("run_command", true, &rm),
+            Verdict::Refuse(_)
+        ));
+        assert!(matches!(
+            ApprovalPolicy::new(ApprovalMode::Auto)
+                .with_rule(policy.rules[1].clone())
+                .verdict("write_file", true, &json!({})),
+            Verdict::Refuse(msg) if msg.contains("rules deny")
+        ));
+    }
+
+    #[test]
+    fn decisions_have_their_scope() {
+        let mut policy = ApprovalPolicy::new(ApprovalMode::Confirm);
+        let args = json!({});
+        assert_eq!(policy.apply("w", &ApprovalDecision::AllowOnce), Ok(()));
+        assert_eq!(policy.verdict("w", true, &args), Verdict::Ask);
+        assert_eq!(policy.apply("w", &ApprovalDecision::AllowSession), Ok(()));
+        assert_eq!(policy.verdict("w", true, &args), Verdict::Run);
+        assert_eq!(policy.verdict("other", true, &args), Verdict::Ask);
+        let denied = policy
+            .apply(
+                "x",
+                &ApprovalDecision::Deny {
+                    reason: Some("too risky".into()),
+                },
+            )
+            .unwrap_err();
+        assert!(
+            denied.contains("declined") && denied.contains("too risky"),
+            "{denied}"
+        );
+    }
+}

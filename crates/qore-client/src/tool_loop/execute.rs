@@ -1,0 +1,296 @@
+//! Running one turn's tool calls: validation, approval, execution, results in call order.
+//!
+//! Promises:
+//! - every call gets exactly one result, in the order of the calls, whatever happens: an
+//!   unknown tool, arguments that are not JSON, not an object or that break the tool's
+//!   schema, a refusal or denial, a timeout, a cancellation: each becomes an error result
+//!   the model can read (so history never holds a call without its result);
+//! - approval is asked first, for every call that needs it, before anything runs;
+//! - approved `parallel_safe` calls run at once, the others one at a time after them;
+//! - each call has its tool's timeout; cancellation stops running calls at once (their
+//!   result says "cancelled after N s") and skips the ones not started.
+
+use std::time::{Duration, Instant};
+
+use futures_util::future::join_all;
+use qore_core::{CancellationToken, ContentBlock, ToolOutput};
+use serde_json::Value;
+
+use super::approval::{ApprovalPolicy, ApprovalRequest, Approver, Verdict};
+use super::registry::{Registered, ToolRegistry};
+
+/// A tool call as the assistant message holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub input: Value,
+    /// The raw argument text when it was not JSON.
+    pub raw_input: Option<String>,
+}
+
+impl ToolCall {
+    /// The tool calls of an assistant message, in order.
+    pub fn all_in(blocks: &[ContentBlock]) -> Vec<ToolCall> {
+        blocks
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolUse {
+                    id,
+                    name,
+                    input,
+                    raw_input,
+                    ..
+                } => Some(ToolCall {
+                    id: id.clone(),
+                    name: name.clone(),
+                    input: input.clone(),
+                    raw_input: raw_input.clone(),
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// What happened to one call, for the loop's events.
+#[derive(Debug, Clone)]
+pub struct CallReport {
+    pub id: String,
+    pub name: String,
+    pub output: ToolOutput,
+    /// Whether the tool actually ran (false for refusals, denials, bad calls, skips).
+    pub ran: bool,
+    pub elapsed: Duration,
+}
+
+/// The result blocks of a round, in call order, and whether it was cancelled.
+pub struct RoundResults {
+    pub reports: Vec<CallReport>,
+    pub cancelled: bool,
+}
+
+impl RoundResults {
+    pub fn blocks(&self) -> Vec<ContentBlock> {
+        self.reports
+            .iter()
+            .map(|r| ContentBlock::ToolResult {
+                tool_use_id: r.id.clone(),
+                content: r.output.content.clone(),
+                is_error: r.output.is_error,
+            })
+            .collect()
+    }
+}
+
+/// Every call answered with the same error text, none run (round limit, repetition).
+pub fn answer_all(calls: &[ToolCall], text: &str) -> RoundResults {
+    RoundResults {
+        reports: calls
+            .iter()
+            .map(|c| report(c, ToolOutput::error(text), false, Duration::ZERO))
+            .collect(),
+        cancelled: false,
+    }
+}
+
+fn report(call: &ToolCall, output: ToolOutput, ran: bool, elapsed: Duration) -> CallReport {
+    CallReport {
+        id: call.id.clone(),
+        name: call.name.clone(),
+        output,
+        ran,
+        elapsed,
+    }
+}
+
+/// Check a call against the registry: the tool, or the error result the model gets.
+fn check<'r>(registry: &'r ToolRegistry, call: &ToolCall) -> Result<&'r Registered, ToolOutput> {
+    let Some(registered) = registry.get(&call.name) else {
+        let known: Vec<&str> = registry.specs().iter().map(|s| s.name.as_str()).collect();
+        return Err(ToolOutput::error(format!(
+            "Unknown tool {:?}. The tools are: {}.",
+            call.name,
+            known.join(", ")
+        )));
+    };
+    if let Some(raw) = &call.raw_input {
+        return Err(ToolOutput::error(format!(
+            "The arguments of {} are not valid JSON: {raw}",
+            call.name
+        )));
+    }
+    if !call.input.is_object() {
+        return Err(ToolOutput::error(format!(
+            "The arguments of {} must be a JSON object, got: {}",
+            call.name, call.input
+        )));
+    }
+    let problems: Vec<String> = registered
+        .validator
+        .iter_errors(&call.input)
+        .map(|e| {
+            let at = e.instance_path.to_string();
+            if at.is_empty() {
+                e.to_string()
+            } else {
+                format!("{at}: {e}")
+            }
+        })
+        .collect();
+    if !problems.is_empty() {
+        return Err(ToolOutput::error(format!(
+            "The arguments of {} do not match its schema: {}",
+            call.name,
+            problems.join("; ")
+        )));
+    }
+    Ok(registered)
+}
+
+/// What is to happen to one call.
+enum Step<'r> {
+    Run(&'r Registered),
+    Ask(&'r Registered),
+    Answer(ToolOutput),
+}
+
+/// Run one turn's calls (see the module doc).
+pub async fn run_calls(
+    calls: &[ToolCall],
+    registry: &ToolRegistry,
+    policy: &mut ApprovalPolicy,
+    approver: &dyn Approver,
+    cancel: &CancellationToken,
+) -> RoundResults {
+    // Validation and approval, in call order, before anything runs.
+    let mut plan: Vec<Step<'_>> = calls
+        .iter()
+        .map(|call| match check(registry, call) {
+            Err(output) => Step::Answer(output),
+            Ok(registered) => {
+                match policy.verdict(&call.name, registered.tool.destructive(), &call.input) {
+                    Verdict::Run => Step::Run(registered),
+                    Verdict::Ask => Step::Ask(registered),
+                    Verdict::Refuse(text) => Step::Answer(ToolOutput::error(text)),
+                }
+            }
+        })
+        .collect();
+    for (call, step) in calls.iter().zip(plan.iter_mut()) {
+        let Step::Ask(registered) = *step else {
+            continue;
+        };
+        let request = ApprovalRequest {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            arguments: call.input.clone(),
+        };
+        let decision = tokio::select! {
+            decision = approver.decide(&request) => decision,
+            () = cancel.cancelled() => return not_run(calls, plan, "Not run: cancelled."),
+        };
+        *step = match policy.apply(&call.name, &decision) {
+            Ok(()) => Step::Run(registered),
+            Err(text) => Step::Answer(ToolOutput::error(text)),
+        };
+    }
+
+    // Execution: parallel-safe calls at once, then the others one by one.
+    let mut reports: Vec<Option<CallReport>> = vec![None; calls.len()];
+    let mut parallel = Vec::new();
+    for (i, (call, step)) in calls.iter().zip(&plan).enumerate() {
+        match step {
+            Step::Answer(output) => {
+                reports[i] = Some(report(call, output.clone(), false, Duration::ZERO))
+            }
+            Step::Run(registered) if registered.tool.parallel_safe() => {
+                parallel.push((i, execute(call, registered, cancel)))
+            }
+            Step::Run(_) | Step::Ask(_) => {}
+        }
+    }
+    let (indices, running): (Vec<usize>, Vec<_>) = parallel.into_iter().unzip();
+    for (i, done) in indices.into_iter().zip(join_all(running).await) {
+        reports[i] = Some(done);
+    }
+    for (i, (call, step)) in calls.iter().zip(&plan).enumerate() {
+        if reports[i].is_some() {
+            continue;
+        }
+        reports[i] = Some(match step {
+            Step::Run(registered) if !cancel.is_cancelled() => {
+                execute(call, registered, cancel).await
+            }
+            _ => report(
+                call,
+                ToolOutput::error("Not run: cancelled."),
+                false,
+                Duration::ZERO,
+            ),
+        });
+    }
+    RoundResults {
+        reports: reports
+            .into_iter()
+            .zip(calls)
+            .map(|(r, call)| {
+                r.unwrap_or_else(|| {
+                    report(call, ToolOutput::error("Not run."), false, Duration::ZERO)
+                })
+            })
+            .collect(),
+        cancelled: cancel.is_cancelled(),
+    }
+}
+
+/// Cancelled before anything ran: every call gets its planned answer or `text`.
+fn not_run(calls: &[ToolCall], plan: Vec<Step<'_>>, text: &str) -> RoundResults {
+    RoundResults {
+        reports: calls
+            .iter()
+            .zip(plan)
+            .map(|(call, step)| match step {
+                Step::Answer(output) => report(call, output, false, Duration::ZERO),
+                Step::Run(_) | Step::Ask(_) => {
+                    report(call, ToolOutput::error(text), false, Duration::ZERO)
+                }
+            })
+            .collect(),
+        cancelled: true,
+    }
+}
+
+/// Run one call with its timeout, stopping at once on cancellation.
+async fn execute(
+    call: &ToolCall,
+    registered: &Registered,
+    cancel: &CancellationToken,
+) -> CallReport {
+    let started = Instant::now();
+    let timeout = registered.tool.timeout();
+    let token = cancel.child_token();
+    let running = registered.tool.call(call.input.clone(), token.clone());
+    let output = tokio::select! {
+        result = tokio::time::timeout(timeout, running) => match result {
+            Ok(output) => output,
+            Err(_) => {
+                token.cancel();
+                ToolOutput::error(format!(
+                    "{} timed out after {} s and was stopped.",
+                    call.name,
+                    timeout.as_secs_f64()
+                ))
+            }
+        },
+        () = cancel.cancelled() => {
+            token.cancel();
+            ToolOutput::error(format!(
+                "{} was cancelled after {:.1} s.",
+                call.name,
+                started.elapsed().as_secs_f64()
+            ))
+        }
+    };
+    report(call, output, true, started.elapsed())
+}

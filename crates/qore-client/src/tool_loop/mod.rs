@@ -1,0 +1,17 @@
+//! The tool-use loop: tools registered once ([`ToolRegistry`]), approval decided in one
+//! place ([`ApprovalPolicy`]), a turn's calls run together ([`run_calls`]), and the loop
+//! itself ([`ToolLoopRunner`]), identical on every protocol because it only speaks
+//! [`crate::Client`], [`qore_core::History`] and [`qore_core::ResponseEvent`].
+
+mod approval;
+mod execute;
+mod registry;
+mod runner;
+
+pub use approval::{
+    ApprovalDecision, ApprovalMode, ApprovalPolicy, ApprovalRequest, ApprovalRule, Approver,
+    ArgumentMatch, Verdict,
+};
+pub use execute::{run_calls, CallReport, RoundResults, ToolCall};
+pub use registry::{Registered, ToolRegistry};
+pub use runner::{AtRoundLimit, LoopConfig, LoopEvent, LoopOutcome, LoopStop, ToolLoopRunner};

@@ -1,0 +1,272 @@
+//! [`ToolLoopRunner`]: stream a turn, run its tool calls, continue from history, until the
+//! model answers without tools or a limit stops it. The whole policy on one screen:
+//!
+//! ```text
+//! loop:
+//!   encode the request from history (tools on offer unless disabled) and stream it
+//!   failed / cancelled turn          -> stop; history unchanged (no half turn)
+//!   no tool calls                    -> append the message; finished
+//!   append the assistant message
+//!   same tool + same arguments N times in a row -> answer the calls "not run"; stop
+//!   round limit reached              -> answer the calls "not run"; then either fail, or
+//!                                       ask once more with tool calls forbidden
+//!   run the calls (approval, parallel-safe at once, timeouts, cancellation)
+//!   append one user message with every result, in call order
+//!   cancelled while running          -> stop (history is well formed: every call answered)
+//! ```
+//!
+//! State (round count, repetition, usage) lives in one `run` call: concurrent runs never
+//! share it, and it is dropped however the run ends.
+
+use futures_util::StreamExt as _;
+use qore_core::{
+    CancellationToken, ErrorInfo, History, Message, ResponseEvent, Role, StopReason, Usage,
+};
+
+use super::approval::{ApprovalPolicy, Approver};
+use super::execute::{answer_all, run_calls, CallReport, ToolCall};
+use super::registry::ToolRegistry;
+use crate::{ChatRequest, Client, RequestOptions};
+
+/// What happens when the round limit is reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AtRoundLimit {
+    /// Answer the pending calls "not run" and ask for a final answer with tools forbidden.
+    #[default]
+    FinalAnswer,
+    /// Stop with [`LoopStop::RoundLimit`].
+    Fail,
+}
+
+/// Limits of one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoopConfig {
+    /// Rounds of tool calls allowed (a round: one assistant turn's calls and their results).
+    pub max_rounds: u32,
+    pub at_round_limit: AtRoundLimit,
+    /// The same tool with the same arguments this many times in a row stops the loop.
+    pub repeat_limit: u32,
+}
+
+impl Default for LoopConfig {
+    fn default() -> Self {
+        LoopConfig {
+            max_rounds: 25,
+            at_round_limit: AtRoundLimit::FinalAnswer,
+            repeat_limit: 3,
+        }
+    }
+}
+
+/// What the loop reports while it runs.
+#[derive(Debug)]
+pub enum LoopEvent<'a> {
+    /// An event of the turn being streamed.
+    Response(&'a ResponseEvent),
+    /// A round's calls are about to run (after the assistant message was stored).
+    ToolsStarting { round: u32, calls: &'a [ToolCall] },
+    /// A call's result, in call order.
+    ToolFinished(&'a CallReport),
+}
+
+/// Why the loop stopped before the model finished.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoopStop {
+    RepeatedCall { tool: String, times: u32 },
+    RoundLimit { rounds: u32 },
+}
+
+/// How a run ended. History holds every finished turn and every result, whatever the end.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoopOutcome {
+    Finished {
+        stop_reason: Option<StopReason>,
+        usage: Usage,
+        rounds: u32,
+    },
+    Stopped {
+        reason: LoopStop,
+        usage: Usage,
+        rounds: u32,
+    },
+    Failed {
+        error: ErrorInfo,
+        usage: Usage,
+        rounds: u32,
+    },
+    Cancelled {
+        usage: Usage,
+        rounds: u32,
+    },
+}
+
+/// Runs the tool loop for one request against one client.
+pub struct ToolLoopRunner<'a> {
+    pub client: &'a Client,
+    pub registry: &'a ToolRegistry,
+    pub policy: &'a mut ApprovalPolicy,
+    pub approver: &'a dyn Approver,
+    pub config: LoopConfig,
+}
+
+fn add_usage(total: &mut Usage, turn: &Usage) {
+    fn add(total: &mut Option<u64>, turn: Option<u64>) {
+        if let Some(n) = turn {
+            *total = Some(total.unwrap_or(0) + n);
+        }
+    }
+    add(&mut total.input_tokens, turn.input_tokens);
+    add(&mut total.output_tokens, turn.output_tokens);
+    add(&mut total.cached_input_tokens, turn.cached_input_tokens);
+    add(
+        &mut total.cache_creation_input_tokens,
+        turn.cache_creation_input_tokens,
+    );
+    add(&mut total.reasoning_tokens, turn.reasoning_tokens);
+}
+
+impl ToolLoopRunner<'_> {
+    /// Run until the model answers without tools, a limit stops it, it fails or `cancel`
+    /// fires. `history` must end with the user's turn; every finished turn and every tool
+    /// result is appended to it.
+    pub async fn run(
+        &mut self,
+        model: &str,
+        history: &mut History,
+        options: &RequestOptions,
+        cancel: &CancellationToken,
+        mut on_event: impl FnMut(LoopEvent<'_>),
+    ) -> LoopOutcome {
+        let mut usage = Usage::default();
+        let mut rounds = 0u32;
+        let mut tools_forbidden = false;
+        let mut repeat: Option<(String, String, u32)> = None;
+        let forbidding = {
+            let mut forbidding = options.clone();
+            forbidding
+                .extra
+                .extend(self.client.protocol().forbid_tool_calls());
+            forbidding
+        };
+        loop {
+            let request = ChatRequest {
+                model,
+                history,
+                tools: self.registry.specs(),
+                options: if tools_forbidden {
+                    &forbidding
+                } else {
+                    options
+                },
+            };
+            let mut stream = self.client.stream(&request, cancel.clone());
+            while let Some(event) = stream.next().await {
+                on_event(LoopEvent::Response(&event));
+            }
+            let (message, stop_reason) = match stream.finish().await {
+                qore_core::TurnOutcome::Finished {
+                    message,
+                    stop_reason,
+                    usage: turn,
+                } => {
+                    add_usage(&mut usage, &turn);
+                    (message, stop_reason)
+                }
+                qore_core::TurnOutcome::Failed { error, usage: turn } => {
+                    add_usage(&mut usage, &turn);
+                    return LoopOutcome::Failed {
+                        error,
+                        usage,
+                        rounds,
+                    };
+                }
+                qore_core::TurnOutcome::Cancelled { usage: turn } => {
+                    add_usage(&mut usage, &turn);
+                    return LoopOutcome::Cancelled { usage, rounds };
+                }
+            };
+            let calls = ToolCall::all_in(&message.blocks);
+            history.push(message);
+            if calls.is_empty() {
+                return LoopOutcome::Finished {
+                    stop_reason,
+                    usage,
+                    rounds,
+                };
+            }
+            rounds += 1;
+            if let Some((tool, times)) = self.repeated(&mut repeat, &calls) {
+                let text = format!(
+                    "Not run: {tool} was called with the same arguments {times} times in a row."
+                );
+                self.answer(history, &answer_all(&calls, &text), &mut on_event);
+                return LoopOutcome::Stopped {
+                    reason: LoopStop::RepeatedCall { tool, times },
+                    usage,
+                    rounds,
+                };
+            }
+            if tools_forbidden || rounds > self.config.max_rounds {
+                let text = "Not run: tool round limit reached. Answer with what you have.";
+                self.answer(history, &answer_all(&calls, text), &mut on_event);
+                if tools_forbidden || self.config.at_round_limit == AtRoundLimit::Fail {
+                    return LoopOutcome::Stopped {
+                        reason: LoopStop::RoundLimit {
+                            rounds: self.config.max_rounds,
+                        },
+                        usage,
+                        rounds,
+                    };
+                }
+                tools_forbidden = true;
+                continue;
+            }
+            on_event(LoopEvent::ToolsStarting {
+                round: rounds,
+                calls: &calls,
+            });
+            let results =
+                run_calls(&calls, self.registry, self.policy, self.approver, cancel).await;
+            self.answer(history, &results, &mut on_event);
+            if results.cancelled {
+                return LoopOutcome::Cancelled { usage, rounds };
+            }
+        }
+    }
+
+    /// Append one user message with every result, reporting each.
+    fn answer(
+        &self,
+        history: &mut History,
+        results: &super::execute::RoundResults,
+        on_event: &mut impl FnMut(LoopEvent<'_>),
+    ) {
+        for report in &results.reports {
+            on_event(LoopEvent::ToolFinished(report));
+        }
+        history.push(Message::new(Role::User, results.blocks()));
+    }
+
+    /// Track identical consecutive calls; `Some((tool, times))` when the limit is reached.
+    fn repeated(
+        &self,
+        last: &mut Option<(String, String, u32)>,
+        calls: &[ToolCall],
+    ) -> Option<(String, u32)> {
+        for call in calls {
+            let args = call
+                .raw_input
+                .clone()
+                .unwrap_or_else(|| call.input.to_string());
+            let count = match last {
+                Some((tool, prev, n)) if *tool == call.name && *prev == args => *n + 1,
+                _ => 1,
+            };
+            *last = Some((call.name.clone(), args, count));
+            if count >= self.config.repeat_limit.max(1) {
+                return Some((call.name.clone(), count));
+            }
+        }
+        None
+    }
+}
