@@ -14,7 +14,7 @@ use qore_core::{CancellationToken, Tool, ToolFuture, ToolOutput, ToolSpec};
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::util::{cancelled, file_looks_binary, parse_args, plural, run_blocking};
+use crate::util::{cancelled, file_looks_binary, human_bytes, parse_args, plural, run_blocking};
 use crate::{spec, Sandbox, ToolOptions};
 
 const NAME: &str = "read_file";
@@ -43,10 +43,10 @@ impl ReadFile {
             &format!(
                 "Read a text file of the project. Each line is shown as '<line number>\\t<text>' \
                  (numbers start at 1). Give start_line/end_line (inclusive) to read part of a \
-                 large file. At most {} lines / {} KiB per call; the result says how to read \
-                 on when it is cut. Binary and ignored files cannot be read.",
+                 large file. At most {} lines / {} per call; the result says how to read on \
+                 when it is cut. Binary and ignored files cannot be read.",
                 options.read_max_lines,
-                options.read_max_bytes / 1024
+                human_bytes(options.read_max_bytes as u64)
             ),
             json!({
                 "type": "object",
@@ -236,7 +236,7 @@ fn read(
     let wanted_end = args.end_line.unwrap_or(total).min(total);
     if last_shown < wanted_end {
         let why = if byte_capped {
-            format!("the {} KiB cap", options.read_max_bytes / 1024)
+            format!("the {} cap", human_bytes(options.read_max_bytes as u64))
         } else {
             format!("the {}-line cap", options.read_max_lines)
         };

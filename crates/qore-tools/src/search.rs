@@ -17,7 +17,7 @@ use regex::{Regex, RegexBuilder};
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::util::{cancelled, cap_line, looks_binary, parse_args, run_blocking};
+use crate::util::{cancelled, cap_line, human_bytes, looks_binary, parse_args, run_blocking};
 use crate::{clamp_limit, spec, Sandbox, ToolOptions};
 
 const NAME: &str = "search";
@@ -186,8 +186,8 @@ fn search(
         Ok(m) if m.is_file() => {
             if m.len() > options.search_max_file_bytes {
                 return ToolOutput::error(format!(
-                    "`{rel}` is larger than {} MiB; use read_file with a line range",
-                    options.search_max_file_bytes / (1024 * 1024)
+                    "`{rel}` is larger than {}; use read_file with a line range",
+                    human_bytes(options.search_max_file_bytes)
                 ));
             }
             search_file(&target, &rel, &re, &mut hits);
@@ -283,9 +283,9 @@ fn report(pattern: &str, rel: &str, options: &ToolOptions, hits: Hits) -> ToolOu
     }
     if hits.large > 0 {
         skipped.push(format!(
-            "{} over {} MiB",
+            "{} over {}",
             hits.large,
-            options.search_max_file_bytes / (1024 * 1024)
+            human_bytes(options.search_max_file_bytes)
         ));
     }
     if hits.unreadable > 0 {

@@ -164,6 +164,17 @@ pub fn split_lines(text: &str) -> Vec<&str> {
     lines
 }
 
+/// A size for messages: "256 KiB", "4 MiB", or "100 bytes" when not a whole KiB.
+pub fn human_bytes(n: u64) -> String {
+    if n >= 1024 * 1024 && n % (1024 * 1024) == 0 {
+        format!("{} MiB", n / (1024 * 1024))
+    } else if n >= 1024 && n % 1024 == 0 {
+        format!("{} KiB", n / 1024)
+    } else {
+        plural(n as usize, "byte")
+    }
+}
+
 /// "1 line" / "3 lines".
 pub fn plural(n: usize, what: &str) -> String {
     if n == 1 {
@@ -176,6 +187,14 @@ pub fn plural(n: usize, what: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_read_naturally() {
+        assert_eq!(human_bytes(256 * 1024), "256 KiB");
+        assert_eq!(human_bytes(4 * 1024 * 1024), "4 MiB");
+        assert_eq!(human_bytes(1), "1 byte");
+        assert_eq!(human_bytes(1500), "1500 bytes");
+    }
 
     #[test]
     fn binary_means_a_nul_in_the_first_8k() {
