@@ -194,3 +194,27 @@ fn find(
     }
     ToolOutput::text(text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_walk_itself_stops_on_cancellation() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "").unwrap();
+        let sandbox = Sandbox::new(dir.path()).unwrap();
+        let args = || Args {
+            pattern: "*.txt".into(),
+            path: None,
+            limit: None,
+        };
+        let options = ToolOptions::default();
+        let live = find(&sandbox, &options, args(), &CancellationToken::new());
+        assert_eq!(live.text_content(), "a.txt");
+        let token = CancellationToken::new();
+        token.cancel();
+        let stopped = find(&sandbox, &options, args(), &token);
+        assert!(stopped.is_error && stopped.text_content().starts_with("cancelled"));
+    }
+}

@@ -185,3 +185,28 @@ fn list(
     }
     ToolOutput::text(text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_walk_itself_stops_on_cancellation() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "").unwrap();
+        let sandbox = Sandbox::new(dir.path()).unwrap();
+        let args = || Args {
+            path: None,
+            recursive: true,
+            max_depth: None,
+            limit: None,
+        };
+        let options = ToolOptions::default();
+        let live = list(&sandbox, &options, args(), &CancellationToken::new());
+        assert_eq!(live.text_content(), "a.txt");
+        let token = CancellationToken::new();
+        token.cancel();
+        let stopped = list(&sandbox, &options, args(), &token);
+        assert!(stopped.is_error && stopped.text_content().starts_with("cancelled"));
+    }
+}

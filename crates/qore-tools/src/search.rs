@@ -296,3 +296,30 @@ fn report(pattern: &str, rel: &str, options: &ToolOptions, hits: Hits) -> ToolOu
     }
     ToolOutput::text(text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_walk_itself_stops_on_cancellation() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "needle\n").unwrap();
+        let sandbox = Sandbox::new(dir.path()).unwrap();
+        let args = || Args {
+            pattern: "needle".into(),
+            regex: false,
+            ignore_case: false,
+            path: None,
+            glob: None,
+            limit: None,
+        };
+        let options = ToolOptions::default();
+        let live = search(&sandbox, &options, args(), &CancellationToken::new());
+        assert_eq!(live.text_content(), "a.txt:1: needle");
+        let token = CancellationToken::new();
+        token.cancel();
+        let stopped = search(&sandbox, &options, args(), &token);
+        assert!(stopped.is_error && stopped.text_content().starts_with("cancelled"));
+    }
+}
