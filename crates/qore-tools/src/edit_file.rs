@@ -21,7 +21,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::diff::unified_diff;
-use crate::util::{looks_binary, parse_args, run_blocking, write_atomic};
+use crate::util::{looks_binary, parse_args, run_blocking_to_end, write_atomic};
 use crate::{spec, Sandbox, ToolOptions};
 
 const NAME: &str = "edit_file";
@@ -86,7 +86,7 @@ impl Tool for EditFile {
     fn call(&self, input: serde_json::Value, cancel: CancellationToken) -> ToolFuture {
         let sandbox = self.sandbox.clone();
         let options = self.options.clone();
-        Box::pin(run_blocking(cancel, move |_| {
+        Box::pin(run_blocking_to_end(cancel, move || {
             match parse_args::<Args>(NAME, input) {
                 Ok(args) => edit(&sandbox, &options, args),
                 Err(out) => out,
@@ -112,6 +112,9 @@ fn edit(sandbox: &Sandbox, options: &ToolOptions, args: Args) -> ToolOutput {
     let rel = sandbox.relative(&path);
     let bytes = match std::fs::metadata(&path) {
         Ok(m) if m.is_dir() => return ToolOutput::error(format!("`{rel}` is a directory")),
+        Ok(m) if !m.is_file() => {
+            return ToolOutput::error(format!("`{rel}` is not a regular file"))
+        }
         Ok(_) => match std::fs::read(&path) {
             Ok(b) => b,
             Err(e) => return ToolOutput::error(format!("cannot read `{rel}`: {e}")),

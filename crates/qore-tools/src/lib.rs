@@ -35,7 +35,9 @@ pub use edit_file::EditFile;
 pub use find_file::FindFile;
 pub use list_files::ListFiles;
 pub use read_file::ReadFile;
-pub use run_command::{RunCommand, DEFAULT_ALLOWED_COMMANDS, SHELL_METACHARACTERS};
+pub use run_command::{
+    RunCommand, DEFAULT_ALLOWED_COMMANDS, DEFAULT_COMMAND_ENV, SHELL_METACHARACTERS,
+};
 pub use sandbox::{Sandbox, SandboxError, QOREIGNORE};
 pub use search::Search;
 pub use todo::{Todo, TodoItem};
@@ -71,6 +73,9 @@ pub struct ToolOptions {
     pub command_max_timeout: Duration,
     /// Bytes kept of each of stdout and stderr (32 KiB: the first and the last half).
     pub command_output_cap: usize,
+    /// Environment variables passed on to commands, by name ([`DEFAULT_COMMAND_ENV`]); the
+    /// rest of the host's environment (API keys included) is not.
+    pub command_env: Vec<String>,
 }
 
 impl Default for ToolOptions {
@@ -91,6 +96,7 @@ impl Default for ToolOptions {
             command_timeout: Duration::from_secs(60),
             command_max_timeout: Duration::from_secs(600),
             command_output_cap: 32 * 1024,
+            command_env: DEFAULT_COMMAND_ENV.iter().map(|s| s.to_string()).collect(),
         }
     }
 }

@@ -126,6 +126,11 @@ fn read(
         Ok(m) if m.is_dir() => {
             return ToolOutput::error(format!("`{rel}` is a directory; use list_files to see it"))
         }
+        Ok(m) if !m.is_file() => {
+            return ToolOutput::error(format!(
+                "`{rel}` is not a regular file (a pipe, socket or device); it cannot be read"
+            ))
+        }
         Ok(_) => {}
         Err(_) => {
             return ToolOutput::error(format!(

@@ -11,7 +11,9 @@
 //!   the project, must pass [`Sandbox::resolve`]. Programs can still reach outside the root on
 //!   their own (a build script, `git -C`), which is why the tool is destructive: the
 //!   allow-list and the approval policy are the guard, not this check;
-//! - cwd is the project root, stdin is empty, pagers and prompts are off;
+//! - cwd is the project root, stdin is empty, pagers and prompts are off, and the
+//!   environment holds only the variables named in `command_env` ([`DEFAULT_COMMAND_ENV`]),
+//!   so the host's secrets (provider API keys) do not reach a command;
 //! - the run ends at the timeout (default `command_timeout`, a call may ask for 1 s up to
 //!   `command_max_timeout`), on cancellation or when the call's future is dropped, and then
 //!   the whole process group is killed (Unix), so grandchildren do not linger; after a normal
@@ -42,6 +44,35 @@ const NAME: &str = "run_command";
 /// `cargo` runs build scripts and tests, i.e. project code: keep the tool behind approval.
 pub const DEFAULT_ALLOWED_COMMANDS: &[&str] =
     &["git", "ls", "cat", "grep", "rg", "cargo", "echo", "pwd"];
+
+/// The environment variables a command gets from the host unless the host gives its own
+/// list: what finding programs, git, cargo/rustup, locales, temp files and proxies need.
+pub const DEFAULT_COMMAND_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "TZ",
+    "TMPDIR",
+    "TERM",
+    "SYSTEMROOT",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "CARGO_TARGET_DIR",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+];
 
 /// Text that makes an argument refused: command separators, pipes, background `&`,
 /// command substitution, redirections and line breaks.
@@ -228,6 +259,13 @@ async fn execute(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .env_clear()
+        .envs(
+            options
+                .command_env
+                .iter()
+                .filter_map(|name| std::env::var_os(name).map(|value| (name, value))),
+        )
         .env("GIT_PAGER", "cat")
         .env("PAGER", "cat")
         .env("GIT_TERMINAL_PROMPT", "0")

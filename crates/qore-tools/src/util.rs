@@ -75,6 +75,22 @@ where
     }
 }
 
+/// Runs `body`, which changes files, on the blocking pool. Cancellation is honoured only
+/// before it starts: a change that has begun is finished and reported as it happened, never
+/// as "cancelled".
+pub async fn run_blocking_to_end<F>(cancel: CancellationToken, body: F) -> ToolOutput
+where
+    F: FnOnce() -> ToolOutput + Send + 'static,
+{
+    if cancel.is_cancelled() {
+        return cancelled();
+    }
+    match tokio::task::spawn_blocking(body).await {
+        Ok(out) => out,
+        Err(e) => ToolOutput::error(format!("internal error: the tool failed ({e})")),
+    }
+}
+
 /// Whether `bytes` (the start of a file) look binary: a NUL in the first 8 KiB.
 pub fn looks_binary(bytes: &[u8]) -> bool {
     bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0)

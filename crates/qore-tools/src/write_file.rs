@@ -17,7 +17,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::diff::unified_diff;
-use crate::util::{looks_binary, parse_args, plural, run_blocking, split_lines, write_atomic};
+use crate::util::{
+    looks_binary, parse_args, plural, run_blocking_to_end, split_lines, write_atomic,
+};
 use crate::{spec, Sandbox, ToolOptions};
 
 #[derive(Deserialize)]
@@ -64,7 +66,7 @@ impl Tool for CreateFile {
     }
     fn call(&self, input: serde_json::Value, cancel: CancellationToken) -> ToolFuture {
         let sandbox = self.sandbox.clone();
-        Box::pin(run_blocking(cancel, move |_| {
+        Box::pin(run_blocking_to_end(cancel, move || {
             match parse_args::<Args>("create_file", input) {
                 Ok(args) => create(&sandbox, args),
                 Err(out) => out,
@@ -135,7 +137,7 @@ impl Tool for WriteFile {
     fn call(&self, input: serde_json::Value, cancel: CancellationToken) -> ToolFuture {
         let sandbox = self.sandbox.clone();
         let options = self.options.clone();
-        Box::pin(run_blocking(cancel, move |_| {
+        Box::pin(run_blocking_to_end(cancel, move || {
             match parse_args::<Args>("write_file", input) {
                 Ok(args) => write(&sandbox, &options, args),
                 Err(out) => out,
@@ -153,6 +155,9 @@ fn write(sandbox: &Sandbox, options: &ToolOptions, args: Args) -> ToolOutput {
     let old = match std::fs::metadata(&path) {
         Ok(m) if m.is_dir() => {
             return ToolOutput::error(format!("`{rel}` is a directory; give a file path"))
+        }
+        Ok(m) if !m.is_file() => {
+            return ToolOutput::error(format!("`{rel}` is not a regular file"))
         }
         Ok(_) => match std::fs::read(&path) {
             Ok(bytes) => Some(bytes),

@@ -6,7 +6,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::Project;
-use qore_core::{CancellationToken, Tool};
+use qore_core::CancellationToken;
 use qore_tools::{ToolOptions, DEFAULT_ALLOWED_COMMANDS};
 use serde_json::json;
 
@@ -94,6 +94,22 @@ async fn a_command_runs_in_the_project_root_and_reports_its_exit_code() {
     p.write("listed.txt", "");
     let out = p.ok("run_command", json!({"argv": ["ls"]})).await;
     assert!(out.contains("listed.txt"), "{out}");
+}
+
+#[tokio::test]
+async fn commands_get_only_the_passed_on_environment() {
+    // cargo sets CARGO_PKG_NAME for the test process; it is not on the pass-on list.
+    assert_eq!(std::env::var("CARGO_PKG_NAME").as_deref(), Ok("qore-tools"));
+    assert!(std::env::var_os("PATH").is_some());
+    let script = "echo \"pkg=${CARGO_PKG_NAME:-unset} path=${PATH:+set}\"\n";
+    let p = project(|_| {});
+    p.write("env.sh", script);
+    let out = p.ok("run_command", json!({"argv": ["sh", "env.sh"]})).await;
+    assert!(out.contains("stdout:\npkg=unset path=set\n"), "{out}");
+    let p = project(|o| o.command_env.push("CARGO_PKG_NAME".into()));
+    p.write("env.sh", script);
+    let out = p.ok("run_command", json!({"argv": ["sh", "env.sh"]})).await;
+    assert!(out.contains("stdout:\npkg=qore-tools path=set\n"), "{out}");
 }
 
 #[tokio::test]

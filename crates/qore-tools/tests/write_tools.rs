@@ -266,3 +266,53 @@ async fn edits_keep_the_file_mode() {
     assert_eq!(mode & 0o777, 0o755);
     assert_eq!(p.read("run.sh"), "echo b\n");
 }
+
+#[tokio::test]
+async fn a_write_cancelled_before_it_starts_changes_nothing() {
+    use qore_core::CancellationToken;
+    let p = Project::new();
+    p.write("f.txt", "old\n");
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    for (name, input) in [
+        ("create_file", json!({"path": "new.txt", "content": "x"})),
+        ("write_file", json!({"path": "f.txt", "content": "new\n"})),
+        (
+            "edit_file",
+            json!({"path": "f.txt", "old_string": "old", "new_string": "new"}),
+        ),
+    ] {
+        let out = p.tool(name).call(input, cancel.clone()).await;
+        assert!(
+            out.is_error && out.text_content().starts_with("cancelled"),
+            "{name}"
+        );
+    }
+    assert_eq!(p.read("f.txt"), "old\n");
+    assert!(!p.root.join("new.txt").exists());
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn pipes_and_other_special_files_are_refused_without_blocking() {
+    let p = Project::new();
+    let fifo = p.root.join("pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let started = std::time::Instant::now();
+    for (name, input) in [
+        ("read_file", json!({"path": "pipe"})),
+        ("write_file", json!({"path": "pipe", "content": "x"})),
+        (
+            "edit_file",
+            json!({"path": "pipe", "old_string": "a", "new_string": "b"}),
+        ),
+    ] {
+        let msg = p.err(name, input).await;
+        assert!(msg.contains("not a regular file"), "{name}: {msg}");
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}
