@@ -24,7 +24,9 @@
 //!   killed by a signal or timed out. `structured` carries `exit_code`, `timed_out` and the
 //!   byte counts.
 
-use std::collections::VecDeque;
+mod capture;
+mod policy;
+
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,51 +34,14 @@ use std::time::Duration;
 use qore_core::{CancellationToken, Tool, ToolFuture, ToolOutput, ToolSpec};
 use serde::Deserialize;
 use serde_json::json;
-use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::util::{cancelled, parse_args};
 use crate::{spec, Sandbox, ToolOptions};
+use capture::Capture;
+use policy::validate;
+pub use policy::{DEFAULT_ALLOWED_COMMANDS, DEFAULT_COMMAND_ENV, SHELL_METACHARACTERS};
 
 const NAME: &str = "run_command";
-
-/// The programs `run_command` may start unless the host gives its own list: version control,
-/// listing and reading, searching, the Rust build tool, and two harmless builtins' programs.
-/// `cargo` runs build scripts and tests, i.e. project code: keep the tool behind approval.
-pub const DEFAULT_ALLOWED_COMMANDS: &[&str] =
-    &["git", "ls", "cat", "grep", "rg", "cargo", "echo", "pwd"];
-
-/// The environment variables a command gets from the host unless the host gives its own
-/// list: what finding programs, git, cargo/rustup, locales, temp files and proxies need.
-pub const DEFAULT_COMMAND_ENV: &[&str] = &[
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "LANG",
-    "LC_ALL",
-    "LC_CTYPE",
-    "LC_MESSAGES",
-    "TZ",
-    "TMPDIR",
-    "TERM",
-    "SYSTEMROOT",
-    "CARGO_HOME",
-    "RUSTUP_HOME",
-    "RUSTUP_TOOLCHAIN",
-    "CARGO_TARGET_DIR",
-    "SSL_CERT_FILE",
-    "SSL_CERT_DIR",
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "NO_PROXY",
-    "http_proxy",
-    "https_proxy",
-    "no_proxy",
-];
-
-/// Text that makes an argument refused: command separators, pipes, background `&`,
-/// command substitution, redirections and line breaks.
-pub const SHELL_METACHARACTERS: &[&str] = &[";", "|", "&", "$(", "`", ">", "<", "\n", "\r"];
 
 /// How long the output pipes may stay open after the program exited (held by a child it
 /// left behind) before they are abandoned.
@@ -173,69 +138,6 @@ impl Tool for RunCommand {
             execute(&sandbox, &options, &args.argv, timeout, cancel).await
         })
     }
-}
-
-/// Why `argv` may not run, if it may not.
-fn validate(sandbox: &Sandbox, options: &ToolOptions, argv: &[String]) -> Result<(), String> {
-    let Some(program) = argv.first() else {
-        return Err(
-            "argv is empty; give the program and its arguments, e.g. [\"git\", \"status\"]".into(),
-        );
-    };
-    let allowed = options.allowed_commands.join(", ");
-    if program.contains(['/', '\\']) {
-        return Err(format!(
-            "give the program by its bare name, not a path (`{program}`); allowed programs: {allowed}"
-        ));
-    }
-    if !options.allowed_commands.iter().any(|a| a == program) {
-        return Err(format!(
-            "`{program}` is not an allowed program; allowed programs: {allowed}"
-        ));
-    }
-    for (i, arg) in argv.iter().enumerate() {
-        if arg.contains('\0') {
-            return Err(format!("argument {i} contains a NUL byte"));
-        }
-        if let Some(meta) = SHELL_METACHARACTERS.iter().find(|m| arg.contains(**m)) {
-            return Err(format!(
-                "argument {i} ({arg:?}) contains {meta:?}, a shell metacharacter; run_command \
-                 runs one program without a shell: put each argument in its own array element, \
-                 and run separate commands as separate calls (no pipes, redirections, `&&`, \
-                 `;`, `$(...)` or backticks)"
-            ));
-        }
-    }
-    for arg in &argv[1..] {
-        let value = arg.split_once('=').map(|(_, v)| v);
-        for candidate in std::iter::once(arg.as_str()).chain(value) {
-            check_path_arg(sandbox, candidate)?;
-        }
-    }
-    Ok(())
-}
-
-fn check_path_arg(sandbox: &Sandbox, arg: &str) -> Result<(), String> {
-    if arg.is_empty() {
-        return Ok(());
-    }
-    if arg.starts_with('~') {
-        return Err(format!(
-            "argument `{arg}` names a home directory path, which is outside the project root"
-        ));
-    }
-    let path = std::path::Path::new(arg);
-    let looks_escaping = path.has_root()
-        || path
-            .components()
-            .any(|c| c == std::path::Component::ParentDir);
-    let names_entry = !arg.starts_with('-') && sandbox.root().join(path).symlink_metadata().is_ok();
-    if looks_escaping || names_entry {
-        sandbox
-            .resolve(arg)
-            .map_err(|e| format!("argument refused: {e}"))?;
-    }
-    Ok(())
 }
 
 enum Ended {
@@ -402,100 +304,5 @@ impl GroupKiller {
 impl Drop for GroupKiller {
     fn drop(&mut self) {
         self.kill();
-    }
-}
-
-/// The first and last `cap / 2` bytes of a stream, and how many there were.
-struct Capture {
-    half: usize,
-    head: Vec<u8>,
-    tail: VecDeque<u8>,
-    total: u64,
-}
-
-impl Capture {
-    fn new(cap: usize) -> Self {
-        Capture {
-            half: cap / 2,
-            head: Vec::new(),
-            tail: VecDeque::new(),
-            total: 0,
-        }
-    }
-
-    fn push(&mut self, mut bytes: &[u8]) {
-        self.total += bytes.len() as u64;
-        let room = self.half - self.head.len();
-        let take = room.min(bytes.len());
-        self.head.extend_from_slice(&bytes[..take]);
-        bytes = &bytes[take..];
-        if bytes.len() >= self.half {
-            self.tail.clear();
-            bytes = &bytes[bytes.len() - self.half..];
-        }
-        self.tail.extend(bytes);
-        let excess = self.tail.len().saturating_sub(self.half);
-        self.tail.drain(..excess);
-    }
-
-    async fn read_all<R: AsyncRead + Unpin>(&mut self, pipe: Option<&mut R>) {
-        let Some(pipe) = pipe else { return };
-        let mut buf = vec![0u8; 8192];
-        loop {
-            match pipe.read(&mut buf).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => self.push(&buf[..n]),
-            }
-        }
-    }
-
-    fn render(&self, name: &str) -> String {
-        if self.total == 0 {
-            return format!("{name}: (empty)");
-        }
-        let kept = (self.head.len() + self.tail.len()) as u64;
-        let tail: Vec<u8> = self.tail.iter().copied().collect();
-        let mut text = format!("{name}:\n{}", String::from_utf8_lossy(&self.head));
-        if self.total > kept {
-            text.push_str(&format!(
-                "\n[… {} bytes of {name} cut ({} in total) …]\n",
-                self.total - kept,
-                self.total
-            ));
-        }
-        text.push_str(&String::from_utf8_lossy(&tail));
-        if !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Capture;
-
-    #[test]
-    fn capture_keeps_head_and_tail_and_counts_the_rest() {
-        let mut c = Capture::new(8);
-        for chunk in [&b"abc"[..], b"defgh", b"ijklmnop", b"qr"] {
-            c.push(chunk);
-        }
-        assert_eq!(c.total, 18);
-        assert_eq!(c.head, b"abcd");
-        assert_eq!(c.tail.iter().copied().collect::<Vec<u8>>(), b"opqr");
-        let shown = c.render("out");
-        assert!(
-            shown.starts_with("out:\nabcd\n[… 10 bytes of out cut (18 in total) …]\nopqr"),
-            "{shown}"
-        );
-    }
-
-    #[test]
-    fn short_output_is_kept_whole() {
-        let mut c = Capture::new(8);
-        c.push(b"hi\n");
-        c.push(b"yo");
-        assert_eq!(c.render("out"), "out:\nhi\nyo\n");
     }
 }
