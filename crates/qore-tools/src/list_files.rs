@@ -1,0 +1,212 @@
+//! `list_files`: the entries of a directory in the project, optionally recursive.
+//!
+//! Promises: only what the sandbox allows is listed (ignored files and `.git` never appear);
+//! paths are relative to the project root with `/` separators, directories end with `/`,
+//! symlinks are marked and not followed; entries come in tree order, sorted by name; at most
+//! `list_limit` entries are shown, followed by a note of how many more there are. Read-only
+//! and parallel-safe; stops when cancelled.
+
+use std::sync::Arc;
+
+use qore_core::{CancellationToken, Tool, ToolFuture, ToolOutput, ToolSpec};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::util::{cancelled, parse_args, run_blocking};
+use crate::{clamp_limit, spec, Sandbox, ToolOptions};
+
+const NAME: &str = "list_files";
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    #[serde(default)]
+    path: Option<String>,
+    #[serde(default)]
+    recursive: bool,
+    #[serde(default)]
+    max_depth: Option<usize>,
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+/// Lists a directory of the project.
+pub struct ListFiles {
+    spec: ToolSpec,
+    sandbox: Arc<Sandbox>,
+    options: Arc<ToolOptions>,
+}
+
+impl ListFiles {
+    pub fn new(sandbox: Arc<Sandbox>, options: Arc<ToolOptions>) -> Self {
+        let spec = spec(
+            NAME,
+            &format!(
+                "List the files and directories in a project directory. Paths are relative to \
+                 the project root; directories end with '/', symlinks are marked '@'. Files \
+                 excluded by .gitignore/.qoreignore are not shown. At most {} entries.",
+                options.list_limit
+            ),
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {
+                        "type": "string",
+                        "description": "Directory relative to the project root. Default: the root ('.')."
+                    },
+                    "recursive": {
+                        "type": "boolean",
+                        "description": "List subdirectories too. Default: false."
+                    },
+                    "max_depth": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "description": "With recursive: how many levels to descend (1 = direct entries only)."
+                    },
+                    "limit": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": options.list_limit,
+                        "description": "Most entries to show."
+                    }
+                },
+                "additionalProperties": false
+            }),
+        );
+        ListFiles {
+            spec,
+            sandbox,
+            options,
+        }
+    }
+}
+
+impl Tool for ListFiles {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+    fn destructive(&self) -> bool {
+        false
+    }
+    fn parallel_safe(&self) -> bool {
+        true
+    }
+    fn call(&self, input: serde_json::Value, cancel: CancellationToken) -> ToolFuture {
+        let sandbox = self.sandbox.clone();
+        let options = self.options.clone();
+        Box::pin(run_blocking(cancel, move |cancel| {
+            match parse_args::<Args>(NAME, input) {
+                Ok(args) => list(&sandbox, &options, args, cancel),
+                Err(out) => out,
+            }
+        }))
+    }
+}
+
+fn list(
+    sandbox: &Sandbox,
+    options: &ToolOptions,
+    args: Args,
+    cancel: &CancellationToken,
+) -> ToolOutput {
+    let requested = args.path.as_deref().unwrap_or(".");
+    let dir = match sandbox.resolve(requested) {
+        Ok(dir) => dir,
+        Err(e) => return ToolOutput::error(e.to_string()),
+    };
+    let rel = sandbox.relative(&dir);
+    match std::fs::metadata(&dir) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => {
+            return ToolOutput::error(format!(
+                "`{rel}` is a file, not a directory; use read_file to read it"
+            ))
+        }
+        Err(_) => {
+            return ToolOutput::error(format!(
+                "`{rel}` does not exist; list its parent directory or use find_file"
+            ))
+        }
+    }
+    if args.max_depth == Some(0) {
+        return ToolOutput::error("max_depth must be at least 1");
+    }
+    let depth = if args.recursive {
+        args.max_depth
+    } else {
+        Some(1)
+    };
+    let limit = clamp_limit(args.limit, options.list_limit);
+
+    let mut shown = Vec::new();
+    let mut more = 0usize;
+    let mut unreadable = 0usize;
+    for entry in sandbox.walk(&dir, depth) {
+        if cancel.is_cancelled() {
+            return cancelled();
+        }
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(_) => {
+                unreadable += 1;
+                continue;
+            }
+        };
+        let path = entry.path();
+        if path == dir || !path.starts_with(&dir) {
+            continue;
+        }
+        if shown.len() >= limit {
+            more += 1;
+            continue;
+        }
+        let mut line = sandbox.relative(path);
+        match entry.file_type() {
+            Some(t) if t.is_dir() => line.push('/'),
+            Some(t) if t.is_symlink() => line.push('@'),
+            _ => {}
+        }
+        shown.push(line);
+    }
+
+    let mut text = if shown.is_empty() {
+        format!("`{rel}` is empty (or all its entries are ignored).")
+    } else {
+        shown.join("\n")
+    };
+    if more > 0 {
+        text.push_str(&format!(
+            "\n[{more} more {} not shown; list a subdirectory or use find_file]",
+            if more == 1 { "entry" } else { "entries" }
+        ));
+    }
+    if unreadable > 0 {
+        text.push_str(&format!("\n[{unreadable} could not be read]"));
+    }
+    ToolOutput::text(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_walk_itself_stops_on_cancellation() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "").unwrap();
+        let sandbox = Sandbox::new(dir.path()).unwrap();
+        let args = || Args {
+            path: None,
+            recursive: true,
+            max_depth: None,
+            limit: None,
+        };
+        let options = ToolOptions::default();
+        let live = list(&sandbox, &options, args(), &CancellationToken::new());
+        assert_eq!(live.text_content(), "a.txt");
+        let token = CancellationToken::new();
+        token.cancel();
+        let stopped = list(&sandbox, &options, args(), &token);
+        assert!(stopped.is_error && stopped.text_content().starts_with("cancelled"));
+    }
+}

@@ -1,0 +1,308 @@
+//! `run_command`: run one allow-listed program in the project root, without a shell.
+//!
+//! Promises:
+//! - the command is an argv array; `argv[0]` must be a bare program name (no `/`) on the
+//!   allow-list given at construction ([`DEFAULT_ALLOWED_COMMANDS`] by default), found on
+//!   `PATH`; no shell is involved, ever;
+//! - an argument containing a shell metacharacter ([`SHELL_METACHARACTERS`]) is refused, so a
+//!   model that thinks it has a shell learns it does not;
+//! - best effort on arguments that name paths: one that is absolute, starts with `~` or has
+//!   a `..` component (also after `=`, as in `--flag=/x`), or that names an existing entry of
+//!   the project, must pass [`Sandbox::resolve`]. Programs can still reach outside the root on
+//!   their own (a build script, `git -C`), which is why the tool is destructive: the
+//!   allow-list and the approval policy are the guard, not this check;
+//! - cwd is the project root, stdin is empty, pagers and prompts are off, and the
+//!   environment holds only the variables named in `command_env` ([`DEFAULT_COMMAND_ENV`]),
+//!   so the host's secrets (provider API keys) do not reach a command;
+//! - the run ends at the timeout (default `command_timeout`, a call may ask for 1 s up to
+//!   `command_max_timeout`), on cancellation or when the call's future is dropped, and then
+//!   the whole process group is killed (Unix), so grandchildren do not linger; after a normal
+//!   exit, what is left of the group is killed too;
+//! - stdout and stderr are captured separately, each keeping its first and last
+//!   `command_output_cap / 2` bytes with a note of how much was cut between them;
+//! - the result states the exit code and is an error when it is not 0, when the program was
+//!   killed by a signal or timed out. `structured` carries `exit_code`, `timed_out` and the
+//!   byte counts.
+
+mod capture;
+mod policy;
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use qore_core::{CancellationToken, Tool, ToolFuture, ToolOutput, ToolSpec};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::util::{cancelled, parse_args};
+use crate::{spec, Sandbox, ToolOptions};
+use capture::Capture;
+use policy::validate;
+pub use policy::{DEFAULT_ALLOWED_COMMANDS, DEFAULT_COMMAND_ENV, SHELL_METACHARACTERS};
+
+const NAME: &str = "run_command";
+
+/// How long the output pipes may stay open after the program exited (held by a child it
+/// left behind) before they are abandoned.
+const PIPE_GRACE: Duration = Duration::from_millis(500);
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    argv: Vec<String>,
+    #[serde(default)]
+    timeout_secs: Option<u64>,
+}
+
+/// Runs allow-listed programs in the project root.
+pub struct RunCommand {
+    spec: ToolSpec,
+    sandbox: Arc<Sandbox>,
+    options: Arc<ToolOptions>,
+}
+
+impl RunCommand {
+    pub fn new(sandbox: Arc<Sandbox>, options: Arc<ToolOptions>) -> Self {
+        let allowed = options.allowed_commands.join(", ");
+        let spec = spec(
+            NAME,
+            &format!(
+                "Run a program in the project root and return its exit code, stdout and stderr. \
+                 There is no shell: give the program and each argument as separate array \
+                 elements (e.g. [\"git\", \"status\", \"--short\"]); pipes, redirections, ';', \
+                 '&&', '$(...)' and backticks are refused. Allowed programs: {allowed}. \
+                 Default timeout {} s.",
+                options.command_timeout.as_secs()
+            ),
+            json!({
+                "type": "object",
+                "properties": {
+                    "argv": {
+                        "type": "array",
+                        "items": { "type": "string" },
+                        "minItems": 1,
+                        "description": format!("The program (one of: {allowed}) followed by its arguments.")
+                    },
+                    "timeout_secs": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": options.command_max_timeout.as_secs(),
+                        "description": format!("Seconds before the program is killed. Default: {}.", options.command_timeout.as_secs())
+                    }
+                },
+                "required": ["argv"],
+                "additionalProperties": false
+            }),
+        );
+        RunCommand {
+            spec,
+            sandbox,
+            options,
+        }
+    }
+}
+
+impl Tool for RunCommand {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+    fn timeout(&self) -> Duration {
+        // The command's own timeout ends it; leave room for the kill and the report.
+        self.options.command_max_timeout + Duration::from_secs(5)
+    }
+    fn call(&self, input: serde_json::Value, cancel: CancellationToken) -> ToolFuture {
+        let sandbox = self.sandbox.clone();
+        let options = self.options.clone();
+        Box::pin(async move {
+            let args = match parse_args::<Args>(NAME, input) {
+                Ok(args) => args,
+                Err(out) => return out,
+            };
+            // Path checks touch the file system: keep them off the async threads.
+            let checked = {
+                let (sandbox, options) = (sandbox.clone(), options.clone());
+                let argv = args.argv.clone();
+                tokio::task::spawn_blocking(move || validate(&sandbox, &options, &argv)).await
+            };
+            match checked {
+                Ok(Ok(())) => {}
+                Ok(Err(message)) => return ToolOutput::error(message),
+                Err(e) => return ToolOutput::error(format!("internal error: {e}")),
+            }
+            let timeout = match args.timeout_secs {
+                Some(0) => return ToolOutput::error("timeout_secs must be at least 1"),
+                Some(s) => Duration::from_secs(s).min(options.command_max_timeout),
+                None => options.command_timeout,
+            };
+            execute(&sandbox, &options, &args.argv, timeout, cancel).await
+        })
+    }
+}
+
+enum Ended {
+    Exited(std::io::Result<std::process::ExitStatus>),
+    TimedOut,
+    Cancelled,
+}
+
+async fn execute(
+    sandbox: &Sandbox,
+    options: &ToolOptions,
+    argv: &[String],
+    timeout: Duration,
+    cancel: CancellationToken,
+) -> ToolOutput {
+    let program = &argv[0];
+    let mut command = tokio::process::Command::new(program);
+    command
+        .args(&argv[1..])
+        .current_dir(sandbox.root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env_clear()
+        .envs(
+            options
+                .command_env
+                .iter()
+                .filter_map(|name| std::env::var_os(name).map(|value| (name, value))),
+        )
+        .env("GIT_PAGER", "cat")
+        .env("PAGER", "cat")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    command.process_group(0);
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return ToolOutput::error(format!(
+                "`{program}` is allowed but was not found on this machine's PATH"
+            ))
+        }
+        Err(e) => return ToolOutput::error(format!("cannot start `{program}`: {e}")),
+    };
+    let mut group = GroupKiller(child.id());
+    let mut stdout_pipe = child.stdout.take();
+    let mut stderr_pipe = child.stderr.take();
+    let mut out = Capture::new(options.command_output_cap);
+    let mut err = Capture::new(options.command_output_cap);
+
+    let ended = {
+        let work = async {
+            let readers = async {
+                tokio::join!(
+                    out.read_all(stdout_pipe.as_mut()),
+                    err.read_all(stderr_pipe.as_mut())
+                )
+            };
+            tokio::pin!(readers);
+            let mut readers_done = false;
+            let status = loop {
+                tokio::select! {
+                    status = child.wait() => break status,
+                    _ = &mut readers, if !readers_done => readers_done = true,
+                }
+            };
+            if !readers_done {
+                let _ = tokio::time::timeout(PIPE_GRACE, &mut readers).await;
+            }
+            status
+        };
+        tokio::select! {
+            status = work => Ended::Exited(status),
+            _ = tokio::time::sleep(timeout) => Ended::TimedOut,
+            _ = cancel.cancelled() => Ended::Cancelled,
+        }
+    };
+    // Kill the group before reaping the leader, so its id cannot have been reused.
+    group.kill();
+    let _ = child.start_kill();
+    let _ = child.wait().await;
+
+    let status = match ended {
+        Ended::Cancelled => return cancelled(),
+        Ended::TimedOut => None,
+        Ended::Exited(Ok(status)) => Some(status),
+        Ended::Exited(Err(e)) => {
+            return ToolOutput::error(format!("lost track of `{program}`: {e}"))
+        }
+    };
+    let shown = argv.join(" ");
+    let (head, exit_code, is_error) = match status {
+        None => (
+            format!(
+                "`{shown}` timed out after {} s and was killed.",
+                timeout.as_secs_f64()
+            ),
+            None,
+            true,
+        ),
+        Some(status) => match status.code() {
+            Some(code) => (
+                format!("`{shown}` exited with code {code}."),
+                Some(code),
+                code != 0,
+            ),
+            None => (
+                format!("`{shown}` was killed by {}.", signal_of(&status)),
+                None,
+                true,
+            ),
+        },
+    };
+    let text = format!("{head}\n{}\n{}", out.render("stdout"), err.render("stderr"));
+    ToolOutput {
+        is_error,
+        structured: Some(json!({
+            "exit_code": exit_code,
+            "timed_out": status.is_none(),
+            "stdout_bytes": out.total,
+            "stderr_bytes": err.total,
+        })),
+        ..ToolOutput::text(text)
+    }
+}
+
+#[cfg(unix)]
+fn signal_of(status: &std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .signal()
+        .map_or_else(|| "a signal".to_string(), |s| format!("signal {s}"))
+}
+
+#[cfg(not(unix))]
+fn signal_of(_status: &std::process::ExitStatus) -> String {
+    "a signal".to_string()
+}
+
+/// Kills a process group (Unix) when told to or when dropped, at most once.
+struct GroupKiller(Option<u32>);
+
+impl GroupKiller {
+    fn kill(&mut self) {
+        #[cfg(unix)]
+        if let Some(pid) = self.0.take() {
+            if let Ok(pgid) = libc::pid_t::try_from(pid) {
+                // SAFETY: kill(2) takes plain integers and touches no memory of ours. The
+                // group was created for this child (process_group(0)), so -pgid names it
+                // and nothing else.
+                unsafe {
+                    libc::kill(-pgid, libc::SIGKILL);
+                }
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            self.0 = None;
+        }
+    }
+}
+
+impl Drop for GroupKiller {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
