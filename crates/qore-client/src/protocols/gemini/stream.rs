@@ -130,7 +130,7 @@ impl GeminiStreamDecoder {
         }
         let signature = part.thought_signature.filter(|s| !s.is_empty());
         if let Some(call) = part.function_call {
-            self.function_call(call, out);
+            self.function_call(*call, out);
         } else {
             let thought = part.thought == Some(true);
             let kind = if thought { Open::Thinking } else { Open::Text };
