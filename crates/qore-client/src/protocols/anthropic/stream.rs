@@ -102,7 +102,7 @@ impl MessagesStreamDecoder {
                 self.ensure_started(out);
                 if let Some(block) = event.content_block {
                     let index = event.index.unwrap_or(self.blocks_started);
-                    self.block_start(index, block, out);
+                    self.block_start(index, *block, out);
                 }
             }
             EventKind::ContentBlockDelta => {
@@ -136,7 +136,7 @@ impl MessagesStreamDecoder {
                     self.failed = true;
                     self.open.clear();
                     out.push_back(ResponseEvent::Error {
-                        error: error::in_stream(event.error.as_ref(), raw),
+                        error: error::in_stream(event.error.as_deref(), raw),
                     });
                 }
             }

@@ -34,7 +34,8 @@ pub enum EventKind {
     Unknown,
 }
 
-/// The `data` of one SSE frame.
+/// The `data` of one SSE frame. The rare, large members are boxed so that the frequent
+/// `content_block_delta` event stays small (serde moves the whole event through each layer).
 #[derive(Deserialize)]
 pub struct StreamEvent<'a> {
     #[serde(rename = "type", default)]
@@ -43,19 +44,19 @@ pub struct StreamEvent<'a> {
     pub index: Option<u32>,
     /// `message_start`.
     #[serde(borrow, default)]
-    pub message: Option<MessageBody<'a>>,
+    pub message: Option<Box<MessageBody<'a>>>,
     /// `content_block_start`.
     #[serde(borrow, default)]
-    pub content_block: Option<Block<'a>>,
+    pub content_block: Option<Box<Block<'a>>>,
     /// `content_block_delta` and `message_delta`.
     #[serde(borrow, default)]
     pub delta: Option<Delta<'a>>,
     /// `message_delta`.
     #[serde(default)]
-    pub usage: Option<WireUsage>,
+    pub usage: Option<Box<WireUsage>>,
     /// `error`.
     #[serde(borrow, default)]
-    pub error: Option<WireError<'a>>,
+    pub error: Option<Box<WireError<'a>>>,
 }
 
 /// A message: the `message` of `message_start`, or a whole (non-streamed) response body,
