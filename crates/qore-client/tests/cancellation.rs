@@ -3,12 +3,11 @@
 
 use std::time::Duration;
 
+mod support;
+
 use futures_util::StreamExt as _;
-use qore_client::{
-    protocols, CancellationToken, ChatRequest, Client, ClientConfig, RequestOptions,
-    ResponseStream, Timeouts,
-};
-use qore_core::{History, Message, ResponseEvent, TurnOutcome};
+use qore_client::{protocols, CancellationToken, Client, ClientConfig, Timeouts};
+use qore_core::{ResponseEvent, TurnOutcome};
 use qore_testkit::{ReplayServer, Reply, Slicing};
 
 /// A long streamed answer: `n` text deltas, no end.
@@ -52,25 +51,12 @@ async fn wait_for_disconnect(server: &ReplayServer) {
     }
 }
 
-/// Stream the answer to a one-message history (the body is encoded before this returns).
-fn start(client: &Client, cancel: CancellationToken) -> ResponseStream {
-    let history = History::from(vec![Message::user("hi")]);
-    let options = RequestOptions::default();
-    let request = ChatRequest {
-        model: "m",
-        history: &history,
-        tools: &[],
-        options: &options,
-    };
-    client.stream(&request, cancel)
-}
-
 #[tokio::test]
 async fn a_cancelled_stream_ends_cancelled_and_closes_the_connection() {
     let server = endless_server().await;
     let client = client(&server.url(), Duration::from_secs(30));
     let cancel = CancellationToken::new();
-    let mut stream = start(&client, cancel.clone());
+    let mut stream = support::say_hi(&client, cancel.clone());
     let mut seen = 0;
     while let Some(event) = stream.next().await {
         if matches!(event, ResponseEvent::TextDelta { .. }) {
@@ -94,7 +80,7 @@ async fn a_cancelled_stream_ends_cancelled_and_closes_the_connection() {
 async fn dropping_a_stream_closes_the_connection() {
     let server = endless_server().await;
     let client = client(&server.url(), Duration::from_secs(30));
-    let mut stream = start(&client, CancellationToken::new());
+    let mut stream = support::say_hi(&client, CancellationToken::new());
     assert!(stream.next().await.is_some());
     drop(stream);
     wait_for_disconnect(&server).await;
@@ -108,7 +94,7 @@ async fn a_cancel_before_the_response_head_is_cancelled_too() {
     let url = format!("http://{}", listener.local_addr().unwrap());
     let client = client(&url, Duration::from_secs(30));
     let cancel = CancellationToken::new();
-    let stream = start(&client, cancel.clone());
+    let stream = support::say_hi(&client, cancel.clone());
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(100)).await;
         cancel.cancel();
@@ -125,7 +111,9 @@ async fn silence_longer_than_the_idle_timeout_fails_as_network() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let client = client(&url, Duration::from_millis(300));
-    let TurnOutcome::Failed { error, .. } = start(&client, CancellationToken::new()).finish().await
+    let TurnOutcome::Failed { error, .. } = support::say_hi(&client, CancellationToken::new())
+        .finish()
+        .await
     else {
         panic!("expected an idle-timeout failure");
     };

@@ -6,17 +6,16 @@
 
 use std::sync::Arc;
 
-use futures_util::StreamExt as _;
+mod support;
+
 use qore_client::protocols::llamacpp::{self, LlamaCpp, LlamaFim};
 use qore_client::{local, CancellationToken, Client, ClientConfig, FimRequest, RequestOptions};
-use qore_core::{ErrorCategory, ResponseEvent, StopReason, TurnOutcome};
+use qore_core::{ErrorCategory, ResponseEvent, TurnOutcome};
 
 /// A client for the local server; `root` drops the `/v1` of the usual base URL (both must
 /// reach the native endpoints).
 async fn client(fim: LlamaFim, root: bool) -> Client {
-    let url = local::ensure_running()
-        .await
-        .expect("the local model server starts");
+    let url = support::local::url().await;
     let url = if root {
         url.trim_end_matches("/v1").to_owned()
     } else {
@@ -69,45 +68,21 @@ async fn infill_on_a_model_without_fim_tokens_is_a_501_that_keeps_the_body() {
 async fn completion_mode_streams_a_real_fill_in_the_middle_answer() {
     let client = client(LlamaFim::Completion { template: None }, false).await;
     let options = options(true, 8);
-    let mut stream = client.complete_fim(&request(&options), CancellationToken::new());
-    let mut events = Vec::new();
-    while let Some(event) = stream.next().await {
-        events.push(event);
-    }
+    let stream = client.complete_fim(&request(&options), CancellationToken::new());
+    let (events, outcome) = support::drain(stream).await;
     assert!(
         matches!(events.first(), Some(ResponseEvent::MessageStart { .. })),
         "{events:?}"
     );
-    let deltas: Vec<&str> = events
-        .iter()
-        .filter_map(|e| match e {
-            ResponseEvent::TextDelta { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
+    let deltas = support::text_deltas(&events);
     assert!(
         deltas.len() > 1,
         "expected several streamed deltas: {events:?}"
     );
-    let TurnOutcome::Finished {
-        message,
-        stop_reason,
-        usage,
-    } = stream.finish().await
-    else {
-        panic!("the answer did not finish: {events:?}");
-    };
+    let (message, stop_reason, usage) = support::finished(outcome, &events);
     assert_eq!(message.text(), deltas.concat());
-    assert!(
-        matches!(
-            stop_reason,
-            Some(StopReason::EndTurn | StopReason::MaxTokens)
-        ),
-        "{stop_reason:?}"
-    );
-    assert!(usage.input_tokens.unwrap_or(0) > 0, "{usage:?}");
-    let output = usage.output_tokens.unwrap_or(0);
-    assert!(output > 0 && output <= 8, "{usage:?}");
+    support::local::assert_natural_stop(&stop_reason);
+    support::local::assert_counted(&usage, 8);
     assert!(
         matches!(events.last(), Some(ResponseEvent::Stop { .. })),
         "{events:?}"
@@ -157,6 +132,5 @@ async fn health_and_props_describe_the_local_server() {
 #[tokio::test]
 async fn chat_and_listing_go_through_chat_completions() {
     let client = client(LlamaFim::Infill, false).await;
-    let models = client.list_models().await.unwrap();
-    assert!(models.iter().any(|m| m.id == local::MODEL_ID), "{models:?}");
+    support::local::assert_lists_the_local_model(&client).await;
 }

@@ -4,7 +4,8 @@
 //! the rig cassettes; `/health` while loading; and where the URLs land for a `/v1` base,
 //! a bare root and a path prefix.
 
-use futures_util::StreamExt as _;
+mod support;
+
 use qore_client::protocols::llamacpp::{self, LlamaCpp, LlamaFim};
 use qore_client::{CancellationToken, Client, ClientConfig, FimRequest, RequestOptions};
 use qore_core::{ErrorCategory, ResponseEvent, StopReason, TurnOutcome};
@@ -45,12 +46,7 @@ async fn collect(client: &Client, options: &RequestOptions) -> (Vec<ResponseEven
         suffix: "\n",
         options,
     };
-    let mut stream = client.complete_fim(&request, CancellationToken::new());
-    let mut events = Vec::new();
-    while let Some(event) = stream.next().await {
-        events.push(event);
-    }
-    (events, stream.finish().await)
+    support::drain(client.complete_fim(&request, CancellationToken::new())).await
 }
 
 #[tokio::test]
@@ -64,36 +60,17 @@ async fn streams_a_successful_infill() {
     };
     let client = client(format!("{}/v1", server.url()), LlamaFim::Infill);
     let (events, outcome) = collect(&client, &options).await;
-    let TurnOutcome::Finished {
-        message,
-        stop_reason,
-        usage,
-    } = outcome
-    else {
-        panic!("{outcome:?}");
-    };
+    let (message, stop_reason, usage) = support::finished(outcome, &events);
     assert_eq!(message.text(), "a + b ✓");
-    let deltas: Vec<&str> = events
-        .iter()
-        .filter_map(|e| match e {
-            ResponseEvent::TextDelta { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(deltas, ["a", " + ", "b ✓"]);
+    assert_eq!(support::text_deltas(&events), ["a", " + ", "b ✓"]);
     assert_eq!(stop_reason, Some(StopReason::EndTurn));
     assert_eq!(usage.input_tokens, Some(24));
     assert_eq!(usage.output_tokens, Some(3));
     assert_eq!(usage.cached_input_tokens, Some(20));
 
-    let requests = server.requests();
-    assert_eq!(requests.len(), 1);
+    let request = support::only_request(&server, "POST", "/infill");
     assert_eq!(
-        (requests[0].method.as_str(), requests[0].path.as_str()),
-        ("POST", "/infill")
-    );
-    assert_eq!(
-        requests[0].json().unwrap(),
+        request.json().unwrap(),
         json!({"input_prefix": "def add(a, b):\n    return ", "input_suffix": "\n",
                "model": "qwen2.5-coder", "stream": true, "n_predict": 16, "temperature": 0.2})
     );
@@ -113,15 +90,8 @@ async fn completion_mode_posts_the_prompt_to_completion() {
     let fim = LlamaFim::Completion {
         template: Some("<PRE> {prefix} <SUF>{suffix} <MID>".into()),
     };
-    let (_, outcome) = collect(&client(server.url(), fim), &options).await;
-    let TurnOutcome::Finished {
-        message,
-        stop_reason,
-        ..
-    } = outcome
-    else {
-        panic!("{outcome:?}");
-    };
+    let (events, outcome) = collect(&client(server.url(), fim), &options).await;
+    let (message, stop_reason, _) = support::finished(outcome, &events);
     assert_eq!(message.text(), "a + b");
     assert_eq!(stop_reason, Some(StopReason::StopSequence));
     let requests = server.requests();

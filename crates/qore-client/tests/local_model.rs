@@ -2,122 +2,48 @@
 //! The first run installs the server into a venv under the cache dir. The model is tiny, so
 //! these tests assert the structure of what comes back, never the words.
 
+mod support;
+
 use futures_util::StreamExt as _;
-use qore_client::{
-    local, protocols, CancellationToken, ChatRequest, Client, ClientConfig, RequestOptions,
-};
-use qore_core::{ContentBlock, History, Message, ResponseEvent, Role, StopReason, TurnOutcome};
+use qore_client::{CancellationToken, Client, RequestOptions};
+use qore_core::{ResponseEvent, TurnOutcome};
+
+use support::local::{self, history, options, request};
 
 async fn client() -> Client {
-    let url = local::ensure_running()
-        .await
-        .expect("the local model server starts");
-    Client::new(
-        protocols::by_name("openai-chat").unwrap(),
-        ClientConfig::new(url),
-    )
-    .unwrap()
-}
-
-fn history() -> History {
-    History::from(vec![
-        Message::system("You are a helpful assistant. Answer briefly."),
-        Message::user("Name one colour."),
-    ])
-}
-
-fn options(stream: bool) -> RequestOptions {
-    RequestOptions {
-        stream,
-        max_tokens: Some(16),
-        temperature: Some(0.0),
-        ..RequestOptions::default()
-    }
+    local::client("openai-chat").await
 }
 
 #[tokio::test]
 async fn streams_a_chat_completion_from_the_local_model() {
     let client = client().await;
-    let history = history();
-    let options = options(true);
-    let request = ChatRequest {
-        model: local::MODEL_ID,
-        history: &history,
-        tools: &[],
-        options: &options,
-    };
-    let mut stream = client.stream(&request, CancellationToken::new());
-    let mut events = Vec::new();
-    while let Some(event) = stream.next().await {
-        events.push(event);
-    }
+    let (history, options) = (history(), options(true));
+    let stream = client.stream(&request(&history, &options), CancellationToken::new());
+    let (events, outcome) = support::drain(stream).await;
     assert!(
         matches!(events.first(), Some(ResponseEvent::MessageStart { .. })),
         "{events:?}"
     );
-    let deltas: String = events
-        .iter()
-        .filter_map(|e| match e {
-            ResponseEvent::TextDelta { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    let TurnOutcome::Finished {
-        message,
-        stop_reason,
-        usage,
-    } = stream.finish().await
-    else {
-        panic!("the turn did not finish: {events:?}");
-    };
-    assert_eq!(message.role, Role::Assistant);
-    assert!(!message.text().trim().is_empty());
-    assert_eq!(message.text(), deltas);
-    assert!(
-        matches!(
-            stop_reason,
-            Some(StopReason::EndTurn | StopReason::MaxTokens)
-        ),
-        "{stop_reason:?}"
-    );
-    assert!(usage.input_tokens.unwrap_or(0) > 0, "{usage:?}");
-    let output = usage.output_tokens.unwrap_or(0);
-    assert!(output > 0 && output <= 16, "{usage:?}");
+    local::assert_streamed_turn(&events, outcome);
 }
 
 #[tokio::test]
 async fn answers_a_non_streamed_request_with_the_same_shape() {
     let client = client().await;
-    let history = history();
-    let options = options(false);
-    let request = ChatRequest {
-        model: local::MODEL_ID,
-        history: &history,
-        tools: &[],
-        options: &options,
-    };
-    let TurnOutcome::Finished {
-        message,
-        stop_reason,
-        usage,
-    } = client
-        .stream(&request, CancellationToken::new())
+    let (history, options) = (history(), options(false));
+    let outcome = client
+        .stream(&request(&history, &options), CancellationToken::new())
         .finish()
-        .await
-    else {
-        panic!("the turn did not finish");
-    };
-    assert!(
-        matches!(message.blocks.as_slice(), [ContentBlock::Text { text, .. }] if !text.trim().is_empty())
-    );
+        .await;
+    let (message, stop_reason, usage) = support::finished(outcome, &[]);
+    local::assert_one_text_block(&message);
     assert!(stop_reason.is_some());
     assert!(usage.output_tokens.unwrap_or(0) > 0);
 }
 
 #[tokio::test]
 async fn lists_the_local_model() {
-    let models = client().await.list_models().await.unwrap();
-    assert!(models.iter().any(|m| m.id == local::MODEL_ID), "{models:?}");
+    local::assert_lists_the_local_model(&client().await).await;
 }
 
 #[tokio::test]
@@ -128,14 +54,8 @@ async fn cancelling_mid_stream_ends_cancelled_with_nothing_to_append() {
         max_tokens: Some(200),
         ..options(true)
     };
-    let request = ChatRequest {
-        model: local::MODEL_ID,
-        history: &history,
-        tools: &[],
-        options: &options,
-    };
     let cancel = CancellationToken::new();
-    let mut stream = client.stream(&request, cancel.clone());
+    let mut stream = client.stream(&request(&history, &options), cancel.clone());
     while let Some(event) = stream.next().await {
         if matches!(event, ResponseEvent::TextDelta { .. }) {
             cancel.cancel();

@@ -4,7 +4,8 @@
 //! field Mistral adds, usage on the last chunk, then `[DONE]`) and its error envelopes as
 //! recorded in the rig cassettes.
 
-use futures_util::StreamExt as _;
+mod support;
+
 use qore_client::{protocols, CancellationToken, Client, ClientConfig, FimRequest, RequestOptions};
 use qore_core::{ErrorCategory, ResponseEvent, StopReason, TurnOutcome};
 use qore_testkit::{ReplayServer, Reply, Slicing};
@@ -54,12 +55,7 @@ async fn complete(client: &Client, options: &RequestOptions) -> (Vec<ResponseEve
         suffix: "\n    return a",
         options,
     };
-    let mut stream = client.complete_fim(&request, CancellationToken::new());
-    let mut events = Vec::new();
-    while let Some(event) = stream.next().await {
-        events.push(event);
-    }
-    (events, stream.finish().await)
+    support::drain(client.complete_fim(&request, CancellationToken::new())).await
 }
 
 #[tokio::test]
@@ -72,40 +68,22 @@ async fn streams_a_fim_completion() {
         ..RequestOptions::default()
     };
     let (events, outcome) = complete(&client(&server, "sk-test"), &options).await;
-    let TurnOutcome::Finished {
-        message,
-        stop_reason,
-        usage,
-    } = outcome
-    else {
-        panic!("{outcome:?}");
-    };
+    let (message, stop_reason, usage) = support::finished(outcome, &events);
     assert_eq!(
         message.text(),
         "\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b"
     );
-    assert_eq!(
-        events
-            .iter()
-            .filter(|e| matches!(e, ResponseEvent::TextDelta { .. }))
-            .count(),
-        3
-    );
+    assert_eq!(support::text_deltas(&events).len(), 3);
     assert_eq!(stop_reason, Some(StopReason::EndTurn));
     assert_eq!(
         (usage.input_tokens, usage.output_tokens),
         (Some(21), Some(12))
     );
 
-    let requests = server.requests();
-    assert_eq!(requests.len(), 1);
+    let request = support::only_request(&server, "POST", "/v1/fim/completions");
+    assert_eq!(request.header("authorization"), Some("Bearer sk-test"));
     assert_eq!(
-        (requests[0].method.as_str(), requests[0].path.as_str()),
-        ("POST", "/v1/fim/completions")
-    );
-    assert_eq!(requests[0].header("authorization"), Some("Bearer sk-test"));
-    assert_eq!(
-        requests[0].json().unwrap(),
+        request.json().unwrap(),
         json!({"model": "codestral-latest", "prompt": "def fibonacci(n: int):",
                "suffix": "\n    return a", "stream": true, "max_tokens": 64, "temperature": 0.0})
     );
@@ -126,15 +104,8 @@ async fn a_whole_fim_answer_decodes_the_same() {
         max_tokens: Some(4),
         ..RequestOptions::default()
     };
-    let (_, outcome) = complete(&client(&server, "k"), &options).await;
-    let TurnOutcome::Finished {
-        message,
-        stop_reason,
-        ..
-    } = outcome
-    else {
-        panic!("{outcome:?}");
-    };
+    let (events, outcome) = complete(&client(&server, "k"), &options).await;
+    let (message, stop_reason, _) = support::finished(outcome, &events);
     assert_eq!(message.text(), "\n    a, b");
     assert_eq!(stop_reason, Some(StopReason::MaxTokens));
     assert_eq!(server.requests()[0].json().unwrap()["stream"], false);

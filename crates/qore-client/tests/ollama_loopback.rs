@@ -3,7 +3,8 @@
 //! into awkward slices (single bytes, splits inside multi-byte characters), plus the
 //! `/api/tags` listing. No Ollama server runs here; these bodies stand in for it.
 
-use futures_util::StreamExt as _;
+mod support;
+
 use qore_client::{
     protocols, CancellationToken, ChatRequest, Client, ClientConfig, RequestOptions,
 };
@@ -51,20 +52,12 @@ async fn run(
         tools,
         options,
     };
-    let mut stream = client.stream(&request, CancellationToken::new());
-    let mut events = Vec::new();
-    while let Some(event) = stream.next().await {
-        events.push(event);
-    }
-    (events, stream.finish().await)
+    support::drain(client.stream(&request, CancellationToken::new())).await
 }
 
+/// The one request of a single-turn test: a `POST /api/chat`.
 fn only_request(server: &ReplayServer) -> RecordedRequest {
-    let requests = server.requests();
-    assert_eq!(requests.len(), 1, "{requests:?}");
-    assert_eq!(requests[0].method, "POST");
-    assert_eq!(requests[0].path, "/api/chat");
-    requests[0].clone()
+    support::only_request(server, "POST", "/api/chat")
 }
 
 #[tokio::test]
@@ -90,14 +83,7 @@ async fn streams_thinking_then_text_cut_into_single_bytes() {
         };
         let history = History::from(vec![Message::system("be kind"), Message::user("salut")]);
         let (events, outcome) = run(&client(&server), &history, &[], &options).await;
-        let TurnOutcome::Finished {
-            message,
-            stop_reason,
-            usage,
-        } = outcome
-        else {
-            panic!("{outcome:?}");
-        };
+        let (message, stop_reason, usage) = support::finished(outcome, &events);
         assert_eq!(
             message.blocks,
             vec![
@@ -158,15 +144,8 @@ async fn tool_calls_fold_and_the_continuation_carries_calls_and_results() {
     }];
     let options = RequestOptions::default();
     let mut history = History::from(vec![Message::user("weather and time in Tokyo?")]);
-    let (_, outcome) = run(&client, &history, &tools, &options).await;
-    let TurnOutcome::Finished {
-        message,
-        stop_reason,
-        ..
-    } = outcome
-    else {
-        panic!("{outcome:?}");
-    };
+    let (events, outcome) = run(&client, &history, &tools, &options).await;
+    let (message, stop_reason, _) = support::finished(outcome, &events);
     assert_eq!(stop_reason, Some(StopReason::ToolUse));
     let calls: Vec<(String, String, Value)> = message
         .blocks
@@ -314,15 +293,8 @@ async fn a_whole_answer_decodes_like_a_stream() {
         ..RequestOptions::default()
     };
     let history = History::from(vec![Message::user("hi")]);
-    let (_, outcome) = run(&client(&server), &history, &[], &options).await;
-    let TurnOutcome::Finished {
-        message,
-        stop_reason,
-        usage,
-    } = outcome
-    else {
-        panic!("{outcome:?}");
-    };
+    let (events, outcome) = run(&client(&server), &history, &[], &options).await;
+    let (message, stop_reason, usage) = support::finished(outcome, &events);
     assert_eq!(message.text(), "Short.");
     assert_eq!(stop_reason, Some(StopReason::MaxTokens));
     assert_eq!(
@@ -347,11 +319,7 @@ async fn lists_models_from_api_tags() {
     .await
     .unwrap();
     let models = client(&server).list_models().await.unwrap();
-    let requests = server.requests();
-    assert_eq!(
-        (requests[0].method.as_str(), requests[0].path.as_str()),
-        ("GET", "/api/tags")
-    );
+    support::only_request(&server, "GET", "/api/tags");
     let ids: Vec<&str> = models.iter().map(|m| m.id.as_str()).collect();
     assert_eq!(ids, ["qwen3:4b", "llava:latest"]);
     assert_eq!(

@@ -4,12 +4,11 @@
 
 use std::time::{Duration, Instant};
 
+mod support;
+
 use futures_util::StreamExt as _;
-use qore_client::{
-    protocols, CancellationToken, ChatRequest, Client, ClientConfig, RequestOptions, RetryPolicy,
-    Timeouts,
-};
-use qore_core::{ErrorCategory, History, Message, ResponseEvent, TurnOutcome};
+use qore_client::{protocols, CancellationToken, Client, ClientConfig, RetryPolicy, Timeouts};
+use qore_core::{ErrorCategory, ResponseEvent, TurnOutcome};
 use qore_testkit::{ReplayServer, Reply};
 
 const ANSWER: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n\
@@ -36,16 +35,7 @@ fn quick(attempts: u32) -> RetryPolicy {
 }
 
 async fn run(client: &Client) -> TurnOutcome {
-    let history = History::from(vec![Message::user("hi")]);
-    let options = RequestOptions::default();
-    let request = ChatRequest {
-        model: "m",
-        history: &history,
-        tools: &[],
-        options: &options,
-    };
-    client
-        .stream(&request, CancellationToken::new())
+    support::say_hi(client, CancellationToken::new())
         .finish()
         .await
 }
@@ -140,15 +130,7 @@ async fn nothing_is_retried_once_output_was_delivered() {
         .await
         .unwrap();
     let client = client(&server, quick(3));
-    let history = History::from(vec![Message::user("hi")]);
-    let options = RequestOptions::default();
-    let request = ChatRequest {
-        model: "m",
-        history: &history,
-        tools: &[],
-        options: &options,
-    };
-    let mut stream = client.stream(&request, CancellationToken::new());
+    let mut stream = support::say_hi(&client, CancellationToken::new());
     let mut texts = Vec::new();
     while let Some(event) = stream.next().await {
         if let ResponseEvent::TextDelta { text } = event {
@@ -170,16 +152,8 @@ async fn cancelling_during_the_backoff_ends_at_once() {
         .await
         .unwrap();
     let client = client(&server, quick(4));
-    let history = History::from(vec![Message::user("hi")]);
-    let options = RequestOptions::default();
-    let request = ChatRequest {
-        model: "m",
-        history: &history,
-        tools: &[],
-        options: &options,
-    };
     let cancel = CancellationToken::new();
-    let stream = client.stream(&request, cancel.clone());
+    let stream = support::say_hi(&client, cancel.clone());
     let canceller = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(100)).await;
         cancel.cancel();

@@ -1,0 +1,77 @@
+//! What the integration tests share: draining a response stream into its events and
+//! outcome, the parts of a finished turn, the streamed text, the one request a loopback
+//! server received, and the one-message chat the transport tests send. [`local`] adds what
+//! the tests against the real local model server share.
+//!
+//! Every helper asserts (panics) rather than returning errors: it is part of the test that
+//! calls it. Each test binary uses a subset, hence the `dead_code` allowance.
+
+#![allow(dead_code)]
+
+pub mod local;
+
+use futures_util::StreamExt as _;
+use qore_client::{CancellationToken, ChatRequest, Client, RequestOptions, ResponseStream};
+use qore_core::{History, Message, ResponseEvent, StopReason, TurnOutcome, Usage};
+use qore_testkit::{RecordedRequest, ReplayServer};
+
+/// Every event of `stream`, then its outcome.
+pub async fn drain(mut stream: ResponseStream) -> (Vec<ResponseEvent>, TurnOutcome) {
+    let mut events = Vec::new();
+    while let Some(event) = stream.next().await {
+        events.push(event);
+    }
+    (events, stream.finish().await)
+}
+
+/// The message, stop reason and usage of a finished turn; any other outcome fails the test,
+/// showing the outcome and the `events` that led to it.
+pub fn finished(
+    outcome: TurnOutcome,
+    events: &[ResponseEvent],
+) -> (Message, Option<StopReason>, Usage) {
+    match outcome {
+        TurnOutcome::Finished {
+            message,
+            stop_reason,
+            usage,
+        } => (message, stop_reason, usage),
+        other => panic!("the turn did not finish: {other:?}\n{events:?}"),
+    }
+}
+
+/// The text of every `TextDelta` event, in order.
+pub fn text_deltas(events: &[ResponseEvent]) -> Vec<&str> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            ResponseEvent::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The server received exactly one request, `method path`; it is returned.
+pub fn only_request(server: &ReplayServer, method: &str, path: &str) -> RecordedRequest {
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    assert_eq!(
+        (requests[0].method.as_str(), requests[0].path.as_str()),
+        (method, path)
+    );
+    requests[0].clone()
+}
+
+/// Stream the answer to a one-message history ("hi" to model `m`, default options); the
+/// body is encoded before this returns.
+pub fn say_hi(client: &Client, cancel: CancellationToken) -> ResponseStream {
+    let history = History::from(vec![Message::user("hi")]);
+    let options = RequestOptions::default();
+    let request = ChatRequest {
+        model: "m",
+        history: &history,
+        tools: &[],
+        options: &options,
+    };
+    client.stream(&request, cancel)
+}
