@@ -107,7 +107,7 @@ mod tests {
         let raw = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
         let wire: crate::protocols::anthropic::wire::StreamEvent<'_> =
             serde_json::from_str(raw).unwrap();
-        let err = in_stream(wire.error.as_ref(), raw);
+        let err = in_stream(wire.error.as_deref(), raw);
         assert_eq!(err.category, ErrorCategory::Provider);
         assert_eq!(err.message, "overloaded_error: Overloaded");
         let detail = err.provider.unwrap();
