@@ -16,6 +16,9 @@ pub mod ollama;
 pub mod openai_chat;
 pub mod openai_responses;
 
+#[cfg(test)]
+mod test_support;
+
 /// Names of the protocols this build speaks, as accepted by [`by_name`].
 pub const NAMES: &[&str] = &[
     openai_chat::NAME,

@@ -1,45 +1,15 @@
 use super::*;
-use qore_core::{ContentBlock, ErrorCategory, Message, MessageAssembler, TurnOutcome};
+use crate::protocols::test_support::{self, finished, fold};
+use qore_core::{ContentBlock, ErrorCategory, TurnOutcome};
 use serde_json::json;
 
 /// Decode data payloads (one per frame), then end the body.
 fn decode(frames: &[String]) -> (Vec<ResponseEvent>, Result<(), ErrorInfo>) {
-    let mut decoder = MessagesStreamDecoder::new();
-    let mut out = VecDeque::new();
-    for data in frames {
-        let frame = SseFrame {
-            event: None,
-            data: data.as_str(),
-        };
-        if let Err(err) = decoder.frame(frame, &mut out) {
-            return (out.into(), Err(err));
-        }
-    }
-    let end = decoder.finish(&mut out);
-    (out.into(), end)
+    test_support::decode(MessagesStreamDecoder::new(), frames)
 }
 
 fn decode_body(body: &Value) -> Result<Vec<ResponseEvent>, ErrorInfo> {
-    let mut out = VecDeque::new();
-    MessagesStreamDecoder::new().body(body.to_string().as_bytes(), &mut out)?;
-    Ok(out.into())
-}
-
-fn fold(events: &[ResponseEvent]) -> TurnOutcome {
-    let mut asm = MessageAssembler::new();
-    events.iter().for_each(|e| asm.apply(e));
-    asm.finish()
-}
-
-fn finished(events: &[ResponseEvent]) -> (Message, Option<StopReason>, Usage) {
-    match fold(events) {
-        TurnOutcome::Finished {
-            message,
-            stop_reason,
-            usage,
-        } => (message, stop_reason, usage),
-        other => panic!("not finished: {other:?}\n{events:?}"),
-    }
+    test_support::decode_body(MessagesStreamDecoder::new(), body.to_string().as_bytes())
 }
 
 fn message_start(usage: Value) -> String {

@@ -1,40 +1,12 @@
 use super::*;
-use qore_core::{ContentBlock, ErrorCategory, MessageAssembler, StopReason, TurnOutcome};
+use crate::protocols::test_support::{self, finished_blocks as finished, fold};
+use qore_core::{ContentBlock, ErrorCategory, StopReason, TurnOutcome};
 use serde_json::json;
 
 /// Decode data payloads (one per SSE frame), then end the body.
 fn decode(frames: &[Value]) -> (Vec<ResponseEvent>, Result<(), ErrorInfo>) {
-    let mut decoder = GeminiStreamDecoder::new();
-    let mut out = VecDeque::new();
-    for data in frames {
-        let data = data.to_string();
-        let frame = SseFrame {
-            event: None,
-            data: &data,
-        };
-        if let Err(err) = decoder.frame(frame, &mut out) {
-            return (out.into(), Err(err));
-        }
-    }
-    let end = decoder.finish(&mut out);
-    (out.into(), end)
-}
-
-fn fold(events: &[ResponseEvent]) -> TurnOutcome {
-    let mut asm = MessageAssembler::new();
-    events.iter().for_each(|e| asm.apply(e));
-    asm.finish()
-}
-
-fn finished(events: &[ResponseEvent]) -> (Vec<ContentBlock>, Option<StopReason>, Usage) {
-    match fold(events) {
-        TurnOutcome::Finished {
-            message,
-            stop_reason,
-            usage,
-        } => (message.blocks, stop_reason, usage),
-        other => panic!("not finished: {other:?}"),
-    }
+    let frames: Vec<String> = frames.iter().map(Value::to_string).collect();
+    test_support::decode(GeminiStreamDecoder::new(), &frames)
 }
 
 fn chunk(parts: Value, finish: Option<&str>) -> Value {
@@ -295,11 +267,10 @@ fn whole_bodies_decode_as_one_object_or_an_array() {
         ),
     ]);
     for body in [object, array] {
-        let mut out = VecDeque::new();
-        GeminiStreamDecoder::new()
-            .body(body.to_string().as_bytes(), &mut out)
-            .unwrap();
-        let (blocks, stop, _) = finished(&Vec::from(out));
+        let events =
+            test_support::decode_body(GeminiStreamDecoder::new(), body.to_string().as_bytes())
+                .unwrap();
+        let (blocks, stop, _) = finished(&events);
         assert_eq!(
             blocks,
             vec![

@@ -1,27 +1,11 @@
 //! Unit tests of the llama.cpp fill-in-the-middle decoder.
 
 use super::*;
-use qore_core::{ErrorCategory, MessageAssembler, TurnOutcome};
+use crate::protocols::test_support::{self, finished, fold};
+use qore_core::{ErrorCategory, TurnOutcome};
 
 fn feed(frames: &[&str]) -> (Vec<ResponseEvent>, Result<(), ErrorInfo>) {
-    let mut decoder = CompletionDecoder::new();
-    let mut out = VecDeque::new();
-    for data in frames {
-        let frame = SseFrame { event: None, data };
-        if let Err(err) = decoder.frame(frame, &mut out) {
-            return (out.into(), Err(err));
-        }
-    }
-    let end = decoder.finish(&mut out);
-    (out.into(), end)
-}
-
-fn fold(events: &[ResponseEvent]) -> TurnOutcome {
-    let mut assembler = MessageAssembler::new();
-    for event in events {
-        assembler.apply(event);
-    }
-    assembler.finish()
+    test_support::decode(CompletionDecoder::new(), frames)
 }
 
 /// The shape the local llama.cpp server streams (trimmed of the echoed settings).
@@ -35,14 +19,7 @@ const STREAM: &[&str] = &[
 fn text_usage_and_stop_come_from_the_chunks() {
     let (events, end) = feed(STREAM);
     end.unwrap();
-    let TurnOutcome::Finished {
-        message,
-        stop_reason,
-        usage,
-    } = fold(&events)
-    else {
-        panic!("{events:?}");
-    };
+    let (message, stop_reason, usage) = finished(&events);
     assert_eq!(message.text(), "a + b");
     assert_eq!(stop_reason, Some(StopReason::MaxTokens));
     assert_eq!(usage.input_tokens, Some(10));
@@ -109,18 +86,8 @@ fn an_answer_without_its_stop_chunk_is_incomplete() {
 #[test]
 fn a_whole_body_decodes_like_the_stream() {
     let body = br#"{"index":0,"content":"10 + a","tokens":[],"stop":true,"model":"m","tokens_predicted":4,"tokens_evaluated":10,"stop_type":"eos","timings":{"cache_n":0}}"#;
-    let mut decoder = CompletionDecoder::new();
-    let mut out = VecDeque::new();
-    decoder.body(body, &mut out).unwrap();
-    let events: Vec<ResponseEvent> = out.into();
-    let TurnOutcome::Finished {
-        message,
-        stop_reason,
-        usage,
-    } = fold(&events)
-    else {
-        panic!("{events:?}");
-    };
+    let events = test_support::decode_body(CompletionDecoder::new(), body).unwrap();
+    let (message, stop_reason, usage) = finished(&events);
     assert_eq!(message.text(), "10 + a");
     assert_eq!(stop_reason, Some(StopReason::EndTurn));
     assert_eq!(

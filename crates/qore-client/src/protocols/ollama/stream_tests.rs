@@ -1,31 +1,12 @@
 //! Unit tests of the Ollama decoder: lines fed one by one, and whole bodies.
 
 use super::*;
-use qore_core::{ErrorCategory, MessageAssembler, TurnOutcome};
+use crate::protocols::test_support::{self, finished, fold};
+use qore_core::{ErrorCategory, TurnOutcome};
 use serde_json::json;
 
 fn feed(lines: &[&str]) -> (Vec<ResponseEvent>, Result<(), ErrorInfo>) {
-    let mut decoder = OllamaStreamDecoder::new();
-    let mut out = VecDeque::new();
-    for line in lines {
-        let frame = SseFrame {
-            event: None,
-            data: line,
-        };
-        if let Err(err) = decoder.frame(frame, &mut out) {
-            return (out.into(), Err(err));
-        }
-    }
-    let end = decoder.finish(&mut out);
-    (out.into(), end)
-}
-
-fn fold(events: &[ResponseEvent]) -> TurnOutcome {
-    let mut assembler = MessageAssembler::new();
-    for event in events {
-        assembler.apply(event);
-    }
-    assembler.finish()
+    test_support::decode(OllamaStreamDecoder::new(), lines)
 }
 
 const THINK_THEN_CALL: &[&str] = &[
@@ -165,18 +146,8 @@ fn a_line_that_is_not_json_is_a_provider_error_with_the_line() {
 #[test]
 fn whole_bodies_decode_like_streams() {
     let whole = br#"{"model":"qwen3:4b","created_at":"1970-01-01T00:00:00Z","message":{"role":"assistant","content":"It is sunny.","thinking":"The tool said so.","tool_calls":[{"function":{"name":"note","arguments":"{\"x\":1}"}}]},"done":true,"done_reason":"stop","prompt_eval_count":810,"eval_count":245}"#;
-    let mut decoder = OllamaStreamDecoder::new();
-    let mut out = VecDeque::new();
-    decoder.body(whole, &mut out).unwrap();
-    let events: Vec<ResponseEvent> = out.into();
-    let TurnOutcome::Finished {
-        message,
-        stop_reason,
-        usage,
-    } = fold(&events)
-    else {
-        panic!("{events:?}");
-    };
+    let events = test_support::decode_body(OllamaStreamDecoder::new(), whole).unwrap();
+    let (message, stop_reason, usage) = finished(&events);
     assert_eq!(message.text(), "It is sunny.");
     assert_eq!(stop_reason, Some(StopReason::ToolUse));
     assert_eq!(

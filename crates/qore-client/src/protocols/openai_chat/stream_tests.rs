@@ -1,28 +1,11 @@
 use super::*;
-use qore_core::{ContentBlock, MessageAssembler, TurnOutcome};
+use crate::protocols::test_support::{self, finished, fold};
+use qore_core::{ContentBlock, TurnOutcome};
 use serde_json::json;
-
-fn frame(data: &str) -> SseFrame<'_> {
-    SseFrame { event: None, data }
-}
 
 /// Decode data payloads (one per frame), then end the body.
 fn decode(frames: &[&str]) -> (Vec<ResponseEvent>, Result<(), ErrorInfo>) {
-    let mut decoder = ChatStreamDecoder::new();
-    let mut out = VecDeque::new();
-    for data in frames {
-        if let Err(err) = decoder.frame(frame(data), &mut out) {
-            return (out.into(), Err(err));
-        }
-    }
-    let end = decoder.finish(&mut out);
-    (out.into(), end)
-}
-
-fn fold(events: &[ResponseEvent]) -> TurnOutcome {
-    let mut asm = MessageAssembler::new();
-    events.iter().for_each(|e| asm.apply(e));
-    asm.finish()
+    test_support::decode(ChatStreamDecoder::new(), frames)
 }
 
 fn chunk(delta: serde_json::Value, finish: Option<&str>) -> String {
@@ -255,19 +238,9 @@ fn whole_bodies_decode_like_streams() {
         "message": {"role": "assistant", "content": "calling", "tool_calls": [
             {"id": "t1", "type": "function", "function": {"name": "add", "arguments": "{\"x\":1}"}}]}}],
         "usage": {"prompt_tokens": 1, "completion_tokens": 2, "prompt_cache_hit_tokens": 1}});
-    let mut out = VecDeque::new();
-    ChatStreamDecoder::new()
-        .body(body.to_string().as_bytes(), &mut out)
-        .unwrap();
-    let events: Vec<_> = out.into();
-    let TurnOutcome::Finished {
-        message,
-        stop_reason,
-        usage,
-    } = fold(&events)
-    else {
-        panic!()
-    };
+    let events =
+        test_support::decode_body(ChatStreamDecoder::new(), body.to_string().as_bytes()).unwrap();
+    let (message, stop_reason, usage) = finished(&events);
     assert_eq!(message.text(), "calling");
     assert_eq!(stop_reason, Some(StopReason::ToolUse));
     assert_eq!(usage.cached_input_tokens, Some(1));

@@ -129,10 +129,8 @@ fn whole_bodies_decode_like_streams() {
             call_item("call_Z", "{\"city\":\"Oslo\"}"),
         ],
         "usage": {"input_tokens": 10, "output_tokens": 5, "input_tokens_details": {"cache_write_tokens": 3}}});
-    let mut decoder = ResponsesDecoder::new();
-    let mut out = VecDeque::new();
-    decoder.body(body.to_string().as_bytes(), &mut out).unwrap();
-    let events: Vec<ResponseEvent> = out.into();
+    let events =
+        test_support::decode_body(ResponsesDecoder::new(), body.to_string().as_bytes()).unwrap();
     assert_eq!(
         events[0],
         ResponseEvent::MessageStart {

@@ -1,5 +1,6 @@
 use super::*;
-use qore_core::{ContentBlock, ErrorCategory, MessageAssembler, ToolCallInput, TurnOutcome};
+use crate::protocols::test_support::{self, finished_blocks as finished, fold};
+use qore_core::{ContentBlock, ErrorCategory, ToolCallInput, TurnOutcome};
 use serde_json::{json, Value};
 
 /// An event's data: `fields` plus its `type`.
@@ -11,39 +12,13 @@ fn event(kind: &str, fields: Value) -> String {
 
 /// Decode frames (`event:` name given or not), then end the body.
 fn decode_frames(frames: &[(Option<&str>, String)]) -> (Vec<ResponseEvent>, Result<(), ErrorInfo>) {
-    let mut decoder = ResponsesDecoder::new();
-    let mut out = VecDeque::new();
-    for (name, data) in frames {
-        let frame = SseFrame { event: *name, data };
-        if let Err(err) = decoder.frame(frame, &mut out) {
-            return (out.into(), Err(err));
-        }
-    }
-    let end = decoder.finish(&mut out);
-    (out.into(), end)
+    let frames = frames.iter().map(|(name, data)| (*name, data.as_str()));
+    test_support::decode_frames(ResponsesDecoder::new(), frames)
 }
 
 /// Data-only frames.
 fn decode(frames: &[String]) -> (Vec<ResponseEvent>, Result<(), ErrorInfo>) {
-    let frames: Vec<(Option<&str>, String)> = frames.iter().map(|f| (None, f.clone())).collect();
-    decode_frames(&frames)
-}
-
-fn fold(events: &[ResponseEvent]) -> TurnOutcome {
-    let mut asm = MessageAssembler::new();
-    events.iter().for_each(|e| asm.apply(e));
-    asm.finish()
-}
-
-fn finished(events: &[ResponseEvent]) -> (Vec<ContentBlock>, Option<StopReason>, Usage) {
-    match fold(events) {
-        TurnOutcome::Finished {
-            message,
-            stop_reason,
-            usage,
-        } => (message.blocks, stop_reason, usage),
-        other => panic!("not finished: {other:?}\n{events:?}"),
-    }
+    test_support::decode(ResponsesDecoder::new(), frames)
 }
 
 fn created() -> String {

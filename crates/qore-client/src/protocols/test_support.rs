@@ -1,0 +1,75 @@
+//! What the codecs' unit tests share: feeding frames or a whole body to a decoder the way
+//! [`crate::Client`] does (frames in order, then `finish`; a frame's `Err` ends the body),
+//! and folding the events into a turn with [`MessageAssembler`], as the client's consumers
+//! do. Helpers that expect success panic with what they got: they are part of the test.
+
+use std::collections::VecDeque;
+
+use qore_core::{
+    ContentBlock, ErrorInfo, Message, MessageAssembler, ResponseEvent, StopReason, TurnOutcome,
+    Usage,
+};
+
+use crate::codec::StreamDecoder;
+use crate::transport::sse::SseFrame;
+
+/// Feed `frames` (`event:` name, data) to `decoder`, then end the body: every event pushed,
+/// and the first error (a frame's, which stops the feeding, or the end's).
+pub fn decode_frames<'a>(
+    mut decoder: impl StreamDecoder,
+    frames: impl IntoIterator<Item = (Option<&'a str>, &'a str)>,
+) -> (Vec<ResponseEvent>, Result<(), ErrorInfo>) {
+    let mut out = VecDeque::new();
+    for (event, data) in frames {
+        if let Err(err) = decoder.frame(SseFrame { event, data }, &mut out) {
+            return (out.into(), Err(err));
+        }
+    }
+    let end = decoder.finish(&mut out);
+    (out.into(), end)
+}
+
+/// [`decode_frames`] with data-only frames (one per item: an SSE `data:` payload or an
+/// NDJSON line).
+pub fn decode<S: AsRef<str>>(
+    decoder: impl StreamDecoder,
+    data: &[S],
+) -> (Vec<ResponseEvent>, Result<(), ErrorInfo>) {
+    decode_frames(decoder, data.iter().map(|d| (None, d.as_ref())))
+}
+
+/// The events of a whole (non-streamed) body.
+pub fn decode_body(
+    mut decoder: impl StreamDecoder,
+    body: &[u8],
+) -> Result<Vec<ResponseEvent>, ErrorInfo> {
+    let mut out = VecDeque::new();
+    decoder.body(body, &mut out)?;
+    Ok(out.into())
+}
+
+/// The turn the events fold into.
+pub fn fold(events: &[ResponseEvent]) -> TurnOutcome {
+    let mut assembler = MessageAssembler::new();
+    events.iter().for_each(|e| assembler.apply(e));
+    assembler.finish()
+}
+
+/// The message, stop reason and usage of the finished turn the events fold into; any other
+/// outcome fails the test, showing it and the events.
+pub fn finished(events: &[ResponseEvent]) -> (Message, Option<StopReason>, Usage) {
+    match fold(events) {
+        TurnOutcome::Finished {
+            message,
+            stop_reason,
+            usage,
+        } => (message, stop_reason, usage),
+        other => panic!("not finished: {other:?}\n{events:?}"),
+    }
+}
+
+/// [`finished`], with the message's blocks.
+pub fn finished_blocks(events: &[ResponseEvent]) -> (Vec<ContentBlock>, Option<StopReason>, Usage) {
+    let (message, stop_reason, usage) = finished(events);
+    (message.blocks, stop_reason, usage)
+}
