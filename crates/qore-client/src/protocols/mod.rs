@@ -2,7 +2,8 @@
 //! `mod.rs` (the [`crate::Protocol`] implementation), `request.rs` (encoding from history),
 //! `stream.rs` (decoding), `error.rs` (the provider's error envelope), `models.rs` (listing).
 //! A protocol that speaks another's wire for part of its surface delegates to that module
-//! instead of copying it (`llamacpp` and `mistral` chat through [`openai_chat`]).
+//! instead of copying it (`llamacpp` and `mistral` chat through [`openai_chat`]); what
+//! several modules do the same way lives once in `shared.rs`.
 
 use std::sync::Arc;
 
@@ -15,6 +16,7 @@ pub mod mistral;
 pub mod ollama;
 pub mod openai_chat;
 pub mod openai_responses;
+mod shared;
 
 #[cfg(test)]
 mod test_support;

@@ -3,9 +3,10 @@
 //! unavailable_error` while loading) or as a `data:` frame inside a 200 stream. The status
 //! and the body (or frame) are kept verbatim.
 
-use qore_core::{ErrorInfo, ProviderDetail};
+use qore_core::ErrorInfo;
 use serde_json::Value;
 
+use crate::protocols::shared;
 use crate::transport::http::http_error;
 
 /// An HTTP error answer.
@@ -17,31 +18,14 @@ pub fn from_http(status: u16, body: &str) -> ErrorInfo {
     http_error(status, body, message, error_type)
 }
 
-/// An error frame inside a 200 stream.
+/// An error frame inside a 200 stream; its `code` is the status.
 pub fn in_stream(error: &Value, frame: &str) -> ErrorInfo {
-    let (message, error_type) = read(error);
-    ErrorInfo::provider(message.unwrap_or_else(|| error.to_string())).with_detail(ProviderDetail {
-        status: error
-            .get("code")
-            .and_then(Value::as_u64)
-            .and_then(|c| u16::try_from(c).ok()),
-        error_type,
-        body: Some(frame.to_owned()),
-    })
+    shared::in_stream_error(error, frame, read(error), shared::code_status(error))
 }
 
+/// The message and type of the `error` member: a string or an object; nothing else is read.
 fn read(error: &Value) -> (Option<String>, Option<String>) {
-    match error {
-        Value::String(text) => (Some(text.clone()), None),
-        Value::Object(inner) => (
-            inner
-                .get("message")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            inner.get("type").and_then(Value::as_str).map(str::to_owned),
-        ),
-        _ => (None, None),
-    }
+    shared::message_and_type(error).unwrap_or((None, None))
 }
 
 #[cfg(test)]

@@ -26,9 +26,9 @@ mod wire;
 
 use qore_core::ErrorInfo;
 
-use crate::codec::{ChatRequest, FimRequest, Protocol, StreamDecoder};
+use crate::codec::{FimRequest, Protocol, StreamDecoder};
 use crate::protocols::openai_chat::OpenAiChat;
-use crate::ModelInfo;
+use crate::protocols::shared::delegate_chat;
 
 pub use probe::{health, parse_props, props, Health, Props};
 pub use request::{fill_template, LlamaFim};
@@ -61,25 +61,8 @@ impl Protocol for LlamaCpp {
         NAME
     }
 
-    fn chat_path(&self, model: &str, stream: bool) -> String {
-        self.chat.chat_path(model, stream)
-    }
-
-    fn models_path(&self) -> &'static str {
-        self.chat.models_path()
-    }
-
-    fn auth_headers(&self, api_key: &str) -> Vec<(String, String)> {
-        self.chat.auth_headers(api_key)
-    }
-
-    fn encode(&self, request: &ChatRequest<'_>) -> Result<serde_json::Value, ErrorInfo> {
-        self.chat.encode(request)
-    }
-
-    fn decoder(&self) -> Box<dyn StreamDecoder> {
-        self.chat.decoder()
-    }
+    // Chat: paths, credentials, encoding, decoding, errors and listings of Chat Completions.
+    delegate_chat!(chat);
 
     fn fim_path(&self, _model: &str, _stream: bool) -> Option<String> {
         Some(match self.fim {
@@ -94,13 +77,5 @@ impl Protocol for LlamaCpp {
 
     fn fim_decoder(&self) -> Box<dyn StreamDecoder> {
         Box::new(CompletionDecoder::new())
-    }
-
-    fn error(&self, status: u16, body: &str) -> ErrorInfo {
-        self.chat.error(status, body)
-    }
-
-    fn models(&self, body: &[u8]) -> Result<Vec<ModelInfo>, ErrorInfo> {
-        self.chat.models(body)
     }
 }

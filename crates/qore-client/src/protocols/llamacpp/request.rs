@@ -19,6 +19,7 @@ use qore_core::ErrorInfo;
 use serde_json::{json, Map, Value};
 
 use crate::codec::FimRequest;
+use crate::protocols::shared;
 
 /// Which llama.cpp endpoint fill-in-the-middle requests go to.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -56,16 +57,7 @@ pub fn encode_fim(fim: &LlamaFim, request: &FimRequest<'_>) -> Result<Value, Err
     }
     let options = request.options;
     body.insert("stream".into(), json!(options.stream));
-    if let Some(max_tokens) = options.max_tokens {
-        body.insert("n_predict".into(), json!(max_tokens));
-    }
-    if let Some(temperature) = options.temperature {
-        body.insert("temperature".into(), json!(temperature));
-    }
-    for (key, value) in &options.extra {
-        body.insert(key.clone(), value.clone());
-    }
-    Ok(Value::Object(body))
+    Ok(shared::finish_body(body, options, "n_predict"))
 }
 
 /// `template` with each `{prefix}` and `{suffix}` replaced, in one left-to-right pass.

@@ -7,6 +7,7 @@ use qore_core::ErrorInfo;
 use serde_json::{json, Map, Value};
 
 use crate::codec::FimRequest;
+use crate::protocols::shared;
 
 pub fn encode(request: &FimRequest<'_>) -> Result<Value, ErrorInfo> {
     if request.model.is_empty() {
@@ -18,16 +19,7 @@ pub fn encode(request: &FimRequest<'_>) -> Result<Value, ErrorInfo> {
     body.insert("suffix".into(), json!(request.suffix));
     let options = request.options;
     body.insert("stream".into(), json!(options.stream));
-    if let Some(max_tokens) = options.max_tokens {
-        body.insert("max_tokens".into(), json!(max_tokens));
-    }
-    if let Some(temperature) = options.temperature {
-        body.insert("temperature".into(), json!(temperature));
-    }
-    for (key, value) in &options.extra {
-        body.insert(key.clone(), value.clone());
-    }
-    Ok(Value::Object(body))
+    Ok(shared::finish_body(body, options, "max_tokens"))
 }
 
 #[cfg(test)]

@@ -2,9 +2,10 @@
 //! a 200 stream. The status and the body (or line) are kept verbatim; an envelope of another
 //! shape (`{"error": {"message", "type"}}` from proxies) is read too.
 
-use qore_core::{ErrorInfo, ProviderDetail};
+use qore_core::ErrorInfo;
 use serde_json::Value;
 
+use crate::protocols::shared;
 use crate::transport::http::http_error;
 
 /// An HTTP error answer.
@@ -26,27 +27,15 @@ pub fn from_http(status: u16, body: &str) -> ErrorInfo {
 
 /// An `{"error": ...}` line inside a 200 answer.
 pub fn in_stream(error: &Value, line: &str) -> ErrorInfo {
-    let (message, error_type) = read(error);
-    ErrorInfo::provider(message.unwrap_or_else(|| error.to_string())).with_detail(ProviderDetail {
-        status: None,
-        error_type,
-        body: Some(line.to_owned()),
-    })
+    shared::in_stream_error(error, line, read(error), None)
 }
 
-/// The message and type of the `error` member, whatever its shape.
+/// The message and type of the `error` member, whatever its shape: a string or an object as
+/// usual, `null` as nothing, any other value as its JSON text.
 fn read(error: &Value) -> (Option<String>, Option<String>) {
     match error {
-        Value::String(text) => (Some(text.clone()), None),
-        Value::Object(inner) => (
-            inner
-                .get("message")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            inner.get("type").and_then(Value::as_str).map(str::to_owned),
-        ),
         Value::Null => (None, None),
-        other => (Some(other.to_string()), None),
+        other => shared::message_and_type(other).unwrap_or_else(|| (Some(other.to_string()), None)),
     }
 }
 

@@ -25,6 +25,7 @@ use qore_core::{ContentBlock, ErrorInfo, ImageData, ImageSource, Message, Role, 
 use serde_json::{json, Map, Value};
 
 use crate::codec::ChatRequest;
+use crate::protocols::shared::{self, joined_text};
 
 pub fn encode(request: &ChatRequest<'_>) -> Result<Value, ErrorInfo> {
     if request.model.is_empty() {
@@ -48,18 +49,7 @@ pub fn encode(request: &ChatRequest<'_>) -> Result<Value, ErrorInfo> {
         wire_options.insert("temperature".into(), json!(temperature));
     }
     if !request.tools.is_empty() {
-        let tools = request
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({"type": "function", "function": {
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parameters": tool.input_schema,
-                }})
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
+        body.insert("tools".into(), shared::function_tools(request.tools));
     }
     for (key, value) in &options.extra {
         match (key.as_str(), value) {
@@ -93,14 +83,6 @@ fn encode_message(
             Ok(())
         }
     }
-}
-
-fn joined_text(blocks: &[ContentBlock]) -> String {
-    blocks
-        .iter()
-        .filter_map(ContentBlock::as_text)
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn encode_user(

@@ -5,9 +5,10 @@
 //! others `{"message": ...}` or `{"detail": ...}`. Whatever the shape, the status and the
 //! body are kept verbatim.
 
-use qore_core::{ErrorInfo, ProviderDetail};
+use qore_core::ErrorInfo;
 use serde_json::Value;
 
+use crate::protocols::shared;
 use crate::transport::http::http_error;
 
 /// An HTTP error answer.
@@ -22,15 +23,8 @@ pub fn from_http(status: u16, body: &str) -> ErrorInfo {
 /// An error object that arrived inside a 200 stream (`data: {"error": ...}`).
 pub fn in_stream(error: &Value, frame: &str) -> ErrorInfo {
     let envelope = serde_json::json!({ "error": error });
-    let (message, error_type) = read_envelope(&envelope);
-    ErrorInfo::provider(message.unwrap_or_else(|| error.to_string())).with_detail(ProviderDetail {
-        status: error
-            .get("code")
-            .and_then(Value::as_u64)
-            .and_then(|c| u16::try_from(c).ok()),
-        error_type,
-        body: Some(frame.to_owned()),
-    })
+    let read = read_envelope(&envelope);
+    shared::in_stream_error(error, frame, read, shared::code_status(error))
 }
 
 /// The message and type/code of an error envelope, whatever its shape.

@@ -18,6 +18,7 @@ use qore_core::{ContentBlock, ErrorInfo, ImageData, ImageSource, Message, Role, 
 use serde_json::{json, Map, Value};
 
 use crate::codec::ChatRequest;
+use crate::protocols::shared::{self, joined_text};
 
 pub fn encode(request: &ChatRequest<'_>, replay_reasoning: bool) -> Result<Value, ErrorInfo> {
     if request.model.is_empty() {
@@ -36,29 +37,9 @@ pub fn encode(request: &ChatRequest<'_>, replay_reasoning: bool) -> Result<Value
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }
     if !request.tools.is_empty() {
-        let tools = request
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({"type": "function", "function": {
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parameters": tool.input_schema,
-                }})
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
+        body.insert("tools".into(), shared::function_tools(request.tools));
     }
-    if let Some(max_tokens) = options.max_tokens {
-        body.insert("max_tokens".into(), json!(max_tokens));
-    }
-    if let Some(temperature) = options.temperature {
-        body.insert("temperature".into(), json!(temperature));
-    }
-    for (key, value) in &options.extra {
-        body.insert(key.clone(), value.clone());
-    }
-    Ok(Value::Object(body))
+    Ok(shared::finish_body(body, options, "max_tokens"))
 }
 
 fn encode_message(message: &Message, replay_reasoning: bool, out: &mut Vec<Value>) {
@@ -69,14 +50,6 @@ fn encode_message(message: &Message, replay_reasoning: bool, out: &mut Vec<Value
         Role::User => encode_user(&message.blocks, out),
         Role::Assistant => out.push(encode_assistant(&message.blocks, replay_reasoning)),
     }
-}
-
-fn joined_text(blocks: &[ContentBlock]) -> String {
-    blocks
-        .iter()
-        .filter_map(ContentBlock::as_text)
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn encode_user(blocks: &[ContentBlock], out: &mut Vec<Value>) {

@@ -28,6 +28,7 @@ use qore_core::{ContentBlock, ErrorInfo, ImageData, ImageSource, Message, Role, 
 use serde_json::{json, Map, Value};
 
 use crate::codec::ChatRequest;
+use crate::protocols::shared::{self, joined_text};
 
 pub fn encode(request: &ChatRequest<'_>, stateless: bool) -> Result<Value, ErrorInfo> {
     if request.model.is_empty() {
@@ -65,16 +66,7 @@ pub fn encode(request: &ChatRequest<'_>, stateless: bool) -> Result<Value, Error
             .collect();
         body.insert("tools".into(), Value::Array(tools));
     }
-    if let Some(max_tokens) = options.max_tokens {
-        body.insert("max_output_tokens".into(), json!(max_tokens));
-    }
-    if let Some(temperature) = options.temperature {
-        body.insert("temperature".into(), json!(temperature));
-    }
-    for (key, value) in &options.extra {
-        body.insert(key.clone(), value.clone());
-    }
-    Ok(Value::Object(body))
+    Ok(shared::finish_body(body, options, "max_output_tokens"))
 }
 
 fn encode_message(message: &Message, instructions: &mut Vec<String>, input: &mut Vec<Value>) {
@@ -88,14 +80,6 @@ fn encode_message(message: &Message, instructions: &mut Vec<String>, input: &mut
         Role::User => encode_user(&message.blocks, input),
         Role::Assistant => encode_assistant(&message.blocks, input),
     }
-}
-
-fn joined_text(blocks: &[ContentBlock]) -> String {
-    blocks
-        .iter()
-        .filter_map(ContentBlock::as_text)
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 fn encode_user(blocks: &[ContentBlock], input: &mut Vec<Value>) {
