@@ -36,6 +36,8 @@ mod ollama;
 mod openai_chat;
 #[path = "fixtures/openai_responses.rs"]
 mod openai_responses;
+#[path = "fixtures/turn.rs"]
+mod turn;
 
 use std::collections::BTreeMap;
 use std::future::Future;
