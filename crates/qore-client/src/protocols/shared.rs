@@ -1,6 +1,6 @@
 //! Pieces several protocol modules use the same way, kept here so each exists once:
-//! request-body helpers of the OpenAI-shaped wires, the reading of `{"error": …}` members
-//! and stream error frames, and [`delegate_chat!`], the chat side of a protocol that
+//! request-body helpers of the OpenAI-shaped wires, the reading of `{"error": …}` members,
+//! stream error frames and undecodable frames, and [`delegate_chat!`], the chat side of a protocol that
 //! speaks Chat Completions for chat.
 //!
 //! Promise: each helper does exactly what the modules using it did inline before; a wire
@@ -91,6 +91,16 @@ pub fn in_stream_error(
         status,
         error_type,
         body: Some(frame.to_owned()),
+    })
+}
+
+/// A frame (or body) that is not the JSON its wire promises: a provider error naming `what`
+/// could not be read and why, keeping the raw text verbatim.
+pub fn undecodable(what: &str, err: &serde_json::Error, raw: &str) -> ErrorInfo {
+    ErrorInfo::provider(format!("undecodable {what}: {err}")).with_detail(ProviderDetail {
+        status: None,
+        error_type: None,
+        body: Some(raw.to_owned()),
     })
 }
 

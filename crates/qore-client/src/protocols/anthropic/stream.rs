@@ -27,6 +27,7 @@ use serde_json::Value;
 use super::error;
 use super::wire::{Block, BlockKind, Delta, EventKind, MessageBody, StreamEvent, WireUsage};
 use crate::codec::StreamDecoder;
+use crate::protocols::shared;
 use crate::transport::sse::SseFrame;
 
 /// Decoder state for one response.
@@ -362,13 +363,7 @@ pub fn stop_reason(reason: &str) -> StopReason {
 }
 
 fn undecodable(err: serde_json::Error, raw: &str) -> ErrorInfo {
-    ErrorInfo::provider(format!("undecodable Anthropic Messages data: {err}")).with_detail(
-        ProviderDetail {
-            status: None,
-            error_type: None,
-            body: Some(raw.to_owned()),
-        },
-    )
+    shared::undecodable("Anthropic Messages data", &err, raw)
 }
 
 impl StreamDecoder for MessagesStreamDecoder {

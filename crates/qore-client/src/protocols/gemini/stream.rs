@@ -34,13 +34,14 @@
 
 use std::collections::VecDeque;
 
-use qore_core::{ErrorInfo, ProviderDetail, ResponseEvent, ToolCallInput, Usage};
+use qore_core::{ErrorInfo, ResponseEvent, ToolCallInput, Usage};
 use serde_json::Value;
 
 use super::finish::{self, Finish};
 use super::wire::{Chunk, FunctionCall, Part, UsageMetadata};
 use super::{error, ids};
 use crate::codec::StreamDecoder;
+use crate::protocols::shared;
 use crate::transport::sse::SseFrame;
 
 /// The last block the assembler holds, as far as the events sent so far tell.
@@ -228,11 +229,7 @@ fn usage(metadata: &UsageMetadata) -> Usage {
 }
 
 fn undecodable(err: serde_json::Error, raw: &str) -> ErrorInfo {
-    ErrorInfo::provider(format!("undecodable Gemini data: {err}")).with_detail(ProviderDetail {
-        status: None,
-        error_type: None,
-        body: Some(raw.to_owned()),
-    })
+    shared::undecodable("Gemini data", &err, raw)
 }
 
 impl StreamDecoder for GeminiStreamDecoder {

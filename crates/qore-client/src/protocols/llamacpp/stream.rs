@@ -14,11 +14,12 @@
 
 use std::collections::VecDeque;
 
-use qore_core::{ErrorInfo, ProviderDetail, ResponseEvent, StopReason, Usage};
+use qore_core::{ErrorInfo, ResponseEvent, StopReason, Usage};
 
 use super::error;
 use super::wire::CompletionChunk;
 use crate::codec::StreamDecoder;
+use crate::protocols::shared;
 use crate::transport::sse::SseFrame;
 
 /// Decoder state for one fill-in-the-middle answer.
@@ -92,13 +93,7 @@ fn stop_reason(chunk: &CompletionChunk<'_>) -> StopReason {
 }
 
 fn undecodable(err: &serde_json::Error, raw: &str) -> ErrorInfo {
-    ErrorInfo::provider(format!("undecodable llama.cpp completion data: {err}")).with_detail(
-        ProviderDetail {
-            status: None,
-            error_type: None,
-            body: Some(raw.to_owned()),
-        },
-    )
+    shared::undecodable("llama.cpp completion data", err, raw)
 }
 
 impl StreamDecoder for CompletionDecoder {

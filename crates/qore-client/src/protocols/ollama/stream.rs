@@ -20,12 +20,13 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
-use qore_core::{ErrorInfo, ProviderDetail, ResponseEvent, StopReason, ToolCallInput, Usage};
+use qore_core::{ErrorInfo, ResponseEvent, StopReason, ToolCallInput, Usage};
 use serde_json::Value;
 
 use super::error;
 use super::wire::{ChatLine, WireToolCall};
 use crate::codec::{Framing, StreamDecoder};
+use crate::protocols::shared;
 use crate::transport::sse::SseFrame;
 
 /// Decoder state for one answer.
@@ -166,13 +167,7 @@ pub fn synthesize_call_id() -> String {
 }
 
 fn undecodable(err: &serde_json::Error, raw: &str) -> ErrorInfo {
-    ErrorInfo::provider(format!("undecodable Ollama chat line: {err}")).with_detail(
-        ProviderDetail {
-            status: None,
-            error_type: None,
-            body: Some(raw.to_owned()),
-        },
-    )
+    shared::undecodable("Ollama chat line", err, raw)
 }
 
 impl StreamDecoder for OllamaStreamDecoder {

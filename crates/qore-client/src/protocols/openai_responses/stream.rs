@@ -27,6 +27,7 @@ use super::error;
 use super::items::{Channel, ItemRef, Items};
 use super::wire::{WireEvent, WireResponse, WireUsage};
 use crate::codec::StreamDecoder;
+use crate::protocols::shared;
 use crate::transport::sse::SseFrame;
 
 /// Decoder state for one response.
@@ -255,13 +256,7 @@ fn usage(wire: &WireUsage) -> Usage {
 }
 
 fn undecodable(err: &serde_json::Error, raw: &str) -> ErrorInfo {
-    ErrorInfo::provider(format!("undecodable Responses API data: {err}")).with_detail(
-        ProviderDetail {
-            status: None,
-            error_type: None,
-            body: Some(raw.to_owned()),
-        },
-    )
+    shared::undecodable("Responses API data", err, raw)
 }
 
 impl StreamDecoder for ResponsesDecoder {
