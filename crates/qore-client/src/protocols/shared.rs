@@ -6,7 +6,8 @@
 //! Promise: each helper does exactly what the modules using it did inline before; a wire
 //! whose rule differs (another key, another fallback) keeps its own code.
 
-use qore_core::{ContentBlock, ErrorInfo, ProviderDetail, ToolSpec};
+use base64::Engine as _;
+use qore_core::{ContentBlock, ErrorInfo, ImageData, ImageSource, ProviderDetail, ToolSpec};
 use serde_json::{json, Map, Value};
 
 use crate::codec::RequestOptions;
@@ -19,6 +20,22 @@ pub fn joined_text(blocks: &[ContentBlock]) -> String {
         .filter_map(ContentBlock::as_text)
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// An image as the OpenAI wires take it by URL: its URL, or its bytes as a base64 `data:`
+/// URL (`application/octet-stream` when the media type is unknown).
+pub fn image_url(image: &ImageSource) -> String {
+    match &image.data {
+        ImageData::Url(url) => url.clone(),
+        ImageData::Bytes(bytes) => format!(
+            "data:{};base64,{}",
+            image
+                .media_type
+                .as_deref()
+                .unwrap_or("application/octet-stream"),
+            base64::engine::general_purpose::STANDARD.encode(bytes)
+        ),
+    }
 }
 
 /// Tools in the Chat Completions shape: `{"type": "function", "function": {"name",

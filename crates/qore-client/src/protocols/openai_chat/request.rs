@@ -13,8 +13,7 @@
 //! Output is deterministic (sorted object keys), so re-encoding the same history gives the
 //! same bytes: the prefix of a continuation is byte-identical to the previous request.
 
-use base64::Engine as _;
-use qore_core::{ContentBlock, ErrorInfo, ImageData, ImageSource, Message, Role, ToolResultPart};
+use qore_core::{ContentBlock, ErrorInfo, ImageSource, Message, Role, ToolResultPart};
 use serde_json::{json, Map, Value};
 
 use crate::codec::ChatRequest;
@@ -97,17 +96,7 @@ fn encode_user(blocks: &[ContentBlock], out: &mut Vec<Value>) {
 }
 
 fn image_part(image: &ImageSource) -> Value {
-    let url = match &image.data {
-        ImageData::Url(url) => url.clone(),
-        ImageData::Bytes(bytes) => format!(
-            "data:{};base64,{}",
-            image
-                .media_type
-                .as_deref()
-                .unwrap_or("application/octet-stream"),
-            base64::engine::general_purpose::STANDARD.encode(bytes)
-        ),
-    };
+    let url = shared::image_url(image);
     json!({"type": "image_url", "image_url": {"url": url}})
 }
 
@@ -159,7 +148,7 @@ fn encode_assistant(blocks: &[ContentBlock], replay_reasoning: bool) -> Value {
 mod tests {
     use super::*;
     use crate::RequestOptions;
-    use qore_core::{History, ToolSpec};
+    use qore_core::{History, ImageData, ToolSpec};
 
     fn encode_history(history: &History, tools: &[ToolSpec], replay: bool) -> Value {
         let options = RequestOptions {

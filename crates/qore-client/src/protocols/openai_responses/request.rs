@@ -23,8 +23,7 @@
 //! Output is deterministic (sorted object keys), so re-encoding the same history gives the
 //! same bytes.
 
-use base64::Engine as _;
-use qore_core::{ContentBlock, ErrorInfo, ImageData, ImageSource, Message, Role, ToolResultPart};
+use qore_core::{ContentBlock, ErrorInfo, ImageSource, Message, Role, ToolResultPart};
 use serde_json::{json, Map, Value};
 
 use crate::codec::ChatRequest;
@@ -140,17 +139,7 @@ fn tool_output(content: &[ToolResultPart], is_error: bool) -> Value {
 }
 
 fn input_image(image: &ImageSource) -> Value {
-    let url = match &image.data {
-        ImageData::Url(url) => url.clone(),
-        ImageData::Bytes(bytes) => format!(
-            "data:{};base64,{}",
-            image
-                .media_type
-                .as_deref()
-                .unwrap_or("application/octet-stream"),
-            base64::engine::general_purpose::STANDARD.encode(bytes)
-        ),
-    };
+    let url = shared::image_url(image);
     json!({"type": "input_image", "image_url": url})
 }
 

@@ -1,6 +1,6 @@
 use super::*;
 use crate::RequestOptions;
-use qore_core::{History, ToolSpec};
+use qore_core::{History, ImageData, ToolSpec};
 
 fn encode_history(history: &History, tools: &[ToolSpec], stateless: bool) -> Value {
     let options = RequestOptions {
