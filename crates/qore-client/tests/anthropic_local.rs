@@ -4,10 +4,10 @@
 
 mod support;
 
-use qore_client::{protocols, CancellationToken, Client, ClientConfig};
+use qore_client::{protocols, Client, ClientConfig};
 use qore_core::ResponseEvent;
 
-use support::local::{self, history, options, request};
+use support::local;
 
 /// A client speaking Anthropic Messages to the local server. Its base URL is the host
 /// alone: the codec's paths start with `v1/`.
@@ -27,9 +27,7 @@ async fn client() -> Client {
 #[tokio::test]
 async fn streams_a_message_from_the_local_model() {
     let client = client().await;
-    let (history, options) = (history(), options(true));
-    let stream = client.stream(&request(&history, &options), CancellationToken::new());
-    let (events, outcome) = support::drain(stream).await;
+    let (events, outcome) = local::chat(&client, true).await;
     assert!(
         matches!(
             events.first(),
@@ -43,12 +41,8 @@ async fn streams_a_message_from_the_local_model() {
 #[tokio::test]
 async fn answers_a_whole_message_with_the_same_shape() {
     let client = client().await;
-    let (history, options) = (history(), options(false));
-    let outcome = client
-        .stream(&request(&history, &options), CancellationToken::new())
-        .finish()
-        .await;
-    let (message, stop_reason, usage) = support::finished(outcome, &[]);
+    let (events, outcome) = local::chat(&client, false).await;
+    let (message, stop_reason, usage) = support::finished(outcome, &events);
     local::assert_one_text_block(&message);
     local::assert_natural_stop(&stop_reason);
     assert!(usage.output_tokens.unwrap_or(0) > 0, "{usage:?}");

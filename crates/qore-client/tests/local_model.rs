@@ -17,9 +17,7 @@ async fn client() -> Client {
 #[tokio::test]
 async fn streams_a_chat_completion_from_the_local_model() {
     let client = client().await;
-    let (history, options) = (history(), options(true));
-    let stream = client.stream(&request(&history, &options), CancellationToken::new());
-    let (events, outcome) = support::drain(stream).await;
+    let (events, outcome) = local::chat(&client, true).await;
     assert!(
         matches!(events.first(), Some(ResponseEvent::MessageStart { .. })),
         "{events:?}"
@@ -30,12 +28,8 @@ async fn streams_a_chat_completion_from_the_local_model() {
 #[tokio::test]
 async fn answers_a_non_streamed_request_with_the_same_shape() {
     let client = client().await;
-    let (history, options) = (history(), options(false));
-    let outcome = client
-        .stream(&request(&history, &options), CancellationToken::new())
-        .finish()
-        .await;
-    let (message, stop_reason, usage) = support::finished(outcome, &[]);
+    let (events, outcome) = local::chat(&client, false).await;
+    let (message, stop_reason, usage) = support::finished(outcome, &events);
     local::assert_one_text_block(&message);
     assert!(stop_reason.is_some());
     assert!(usage.output_tokens.unwrap_or(0) > 0);

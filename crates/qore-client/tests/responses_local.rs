@@ -11,7 +11,7 @@ use qore_core::{
 };
 use serde_json::json;
 
-use support::local::{history, options, request};
+use support::local::options;
 
 async fn client() -> Client {
     support::local::client("openai-responses").await
@@ -20,9 +20,7 @@ async fn client() -> Client {
 #[tokio::test]
 async fn streams_a_response_through_the_responses_codec() {
     let client = client().await;
-    let (history, options) = (history(), options(true));
-    let stream = client.stream(&request(&history, &options), CancellationToken::new());
-    let (events, outcome) = support::drain(stream).await;
+    let (events, outcome) = support::local::chat(&client, true).await;
     match events.first() {
         Some(ResponseEvent::MessageStart { id: Some(id), .. }) => {
             assert!(id.starts_with("resp_"), "{id}")
@@ -37,12 +35,8 @@ async fn streams_a_response_through_the_responses_codec() {
 #[tokio::test]
 async fn answers_a_whole_response_with_the_same_shape() {
     let client = client().await;
-    let (history, options) = (history(), options(false));
-    let outcome = client
-        .stream(&request(&history, &options), CancellationToken::new())
-        .finish()
-        .await;
-    let (message, stop_reason, usage) = support::finished(outcome, &[]);
+    let (events, outcome) = support::local::chat(&client, false).await;
+    let (message, stop_reason, usage) = support::finished(outcome, &events);
     support::local::assert_one_text_block(&message);
     assert!(stop_reason.is_some());
     assert!(usage.output_tokens.unwrap_or(0) > 0);

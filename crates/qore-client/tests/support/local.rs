@@ -3,8 +3,12 @@
 //! and the structural assertions on what comes back. The model is tiny, so nothing here
 //! looks at the words.
 
-use qore_client::{local, protocols, ChatRequest, Client, ClientConfig, RequestOptions};
-use qore_core::{ContentBlock, History, Message, ResponseEvent, Role, StopReason, Usage};
+use qore_client::{
+    local, protocols, CancellationToken, ChatRequest, Client, ClientConfig, RequestOptions,
+};
+use qore_core::{
+    ContentBlock, History, Message, ResponseEvent, Role, StopReason, TurnOutcome, Usage,
+};
 
 /// The local server's usual base URL (ending in `/v1`), started when it is not running.
 pub async fn url() -> String {
@@ -53,6 +57,14 @@ pub fn request<'a>(history: &'a History, options: &'a RequestOptions) -> ChatReq
     }
 }
 
+/// The events and outcome of the short chat ([`history`], [`options`]) with `client`,
+/// streamed or not.
+pub async fn chat(client: &Client, stream: bool) -> (Vec<ResponseEvent>, TurnOutcome) {
+    let (history, options) = (history(), options(stream));
+    let stream = client.stream(&request(&history, &options), CancellationToken::new());
+    super::drain(stream).await
+}
+
 /// The turn stopped by itself or at the token bound.
 pub fn assert_natural_stop(stop_reason: &Option<StopReason>) {
     assert!(
@@ -74,7 +86,7 @@ pub fn assert_counted(usage: &Usage, max_output: u64) {
 /// A streamed chat turn of the shape every protocol gives: it finished as an assistant
 /// message with non-blank text equal to its text deltas, stopped naturally, and counted its
 /// tokens within [`MAX_TOKENS`]. The message is returned for protocol-specific checks.
-pub fn assert_streamed_turn(events: &[ResponseEvent], outcome: qore_core::TurnOutcome) -> Message {
+pub fn assert_streamed_turn(events: &[ResponseEvent], outcome: TurnOutcome) -> Message {
     let (message, stop_reason, usage) = super::finished(outcome, events);
     assert_eq!(message.role, Role::Assistant);
     assert!(!message.text().trim().is_empty(), "{message:?}");
