@@ -181,6 +181,11 @@ pub async fn run_calls(
         let Step::Ask(registered) = *step else {
             continue;
         };
+        // An earlier answer in this turn ("allow for the session") may already cover it.
+        if policy.verdict(&call.name, registered.tool.destructive(), &call.input) == Verdict::Run {
+            *step = Step::Run(registered);
+            continue;
+        }
         let request = ApprovalRequest {
             call_id: call.id.clone(),
             tool: call.name.clone(),
