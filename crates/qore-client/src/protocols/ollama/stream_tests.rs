@@ -29,14 +29,7 @@ fn thinking_text_and_tool_calls_fold_into_one_turn() {
             model: Some("qwen3:4b".into())
         }
     );
-    let TurnOutcome::Finished {
-        message,
-        stop_reason,
-        usage,
-    } = fold(&events)
-    else {
-        panic!("not finished: {events:?}");
-    };
+    let (message, stop_reason, usage) = finished(&events);
     assert_eq!(stop_reason, Some(StopReason::ToolUse));
     assert_eq!(usage.input_tokens, Some(234));
     assert_eq!(usage.output_tokens, Some(517));

@@ -4,7 +4,7 @@ use qore_core::{ContentBlock, TurnOutcome};
 use serde_json::json;
 
 /// Decode data payloads (one per frame), then end the body.
-fn decode(frames: &[&str]) -> (Vec<ResponseEvent>, Result<(), ErrorInfo>) {
+fn decode<S: AsRef<str>>(frames: &[S]) -> (Vec<ResponseEvent>, Result<(), ErrorInfo>) {
     test_support::decode(ChatStreamDecoder::new(), frames)
 }
 
@@ -29,7 +29,6 @@ fn text_reasoning_usage_and_finish() {
         .to_string(),
         "[DONE]".to_owned(),
     ];
-    let frames: Vec<&str> = frames.iter().map(String::as_str).collect();
     let (events, end) = decode(&frames);
     end.unwrap();
     assert_eq!(
@@ -69,9 +68,7 @@ fn text_reasoning_usage_and_finish() {
         ),
         (Some(5), Some(3), Some(2), Some(1))
     );
-    let TurnOutcome::Finished { message, .. } = fold(&events) else {
-        panic!()
-    };
+    let (message, _, _) = finished(&events);
     assert_eq!(message.text(), "Hello \"q\"");
 }
 
@@ -98,17 +95,9 @@ fn tool_calls_merge_by_index_with_ids_once_or_repeated() {
         chunk(json!({}), Some("tool_calls")),
         "[DONE]".to_owned(),
     ];
-    let frames: Vec<&str> = frames.iter().map(String::as_str).collect();
     let (events, end) = decode(&frames);
     end.unwrap();
-    let TurnOutcome::Finished {
-        message,
-        stop_reason,
-        ..
-    } = fold(&events)
-    else {
-        panic!()
-    };
+    let (message, stop_reason, _) = finished(&events);
     assert_eq!(stop_reason, Some(StopReason::ToolUse));
     assert_eq!(
         message.blocks,
@@ -156,12 +145,9 @@ fn a_new_id_at_an_open_index_starts_a_new_call_and_missing_ids_are_synthesized()
         ),
         chunk(json!({}), Some("tool_calls")),
     ];
-    let frames: Vec<&str> = frames.iter().map(String::as_str).collect();
     let (events, end) = decode(&frames);
     end.unwrap();
-    let TurnOutcome::Finished { message, .. } = fold(&events) else {
-        panic!()
-    };
+    let (message, _, _) = finished(&events);
     let calls: Vec<_> = message
         .blocks
         .iter()
@@ -194,17 +180,9 @@ fn magistral_thinking_parts_and_refusals() {
         chunk(json!({}), Some("stop")),
         "[DONE]".to_owned(),
     ];
-    let frames: Vec<&str> = frames.iter().map(String::as_str).collect();
     let (events, end) = decode(&frames);
     end.unwrap();
-    let TurnOutcome::Finished {
-        message,
-        stop_reason,
-        ..
-    } = fold(&events)
-    else {
-        panic!()
-    };
+    let (message, stop_reason, _) = finished(&events);
     assert_eq!(
         message.blocks[0],
         ContentBlock::Thinking {
