@@ -36,6 +36,7 @@ mod ollama;
 mod openai_chat;
 #[path = "fixtures/openai_responses.rs"]
 mod openai_responses;
+mod support;
 #[path = "fixtures/turn.rs"]
 mod turn;
 
