@@ -1,15 +1,20 @@
-//! `qore`: the command-line front end. It parses arguments, builds a client, prints what
-//! the engine says; every decision about the wire lives in `qore-client`.
+//! `qore`: the command-line front end. It parses arguments, builds a client (and, for
+//! `run`, the tools and their approval policy), answers approval requests from the terminal
+//! or JSON lines, and prints what the engine says; every decision about the wire and the
+//! tool loop lives in `qore-client` and `qore-tools`.
 //!
-//! Exit codes: 0 success, 1 failure (one human line on stderr), 2 bad usage, 130 cancelled
-//! by Ctrl-C.
+//! Exit codes: 0 success, 1 failure or a run stopped by a limit (one human line on stderr),
+//! 2 bad usage, 130 cancelled by Ctrl-C.
 
+mod approve;
 mod output;
 mod run;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory as _, Parser, Subcommand};
+use qore_client::tool_loop::LoopConfig;
 
 #[derive(Parser)]
 #[command(
@@ -83,14 +88,82 @@ pub struct RunArgs {
     /// Ask for one JSON body instead of a stream.
     #[arg(long)]
     pub no_stream: bool,
+    #[command(flatten)]
+    pub tools: ToolArgs,
     /// The prompt.
     #[arg(required = true, num_args = 1..)]
     pub prompt: Vec<String>,
 }
 
+/// Which tools the model may use, and who approves them.
+#[derive(Args, Clone)]
+pub struct ToolArgs {
+    /// Tools on the project (--project): `off` offers none; `read-only` offers them all but
+    /// refuses the ones that change files or run programs (the model is told why);
+    /// `confirm` runs reading tools and asks before the others; `auto` runs everything.
+    /// Default: `confirm` when stdin and stderr are a terminal, else `off` (scripts get
+    /// today's plain answers unless they ask for tools). Confirm asks on the terminal
+    /// (y = this call, a = this tool for the rest of the run, n = deny, `n REASON` tells
+    /// the model why); with --json it writes `{"type": "approval_request", "id", "tool",
+    /// "arguments"}` lines and reads `{"id", "decision": "allow_once" | "allow_session" |
+    /// "deny", "reason"}` lines from stdin (the end of stdin denies). Without a terminal and
+    /// without --json nobody can answer: confirm becomes read-only (stderr says so) unless
+    /// --yes.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub tools: Option<ToolsMode>,
+    /// How tools are offered and called: `native` (the provider's tool calling). `text`
+    /// (tools described in the prompt) is not supported yet.
+    #[arg(long, value_enum, default_value = "native", value_name = "PROTOCOL")]
+    pub tool_protocol: ToolProtocol,
+    /// Rounds of tool calls allowed (with tools); after that the pending calls are not run
+    /// and the model is asked for a final answer with tool calls forbidden (exit 1 if it
+    /// still calls tools).
+    #[arg(long, value_name = "N", default_value_t = LoopConfig::default().max_rounds)]
+    pub max_rounds: u32,
+    /// The project the tools work on (reads, writes and commands stay inside it). Default:
+    /// the current directory.
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// Approve every tool call without asking: the same as `--tools auto`, also with
+    /// `--tools confirm`. Not with `--tools off` or `--tools read-only`.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ToolsMode {
+    Off,
+    ReadOnly,
+    Confirm,
+    Auto,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ToolProtocol {
+    Native,
+    Text,
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Run(args) = &cli.command {
+        if let (true, Some(mode @ (ToolsMode::Off | ToolsMode::ReadOnly))) =
+            (args.tools.yes, args.tools.tools)
+        {
+            let mode = if mode == ToolsMode::Off {
+                "off"
+            } else {
+                "read-only"
+            };
+            Cli::command()
+                .error(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    format!("--yes approves tool calls; it cannot be used with --tools {mode}"),
+                )
+                .exit();
+        }
+    }
     match cli.command {
         Command::Run(args) => run::run(args).await,
         Command::Models(args) => run::models(args).await,

@@ -1,34 +1,89 @@
 //! What the CLI prints: text for people, one JSON object per line for scripts.
 //!
 //! Text mode: answer text to stdout as it streams; reasoning and tool calls to stderr.
-//! JSON mode: every [`ResponseEvent`] as `{"type": ...}`, then a last line that is either
-//! `{"type": "result", "text", "messages", "usage", "stop_reason"}`,
-//! `{"type": "error", "category", "message", "status"}` or `{"type": "cancelled"}`.
+//! When tools run: `qore: tool NAME ARGUMENTS` on stderr as a round starts, then one line
+//! per result, `qore: NAME -> SUMMARY`.
+//! JSON mode: every [`ResponseEvent`] as `{"type": ...}`; when tools run, between them
+//! `{"type": "tool_call", "id", "tool", "arguments"}` for each call of a round (or, for a
+//! call answered without running, just before its result), `{"type": "approval_request",
+//! ...}` from the approver, and `{"type": "tool_result", "id", "tool", "is_error", "ran",
+//! "content"}`; then a last line that is either
+//! `{"type": "result", "text", "messages", "usage", "stop_reason"}` (`messages`: the whole
+//! conversation, tool turns included), `{"type": "stopped", "reason", "message",
+//! "messages", "usage"}` (a tool-loop limit), `{"type": "error", "category", "message",
+//! "status"}` or `{"type": "cancelled"}`.
 //! Failures always also print one human line on stderr.
 
 use std::io::Write as _;
 
+use qore_client::tool_loop::{CallReport, LoopEvent, LoopStop, ToolCall};
 use qore_client::ModelInfo;
 use qore_core::{ErrorInfo, History, ResponseEvent, StopReason, ToolCallInput, Usage};
-use serde_json::json;
+use serde_json::{json, Value};
+
+/// Characters of a tool's arguments or result shown on one stderr line.
+const SHOWN_CHARS: usize = 160;
+
+/// A tool call seen in the stream.
+struct SeenCall {
+    id: String,
+    name: String,
+    /// The parsed arguments, or the raw text when it is not JSON.
+    arguments: Value,
+    /// Its `tool` line was printed.
+    announced: bool,
+}
 
 pub struct Output {
     json: bool,
+    /// Tools run in this session: text mode prints calls when they run, not as they stream.
+    tools: bool,
     ends_with_newline: bool,
     /// Reasoning was printed to stderr and its line is not finished yet.
     in_thinking: bool,
-    /// Names of the tool calls seen, by id (text mode prints them when a call ends).
-    tool_names: Vec<(String, String)>,
+    /// The tool calls seen, in order.
+    calls: Vec<SeenCall>,
+}
+
+/// Print one JSON line on stdout, flushed.
+pub fn json_line(value: &Value) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{value}");
+    let _ = stdout.flush();
+}
+
+/// `text` on one line (whitespace runs collapsed), cut to `max` characters with `…`.
+pub fn one_line(text: &str, max: usize) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line,
+    }
+}
+
+/// A call's arguments for display: the parsed object, or the raw text when it is not JSON.
+fn arguments(call: &ToolCall) -> Value {
+    match &call.raw_input {
+        Some(raw) => Value::String(raw.clone()),
+        None => call.input.clone(),
+    }
 }
 
 impl Output {
     pub fn new(json: bool) -> Self {
         Output {
             json,
+            tools: false,
             ends_with_newline: true,
             in_thinking: false,
-            tool_names: Vec::new(),
+            calls: Vec::new(),
         }
+    }
+
+    /// Output for a run whose tool calls are executed.
+    pub fn with_tools(mut self) -> Self {
+        self.tools = true;
+        self
     }
 
     /// Finish the reasoning line on stderr before anything else is printed there or the
@@ -40,13 +95,21 @@ impl Output {
         }
     }
 
-    fn line(&self, value: &serde_json::Value) {
-        let mut stdout = std::io::stdout().lock();
-        let _ = writeln!(stdout, "{value}");
-        let _ = stdout.flush();
+    fn line(&self, value: &Value) {
+        json_line(value);
+    }
+
+    /// End the answer's line on stdout and the reasoning's on stderr before tool activity.
+    fn end_lines(&mut self) {
+        self.end_thinking();
+        if !self.json && !self.ends_with_newline {
+            println!();
+            self.ends_with_newline = true;
+        }
     }
 
     pub fn event(&mut self, event: &ResponseEvent) {
+        self.track_call(event);
         if self.json {
             // Errors are reported once, by the last line.
             if !matches!(event, ResponseEvent::Error { .. }) {
@@ -68,16 +131,15 @@ impl Output {
                 self.in_thinking = !text.ends_with('\n');
                 eprint!("{text}");
             }
-            ResponseEvent::ToolCallStart { id, name } => {
-                self.tool_names.push((id.clone(), name.clone()));
-            }
-            ResponseEvent::ToolCallEnd { id, input } => {
+            // With tools, a call is printed when it runs or is answered (`loop_event`).
+            ResponseEvent::ToolCallEnd { id, input } if !self.tools => {
                 self.end_thinking();
                 let name = self
-                    .tool_names
+                    .calls
                     .iter()
-                    .find(|(call, _)| call == id)
-                    .map_or("?", |(_, name)| name.as_str());
+                    .rev()
+                    .find(|call| call.id == *id)
+                    .map_or("?", |call| call.name.as_str());
                 let arguments = match input {
                     ToolCallInput::Parsed(value) => value.to_string(),
                     ToolCallInput::Invalid(err) => {
@@ -88,6 +150,102 @@ impl Output {
             }
             _ => {}
         }
+    }
+
+    /// Remember the tool calls of the stream: names and arguments, by id.
+    fn track_call(&mut self, event: &ResponseEvent) {
+        match event {
+            ResponseEvent::ToolCallStart { id, name } => self.calls.push(SeenCall {
+                id: id.clone(),
+                name: name.clone(),
+                arguments: Value::Null,
+                announced: false,
+            }),
+            ResponseEvent::ToolCallEnd { id, input } => {
+                if let Some(seen) = self.calls.iter_mut().rev().find(|call| call.id == *id) {
+                    seen.arguments = match input {
+                        ToolCallInput::Parsed(value) => value.clone(),
+                        ToolCallInput::Invalid(err) => Value::String(err.raw.clone()),
+                    };
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// What the tool loop reports: response events, calls about to run, results.
+    pub fn loop_event(&mut self, event: LoopEvent<'_>) {
+        match event {
+            LoopEvent::Response(event) => self.event(event),
+            LoopEvent::ToolsStarting { calls, .. } => {
+                self.end_lines();
+                for call in calls {
+                    self.announce(&call.id, &call.name, &arguments(call));
+                }
+            }
+            LoopEvent::ToolFinished(report) => {
+                self.end_lines();
+                let seen = self.calls.iter().rev().find(|call| call.id == report.id);
+                if !seen.is_some_and(|call| call.announced) {
+                    let arguments = seen.map_or(Value::Null, |call| call.arguments.clone());
+                    self.announce(&report.id, &report.name, &arguments);
+                }
+                self.tool_result(report);
+            }
+        }
+    }
+
+    fn announce(&mut self, id: &str, tool: &str, arguments: &Value) {
+        if let Some(seen) = self.calls.iter_mut().rev().find(|call| call.id == id) {
+            seen.announced = true;
+        }
+        if self.json {
+            self.line(&json!({
+                "type": "tool_call",
+                "id": id,
+                "tool": tool,
+                "arguments": arguments,
+            }));
+        } else {
+            let arguments = match arguments {
+                Value::String(raw) => raw.clone(),
+                other => other.to_string(),
+            };
+            eprintln!("qore: tool {tool} {}", one_line(&arguments, SHOWN_CHARS));
+        }
+    }
+
+    fn tool_result(&mut self, report: &CallReport) {
+        let content = report.output.text_content();
+        if self.json {
+            self.line(&json!({
+                "type": "tool_result",
+                "id": report.id,
+                "tool": report.name,
+                "is_error": report.output.is_error,
+                "ran": report.ran,
+                "content": content,
+            }));
+            return;
+        }
+        let summary = one_line(&content, SHOWN_CHARS);
+        if !report.ran {
+            // Refusals, denials and bad calls say themselves why they did not run.
+            eprintln!("qore: {} -> {summary}", report.name);
+            return;
+        }
+        let lines = content.lines().count();
+        eprintln!(
+            "qore: {} -> {}{lines} line{}, {:.1} s: {summary}",
+            report.name,
+            if report.output.is_error {
+                "error, "
+            } else {
+                ""
+            },
+            if lines == 1 { "" } else { "s" },
+            report.elapsed.as_secs_f64()
+        );
     }
 
     pub fn result(
@@ -109,6 +267,35 @@ impl Output {
         } else if !self.ends_with_newline {
             println!();
         }
+    }
+
+    /// The tool loop stopped at a limit before the model finished.
+    pub fn stopped(&mut self, reason: &LoopStop, history: &History, usage: &Usage) {
+        let (kind, message) = match reason {
+            LoopStop::RepeatedCall { tool, times } => (
+                "repeated_call",
+                format!("the model called {tool} with the same arguments {times} times in a row"),
+            ),
+            LoopStop::RoundLimit { rounds } => (
+                "round_limit",
+                format!(
+                    "the model still called tools after the limit of {rounds} round{} of tool \
+                     calls (--max-rounds)",
+                    if *rounds == 1 { "" } else { "s" }
+                ),
+            ),
+        };
+        self.end_lines();
+        if self.json {
+            self.line(&json!({
+                "type": "stopped",
+                "reason": kind,
+                "message": message,
+                "messages": history,
+                "usage": usage,
+            }));
+        }
+        eprintln!("qore: stopped: {message}");
     }
 
     pub fn error(&mut self, error: &ErrorInfo) {

@@ -1,35 +1,59 @@
 //! The `run`, `models` and `local` commands: wiring arguments to the engine.
 
+use std::io::IsTerminal as _;
 use std::process::ExitCode;
 
 use futures_util::StreamExt as _;
+use qore_client::tool_loop::{
+    ApprovalMode, ApprovalPolicy, Approver, LoopConfig, LoopOutcome, ToolLoopRunner, ToolRegistry,
+};
 use qore_client::{
     local, protocols, CancellationToken, ChatRequest, Client, ClientConfig, RequestOptions,
 };
-use qore_core::{ErrorInfo, History, Message, TurnOutcome};
+use qore_core::{ErrorInfo, History, Message, TurnOutcome, Usage};
+use qore_tools::{builtin_tools, Sandbox, ToolOptions};
 
+use crate::approve::{JsonApprover, NobodyAsked, TerminalApprover};
 use crate::output::Output;
-use crate::{EndpointArgs, LocalAction, RunArgs};
+use crate::{EndpointArgs, LocalAction, RunArgs, ToolArgs, ToolProtocol, ToolsMode};
 
 const FAILURE: u8 = 1;
 const CANCELLED: u8 = 130;
 
 enum Ended {
     Finished,
+    Stopped,
     Cancelled,
 }
 
+/// The tools of a run, their policy and whoever approves them.
+struct ToolSession {
+    registry: ToolRegistry,
+    policy: ApprovalPolicy,
+    approver: Box<dyn Approver>,
+    config: LoopConfig,
+}
+
 pub async fn run(args: RunArgs) -> ExitCode {
-    let mut out = Output::new(args.endpoint.json);
+    let json = args.endpoint.json;
     let cancel = cancel_on_ctrl_c();
-    let turn = tokio::select! {
-        biased;
-        turn = run_turn(&args, &mut out, cancel.clone()) => turn,
-        // Ctrl-C before the stream exists (starting the local server, listing models).
-        () = cancel.cancelled() => Ok(Ended::Cancelled),
+    // Someone can be asked: stdin to answer, stderr to show the question.
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let tools = match tool_session(&args.tools, json, interactive) {
+        Ok(tools) => tools,
+        Err(error) => {
+            Output::new(json).error(&error);
+            return ExitCode::from(FAILURE);
+        }
     };
-    match turn {
+    let mut out = match tools {
+        Some(_) => Output::new(json).with_tools(),
+        None => Output::new(json),
+    };
+    let ended = run_turns(&args, tools, &mut out, &cancel).await;
+    match ended {
         Ok(Ended::Finished) => ExitCode::SUCCESS,
+        Ok(Ended::Stopped) => ExitCode::from(FAILURE),
         Ok(Ended::Cancelled) => {
             out.cancelled();
             ExitCode::from(CANCELLED)
@@ -39,6 +63,74 @@ pub async fn run(args: RunArgs) -> ExitCode {
             ExitCode::from(FAILURE)
         }
     }
+}
+
+/// The tool mode the arguments ask for, given whether stdin and stderr are a terminal (see
+/// `--tools` in `qore run --help`); `None` when no tools are offered.
+fn approval_mode(args: &ToolArgs, json: bool, interactive: bool) -> Option<ApprovalMode> {
+    let asked = match args.tools {
+        Some(mode) => mode,
+        None if args.yes => ToolsMode::Auto,
+        None if interactive => ToolsMode::Confirm,
+        None => ToolsMode::Off,
+    };
+    Some(match asked {
+        ToolsMode::Off => return None,
+        ToolsMode::ReadOnly => ApprovalMode::ReadOnly,
+        ToolsMode::Auto => ApprovalMode::Auto,
+        ToolsMode::Confirm if args.yes => ApprovalMode::Auto,
+        ToolsMode::Confirm if json || interactive => ApprovalMode::Confirm,
+        ToolsMode::Confirm => {
+            eprintln!(
+                "qore: no terminal to ask on, so tool calls cannot be confirmed: tools are \
+                 read-only (--yes runs every call, --json answers approval requests on stdin)"
+            );
+            ApprovalMode::ReadOnly
+        }
+    })
+}
+
+/// The built-in tools over the project, or `None` for `--tools off`.
+fn tool_session(
+    args: &ToolArgs,
+    json: bool,
+    interactive: bool,
+) -> Result<Option<ToolSession>, ErrorInfo> {
+    if args.tool_protocol == ToolProtocol::Text {
+        return Err(ErrorInfo::config(
+            "--tool-protocol text is not supported yet (the tool loop calls tools natively); \
+             use --tool-protocol native",
+        ));
+    }
+    let Some(mode) = approval_mode(args, json, interactive) else {
+        return Ok(None);
+    };
+    let project = match &args.project {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().map_err(|err| {
+            ErrorInfo::config(format!(
+                "the current directory cannot be used as the project: {err}; pass --project"
+            ))
+        })?,
+    };
+    let sandbox = Sandbox::new(&project)
+        .map_err(|err| ErrorInfo::config(format!("--project {}: {err}", project.display())))?;
+    let mut registry = ToolRegistry::new();
+    registry.extend(builtin_tools(sandbox, &ToolOptions::default()))?;
+    let approver: Box<dyn Approver> = match mode {
+        ApprovalMode::Confirm if json => Box::<JsonApprover>::default(),
+        ApprovalMode::Confirm => Box::<TerminalApprover>::default(),
+        ApprovalMode::Auto | ApprovalMode::ReadOnly => Box::new(NobodyAsked),
+    };
+    Ok(Some(ToolSession {
+        registry,
+        policy: ApprovalPolicy::new(mode),
+        approver,
+        config: LoopConfig {
+            max_rounds: args.max_rounds,
+            ..LoopConfig::default()
+        },
+    }))
 }
 
 /// A token cancelled by Ctrl-C. The handler is registered before this returns, so no
@@ -66,16 +158,29 @@ fn cancel_on_ctrl_c() -> CancellationToken {
     cancel
 }
 
-async fn run_turn(
-    args: &RunArgs,
-    out: &mut Output,
-    cancel: CancellationToken,
-) -> Result<Ended, ErrorInfo> {
+/// The client and the model to use.
+async fn connect_to_model(args: &RunArgs) -> Result<(Client, String), ErrorInfo> {
     let (client, is_local) = connect(&args.endpoint).await?;
     let model = match (&args.model, is_local) {
         (Some(model), _) => model.clone(),
         (None, true) => local::MODEL_ID.to_owned(),
         (None, false) => only_model(&client).await?,
+    };
+    Ok((client, model))
+}
+
+async fn run_turns(
+    args: &RunArgs,
+    tools: Option<ToolSession>,
+    out: &mut Output,
+    cancel: &CancellationToken,
+) -> Result<Ended, ErrorInfo> {
+    // Ctrl-C before a stream exists (starting the local server, listing models); from then
+    // on the stream and the tool loop end on the token themselves.
+    let (client, model) = tokio::select! {
+        biased;
+        connected = connect_to_model(args) => connected?,
+        () = cancel.cancelled() => return Ok(Ended::Cancelled),
     };
     let mut history = History::new();
     if let Some(system) = &args.system {
@@ -88,14 +193,66 @@ async fn run_turn(
         temperature: args.temperature,
         ..RequestOptions::default()
     };
+    match tools {
+        None => one_turn(&client, &model, history, &options, out, cancel).await,
+        Some(mut tools) => {
+            let mut runner = ToolLoopRunner {
+                client: &client,
+                registry: &tools.registry,
+                policy: &mut tools.policy,
+                approver: tools.approver.as_ref(),
+                config: tools.config,
+            };
+            let outcome = runner
+                .run(&model, &mut history, &options, cancel, |event| {
+                    out.loop_event(event)
+                })
+                .await;
+            match outcome {
+                LoopOutcome::Finished {
+                    stop_reason, usage, ..
+                } => {
+                    finished(out, &history, &usage, stop_reason.as_ref());
+                    Ok(Ended::Finished)
+                }
+                LoopOutcome::Stopped { reason, usage, .. } => {
+                    out.stopped(&reason, &history, &usage);
+                    Ok(Ended::Stopped)
+                }
+                LoopOutcome::Failed { error, .. } => Err(error),
+                LoopOutcome::Cancelled { .. } => Ok(Ended::Cancelled),
+            }
+        }
+    }
+}
+
+/// The final answer: the last message's text.
+fn finished(
+    out: &mut Output,
+    history: &History,
+    usage: &Usage,
+    stop_reason: Option<&qore_core::StopReason>,
+) {
+    let text = history.last().map(Message::text).unwrap_or_default();
+    out.result(&text, history, usage, stop_reason);
+}
+
+/// One turn, no tools offered.
+async fn one_turn(
+    client: &Client,
+    model: &str,
+    mut history: History,
+    options: &RequestOptions,
+    out: &mut Output,
+    cancel: &CancellationToken,
+) -> Result<Ended, ErrorInfo> {
     let request = ChatRequest {
-        model: &model,
+        model,
         history: &history,
         tools: &[],
-        options: &options,
+        options,
     };
-
-    let mut stream = client.stream(&request, cancel);
+    let mut stream = client.stream(&request, cancel.clone());
     while let Some(event) = stream.next().await {
         out.event(&event);
     }
@@ -105,9 +262,8 @@ async fn run_turn(
             stop_reason,
             usage,
         } => {
-            let text = message.text();
             history.push(message);
-            out.result(&text, &history, &usage, stop_reason.as_ref());
+            finished(out, &history, &usage, stop_reason.as_ref());
             Ok(Ended::Finished)
         }
         TurnOutcome::Failed { error, .. } => Err(error),
@@ -216,5 +372,49 @@ async fn only_model(client: &Client) -> Result<String, ErrorInfo> {
                 .collect::<Vec<_>>()
                 .join(", ")
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mode(
+        tools: Option<ToolsMode>,
+        yes: bool,
+        json: bool,
+        interactive: bool,
+    ) -> Option<ApprovalMode> {
+        let args = ToolArgs {
+            tools,
+            tool_protocol: ToolProtocol::Native,
+            max_rounds: 25,
+            project: None,
+            yes,
+        };
+        approval_mode(&args, json, interactive)
+    }
+
+    #[test]
+    fn the_tool_mode_follows_the_flags_and_the_terminal() {
+        use ApprovalMode::{Auto, Confirm, ReadOnly};
+        use ToolsMode as T;
+        // Defaults: confirm on a terminal, off for scripts; --yes alone is auto.
+        assert_eq!(mode(None, false, false, true), Some(Confirm));
+        assert_eq!(mode(None, false, true, true), Some(Confirm));
+        assert_eq!(mode(None, false, false, false), None);
+        assert_eq!(mode(None, false, true, false), None);
+        assert_eq!(mode(None, true, false, false), Some(Auto));
+        // Explicit modes.
+        assert_eq!(mode(Some(T::Off), false, false, true), None);
+        assert_eq!(mode(Some(T::ReadOnly), false, false, true), Some(ReadOnly));
+        assert_eq!(mode(Some(T::Auto), false, false, false), Some(Auto));
+        // Confirm needs someone to ask: the terminal or a JSON peer; else read-only, or
+        // auto with --yes.
+        assert_eq!(mode(Some(T::Confirm), false, false, true), Some(Confirm));
+        assert_eq!(mode(Some(T::Confirm), false, true, false), Some(Confirm));
+        assert_eq!(mode(Some(T::Confirm), false, false, false), Some(ReadOnly));
+        assert_eq!(mode(Some(T::Confirm), true, false, false), Some(Auto));
+        assert_eq!(mode(Some(T::Confirm), true, true, true), Some(Auto));
     }
 }
