@@ -7,6 +7,7 @@ mod approval;
 mod execute;
 mod registry;
 mod runner;
+pub mod text_protocol;
 
 pub use approval::{
     ApprovalDecision, ApprovalMode, ApprovalPolicy, ApprovalRequest, ApprovalRule, Approver,
