@@ -10,11 +10,11 @@
 use std::sync::Arc;
 
 use globset::{GlobBuilder, GlobMatcher};
-use qore_core::{CancellationToken, Tool, ToolFuture, ToolOutput, ToolSpec};
+use qore_core::{CancellationToken, ToolOutput, ToolSpec};
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::util::{cancelled, parse_args, run_blocking};
+use crate::util::cancelled;
 use crate::{clamp_limit, spec, Sandbox, ToolOptions};
 
 const NAME: &str = "find_file";
@@ -79,27 +79,7 @@ impl FindFile {
     }
 }
 
-impl Tool for FindFile {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-    fn destructive(&self) -> bool {
-        false
-    }
-    fn parallel_safe(&self) -> bool {
-        true
-    }
-    fn call(&self, input: serde_json::Value, cancel: CancellationToken) -> ToolFuture {
-        let sandbox = self.sandbox.clone();
-        let options = self.options.clone();
-        Box::pin(run_blocking(cancel, move |cancel| {
-            match parse_args::<Args>(NAME, input) {
-                Ok(args) => find(&sandbox, &options, args, cancel),
-                Err(out) => out,
-            }
-        }))
-    }
-}
+crate::util::read_only_tool!(FindFile, Args, find);
 
 enum Pattern {
     Glob(GlobMatcher),

@@ -8,11 +8,11 @@
 
 use std::sync::Arc;
 
-use qore_core::{CancellationToken, Tool, ToolFuture, ToolOutput, ToolSpec};
+use qore_core::{CancellationToken, ToolOutput, ToolSpec};
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::util::{cancelled, parse_args, run_blocking};
+use crate::util::cancelled;
 use crate::{clamp_limit, spec, Sandbox, ToolOptions};
 
 const NAME: &str = "list_files";
@@ -81,27 +81,7 @@ impl ListFiles {
     }
 }
 
-impl Tool for ListFiles {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-    fn destructive(&self) -> bool {
-        false
-    }
-    fn parallel_safe(&self) -> bool {
-        true
-    }
-    fn call(&self, input: serde_json::Value, cancel: CancellationToken) -> ToolFuture {
-        let sandbox = self.sandbox.clone();
-        let options = self.options.clone();
-        Box::pin(run_blocking(cancel, move |cancel| {
-            match parse_args::<Args>(NAME, input) {
-                Ok(args) => list(&sandbox, &options, args, cancel),
-                Err(out) => out,
-            }
-        }))
-    }
-}
+crate::util::read_only_tool!(ListFiles, Args, list);
 
 fn list(
     sandbox: &Sandbox,

@@ -10,11 +10,11 @@
 use std::io::{BufRead, BufReader};
 use std::sync::Arc;
 
-use qore_core::{CancellationToken, Tool, ToolFuture, ToolOutput, ToolSpec};
+use qore_core::{CancellationToken, ToolOutput, ToolSpec};
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::util::{cancelled, file_looks_binary, human_bytes, parse_args, plural, run_blocking};
+use crate::util::{cancelled, file_looks_binary, human_bytes, plural};
 use crate::{spec, Sandbox, ToolOptions};
 
 const NAME: &str = "read_file";
@@ -78,27 +78,7 @@ impl ReadFile {
     }
 }
 
-impl Tool for ReadFile {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-    fn destructive(&self) -> bool {
-        false
-    }
-    fn parallel_safe(&self) -> bool {
-        true
-    }
-    fn call(&self, input: serde_json::Value, cancel: CancellationToken) -> ToolFuture {
-        let sandbox = self.sandbox.clone();
-        let options = self.options.clone();
-        Box::pin(run_blocking(cancel, move |cancel| {
-            match parse_args::<Args>(NAME, input) {
-                Ok(args) => read(&sandbox, &options, args, cancel),
-                Err(out) => out,
-            }
-        }))
-    }
-}
+crate::util::read_only_tool!(ReadFile, Args, read);
 
 fn read(
     sandbox: &Sandbox,

@@ -12,12 +12,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use globset::{GlobBuilder, GlobMatcher};
-use qore_core::{CancellationToken, Tool, ToolFuture, ToolOutput, ToolSpec};
+use qore_core::{CancellationToken, ToolOutput, ToolSpec};
 use regex::{Regex, RegexBuilder};
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::util::{cancelled, cap_line, human_bytes, looks_binary, parse_args, run_blocking};
+use crate::util::{cancelled, cap_line, human_bytes, looks_binary};
 use crate::{clamp_limit, spec, Sandbox, ToolOptions};
 
 const NAME: &str = "search";
@@ -100,27 +100,7 @@ impl Search {
     }
 }
 
-impl Tool for Search {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
-    }
-    fn destructive(&self) -> bool {
-        false
-    }
-    fn parallel_safe(&self) -> bool {
-        true
-    }
-    fn call(&self, input: serde_json::Value, cancel: CancellationToken) -> ToolFuture {
-        let sandbox = self.sandbox.clone();
-        let options = self.options.clone();
-        Box::pin(run_blocking(cancel, move |cancel| {
-            match parse_args::<Args>(NAME, input) {
-                Ok(args) => search(&sandbox, &options, args, cancel),
-                Err(out) => out,
-            }
-        }))
-    }
-}
+crate::util::read_only_tool!(Search, Args, search);
 
 struct Hits {
     shown: Vec<String>,

@@ -51,6 +51,40 @@ fn kind_of(value: &serde_json::Value) -> &'static str {
     }
 }
 
+/// The `Tool` impl of a read-only, parallel-safe tool whose struct holds `spec`, `sandbox`
+/// and `options`: parse the arguments into `$args`, then run `$body(&sandbox, &options, args,
+/// cancel)` on the blocking pool (see [`run_blocking`]).
+macro_rules! read_only_tool {
+    ($tool:ident, $args:ty, $body:path) => {
+        impl qore_core::Tool for $tool {
+            fn spec(&self) -> &qore_core::ToolSpec {
+                &self.spec
+            }
+            fn destructive(&self) -> bool {
+                false
+            }
+            fn parallel_safe(&self) -> bool {
+                true
+            }
+            fn call(
+                &self,
+                input: serde_json::Value,
+                cancel: qore_core::CancellationToken,
+            ) -> qore_core::ToolFuture {
+                let sandbox = self.sandbox.clone();
+                let options = self.options.clone();
+                Box::pin($crate::util::run_blocking(cancel, move |cancel| {
+                    match $crate::util::parse_args::<$args>(NAME, input) {
+                        Ok(args) => $body(&sandbox, &options, args, cancel),
+                        Err(out) => out,
+                    }
+                }))
+            }
+        }
+    };
+}
+pub(crate) use read_only_tool;
+
 /// Runs `body` on the blocking pool. Returns [`cancelled`] as soon as `cancel` fires (the
 /// body sees the same token and should stop at its next check); a panic in `body` becomes an
 /// error output.
