@@ -4,7 +4,8 @@
 //! - every call gets exactly one result, in the order of the calls, whatever happens: an
 //!   unknown tool, arguments that are not JSON, not an object or that break the tool's
 //!   schema, a refusal or denial, a timeout, a cancellation: each becomes an error result
-//!   the model can read (so history never holds a call without its result);
+//!   the model can read (so history never holds a call without its result), and so does a
+//!   tool that panics;
 //! - approval is asked first, for every call that needs it, before anything runs;
 //! - approved `parallel_safe` calls run at once, the others one at a time after them;
 //! - each call has its tool's timeout; cancellation stops running calls at once (their
@@ -12,7 +13,10 @@
 
 use std::time::{Duration, Instant};
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
 use futures_util::future::join_all;
+use futures_util::FutureExt as _;
 use qore_core::{CancellationToken, ContentBlock, ToolOutput};
 use serde_json::Value;
 
@@ -275,10 +279,27 @@ async fn execute(
     let started = Instant::now();
     let timeout = registered.tool.timeout();
     let token = cancel.child_token();
-    let running = registered.tool.call(call.input.clone(), token.clone());
+    // A tool from outside (MCP, skills) may panic: that is its error result, never an
+    // unwinding loop that leaves the call unanswered.
+    let panicked = |what: Box<dyn std::any::Any + Send>| {
+        let message = what
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| what.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".to_owned());
+        ToolOutput::error(format!("{} failed: it panicked ({message}).", call.name))
+    };
+    let tool = &registered.tool;
+    let running = match catch_unwind(AssertUnwindSafe(|| {
+        tool.call(call.input.clone(), token.clone())
+    })) {
+        Ok(running) => AssertUnwindSafe(running).catch_unwind(),
+        Err(what) => return report(call, panicked(what), true, started.elapsed()),
+    };
     let output = tokio::select! {
         result = tokio::time::timeout(timeout, running) => match result {
-            Ok(output) => output,
+            Ok(Ok(output)) => output,
+            Ok(Err(what)) => panicked(what),
             Err(_) => {
                 token.cancel();
                 ToolOutput::error(format!(
@@ -298,4 +319,87 @@ async fn execute(
         }
     };
     report(call, output, true, started.elapsed())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::Arc;
+
+    use qore_core::{Tool, ToolFuture, ToolSpec};
+    use serde_json::json;
+
+    use super::*;
+    use crate::tool_loop::{ApprovalDecision, ApprovalMode};
+
+    struct Panics {
+        spec: ToolSpec,
+        in_future: bool,
+    }
+
+    impl Tool for Panics {
+        fn spec(&self) -> &ToolSpec {
+            &self.spec
+        }
+        fn call(&self, _: Value, _: CancellationToken) -> ToolFuture {
+            if !self.in_future {
+                panic!("before the future");
+            }
+            Box::pin(async { panic!("inside the future") })
+        }
+    }
+
+    struct Never;
+
+    impl Approver for Never {
+        fn decide<'a>(
+            &'a self,
+            _: &'a ApprovalRequest,
+        ) -> Pin<Box<dyn Future<Output = ApprovalDecision> + Send + 'a>> {
+            Box::pin(async { ApprovalDecision::Deny { reason: None } })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_panicking_tool_is_an_error_result() {
+        let mut registry = ToolRegistry::new();
+        for (name, in_future) in [("early", false), ("late", true)] {
+            let spec = ToolSpec {
+                name: name.into(),
+                description: String::new(),
+                input_schema: json!({"type": "object"}),
+            };
+            registry.add(Arc::new(Panics { spec, in_future })).unwrap();
+        }
+        let calls: Vec<ToolCall> = ["early", "late"]
+            .iter()
+            .enumerate()
+            .map(|(i, name)| ToolCall {
+                id: format!("c{i}"),
+                name: (*name).into(),
+                input: json!({}),
+                raw_input: None,
+            })
+            .collect();
+        let mut policy = ApprovalPolicy::new(ApprovalMode::Auto);
+        let results = run_calls(
+            &calls,
+            &registry,
+            &mut policy,
+            &Never,
+            &CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(results.reports.len(), 2);
+        for (report, what) in results
+            .reports
+            .iter()
+            .zip(["before the future", "inside the future"])
+        {
+            assert!(report.output.is_error);
+            let text = report.output.text_content();
+            assert!(text.contains("panicked") && text.contains(what), "{text}");
+        }
+    }
 }
