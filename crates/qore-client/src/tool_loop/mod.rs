@@ -8,6 +8,7 @@ mod execute;
 mod registry;
 mod runner;
 pub mod text_protocol;
+mod text_render;
 
 pub use approval::{
     ApprovalDecision, ApprovalMode, ApprovalPolicy, ApprovalRequest, ApprovalRule, Approver,

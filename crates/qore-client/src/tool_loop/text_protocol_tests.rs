@@ -1,9 +1,11 @@
 //! Unit tests of the text tool protocol: the parser at every split point, code and fences,
 //! tolerated and malformed blocks, and the rendering of the prompt section and results.
 
+use super::super::execute::CallReport;
 use super::*;
-use qore_core::{ImageData, ImageSource};
+use qore_core::{ImageData, ImageSource, ToolOutput, ToolResultPart, ToolSpec};
 use serde_json::json;
+use std::time::Duration;
 
 /// Two real calls, text around them, a fenced example and an inline example.
 const REPLY: &str = r##"Let me check — “quoted” ünïcödé.
