@@ -3,9 +3,9 @@
 //! do. Each test checks what the loop did (outcome, events, history) and what it sent (the
 //! requests the server received, read back with the test's own parser).
 //!
-//! Covered: rounds and results in call order; approval first; parallel-safe calls at once and
-//! the others one at a time; per-tool timeouts; cancellation while tools run and while an
-//! approval is pending; bad calls (unknown tool, arguments not JSON, not an object, schema
+//! Covered: rounds and results in call order; approval first; consecutive parallel-safe calls
+//! at once and the others one at a time, never before an earlier call; per-tool timeouts;
+//! cancellation while tools run and while an approval is pending; bad calls (unknown tool, arguments not JSON, not an object, schema
 //! violations); the repetition guard; the round limit (final answer with tools forbidden, or
 //! failure); approval modes, decisions and rules; failed provider turns.
 
@@ -203,8 +203,8 @@ async fn a_round_runs_the_calls_and_sends_every_result_in_call_order() {
 #[tokio::test]
 async fn parallel_safe_calls_run_at_once_and_the_others_one_at_a_time_results_in_call_order() {
     let log = Log::default();
-    // Each echo call waits until three echo calls are running: it only succeeds when the
-    // three really run at the same time.
+    // The first three echo calls wait until three echo calls have started: they only
+    // succeed when they really run at the same time.
     let echo = TestTool::echo(&log).rendezvous(3);
     let write = TestTool::new("write", &log)
         .read_only()
@@ -213,11 +213,12 @@ async fn parallel_safe_calls_run_at_once_and_the_others_one_at_a_time_results_in
     let server = server(vec![
         WIRE.turn(
             &[
-                call("w1", "write", json!({"n": 1})),
                 call("e1", "echo", json!({"n": 1})),
-                call("w2", "write", json!({"n": 2})),
                 call("e2", "echo", json!({"n": 2})),
                 call("e3", "echo", json!({"n": 3})),
+                call("w1", "write", json!({"n": 1})),
+                call("e4", "echo", json!({"n": 4})),
+                call("w2", "write", json!({"n": 2})),
             ],
             (10, 10),
         ),
@@ -241,19 +242,35 @@ async fn parallel_safe_calls_run_at_once_and_the_others_one_at_a_time_results_in
     assert_eq!(echo_gauge.max(), 3, "the parallel-safe calls ran together");
     assert_eq!(write_gauge.max(), 1, "the other calls ran one at a time");
     assert_eq!(log.count("alone"), 0, "{:#?}", log.entries());
-    // The one-at-a-time calls ran in call order, the first ending before the second started.
-    assert!(log.at(r#"end write {"n":1}"#) < log.at(r#"start write {"n":2}"#));
+    // Nothing runs before a call the model wrote earlier has ended (a read after a write
+    // reads the write), and the one-at-a-time calls run alone.
+    for n in 1..=3 {
+        assert!(
+            log.at(&format!(r#"end echo {{"n":{n}}}"#)) < log.at(r#"start write {"n":1}"#),
+            "{:#?}",
+            log.entries()
+        );
+    }
+    assert!(log.at(r#"end write {"n":1}"#) < log.at(r#"start echo {"n":4}"#));
+    assert!(log.at(r#"end echo {"n":4}"#) < log.at(r#"start write {"n":2}"#));
 
     let ids: Vec<String> = last_results_before_answer(&h.history)
         .into_iter()
         .map(|r| r.0)
         .collect();
-    assert_eq!(ids, ["w1", "e1", "w2", "e2", "e3"], "results in call order");
+    assert_eq!(
+        ids,
+        ["e1", "e2", "e3", "w1", "e4", "w2"],
+        "results in call order"
+    );
     let sent: Vec<Option<String>> = sent_results(&bodies(&server)[1])
         .into_iter()
         .map(|r| r.0)
         .collect();
-    assert_eq!(sent, [id("w1"), id("e1"), id("w2"), id("e2"), id("e3")]);
+    assert_eq!(
+        sent,
+        [id("e1"), id("e2"), id("e3"), id("w1"), id("e4"), id("w2")]
+    );
     assert_requests_consistent(&server);
 }
 

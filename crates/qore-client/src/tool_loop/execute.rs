@@ -7,7 +7,8 @@
 //!   the model can read (so history never holds a call without its result), and so does a
 //!   tool that panics;
 //! - approval is asked first, for every call that needs it, before anything runs;
-//! - approved `parallel_safe` calls run at once, the others one at a time after them;
+//! - calls run in call order: each run of consecutive approved `parallel_safe` calls at
+//!   once, every other call alone (nothing the model wrote later runs before it);
 //! - each call has its tool's timeout; cancellation stops running calls at once (their
 //!   result says "cancelled after N s") and skips the ones not started.
 
@@ -205,40 +206,28 @@ pub async fn run_calls(
         };
     }
 
-    // Execution: parallel-safe calls at once, then the others one by one.
+    // Execution in call order: each run of consecutive parallel-safe calls at once, every
+    // other call alone, so a call never runs before one the model wrote earlier that may
+    // change what it sees (a read after a write reads the write).
     let mut reports: Vec<Option<CallReport>> = vec![None; calls.len()];
-    let mut parallel = Vec::new();
+    let mut batch = Vec::new();
     for (i, (call, step)) in calls.iter().zip(&plan).enumerate() {
         match step {
             Step::Answer(output) => {
                 reports[i] = Some(report(call, output.clone(), false, Duration::ZERO))
             }
-            Step::Run(registered) if registered.tool.parallel_safe() => {
-                parallel.push((i, execute(call, registered, cancel)))
+            Step::Run(registered) if registered.tool.parallel_safe() => batch.push(i),
+            Step::Run(registered) => {
+                run_batch(&mut batch, calls, &plan, &mut reports, cancel).await;
+                reports[i] = Some(match cancel.is_cancelled() {
+                    false => execute(call, registered, cancel).await,
+                    true => cancelled(call),
+                });
             }
-            Step::Run(_) | Step::Ask(_) => {}
+            Step::Ask(_) => {}
         }
     }
-    let (indices, running): (Vec<usize>, Vec<_>) = parallel.into_iter().unzip();
-    for (i, done) in indices.into_iter().zip(join_all(running).await) {
-        reports[i] = Some(done);
-    }
-    for (i, (call, step)) in calls.iter().zip(&plan).enumerate() {
-        if reports[i].is_some() {
-            continue;
-        }
-        reports[i] = Some(match step {
-            Step::Run(registered) if !cancel.is_cancelled() => {
-                execute(call, registered, cancel).await
-            }
-            _ => report(
-                call,
-                ToolOutput::error("Not run: cancelled."),
-                false,
-                Duration::ZERO,
-            ),
-        });
-    }
+    run_batch(&mut batch, calls, &plan, &mut reports, cancel).await;
     RoundResults {
         reports: reports
             .into_iter()
@@ -251,6 +240,35 @@ pub async fn run_calls(
             .collect(),
         cancelled: cancel.is_cancelled(),
     }
+}
+
+/// Run the parallel-safe calls at `batch` (indices into `calls`) at once, and empty it.
+async fn run_batch(
+    batch: &mut Vec<usize>,
+    calls: &[ToolCall],
+    plan: &[Step<'_>],
+    reports: &mut [Option<CallReport>],
+    cancel: &CancellationToken,
+) {
+    let running = batch.iter().map(|&i| async move {
+        match (&plan[i], cancel.is_cancelled()) {
+            (Step::Run(registered), false) => execute(&calls[i], registered, cancel).await,
+            _ => cancelled(&calls[i]),
+        }
+    });
+    for (i, done) in batch.iter().zip(join_all(running).await) {
+        reports[*i] = Some(done);
+    }
+    batch.clear();
+}
+
+fn cancelled(call: &ToolCall) -> CallReport {
+    report(
+        call,
+        ToolOutput::error("Not run: cancelled."),
+        false,
+        Duration::ZERO,
+    )
 }
 
 /// Cancelled before anything ran: every call gets its planned answer or `text`.

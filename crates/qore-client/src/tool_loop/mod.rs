@@ -9,6 +9,7 @@ mod registry;
 mod runner;
 pub mod text_protocol;
 mod text_render;
+mod text_turn;
 
 pub use approval::{
     ApprovalDecision, ApprovalMode, ApprovalPolicy, ApprovalRequest, ApprovalRule, Approver,
@@ -16,4 +17,7 @@ pub use approval::{
 };
 pub use execute::{run_calls, CallReport, RoundResults, ToolCall};
 pub use registry::{Registered, ToolRegistry};
-pub use runner::{AtRoundLimit, LoopConfig, LoopEvent, LoopOutcome, LoopStop, ToolLoopRunner};
+pub use runner::{
+    AtRoundLimit, LoopConfig, LoopEvent, LoopOutcome, LoopStop, ToolLoopRunner, ToolProtocol,
+};
+pub use text_turn::{is_text_call_id, request_history as text_request_history};

@@ -4,6 +4,8 @@
 //! ```text
 //! loop:
 //!   encode the request from history (tools on offer unless disabled) and stream it
+//!     (text protocol: the request is derived from history by `text_turn`, and the
+//!     reply's <tool_call> blocks become the turn's tool calls)
 //!   failed / cancelled turn          -> stop; history unchanged (no half turn)
 //!   no tool calls                    -> append the message; finished
 //!   append the assistant message
@@ -18,14 +20,18 @@
 //! State (round count, repetition, usage) lives in one `run` call: concurrent runs never
 //! share it, and it is dropped however the run ends.
 
+use std::collections::HashMap;
+
 use futures_util::StreamExt as _;
 use qore_core::{
     CancellationToken, ErrorInfo, History, Message, ResponseEvent, Role, StopReason, Usage,
 };
 
 use super::approval::{ApprovalPolicy, Approver};
-use super::execute::{answer_all, run_calls, CallReport, ToolCall};
+use super::execute::{answer_all, run_calls, CallReport, RoundResults, ToolCall};
 use super::registry::ToolRegistry;
+use super::text_protocol::malformed_result;
+use super::text_turn::{self, TextTurn};
 use crate::{ChatRequest, Client, RequestOptions};
 
 /// What happens when the round limit is reached.
@@ -38,6 +44,17 @@ pub enum AtRoundLimit {
     Fail,
 }
 
+/// How tools reach the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolProtocol {
+    /// The protocol's own tool definitions and tool-call events.
+    #[default]
+    Native,
+    /// Tools described in the system prompt, calls written as `<tool_call>` blocks (for
+    /// models or servers without native tool calling; see [`super::text_protocol`]).
+    Text,
+}
+
 /// Limits of one run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LoopConfig {
@@ -46,6 +63,7 @@ pub struct LoopConfig {
     pub at_round_limit: AtRoundLimit,
     /// The same tool with the same arguments this many times in a row stops the loop.
     pub repeat_limit: u32,
+    pub tool_protocol: ToolProtocol,
 }
 
 impl Default for LoopConfig {
@@ -54,6 +72,7 @@ impl Default for LoopConfig {
             max_rounds: 25,
             at_round_limit: AtRoundLimit::FinalAnswer,
             repeat_limit: 3,
+            tool_protocol: ToolProtocol::Native,
         }
     }
 }
@@ -141,18 +160,26 @@ impl ToolLoopRunner<'_> {
         let mut rounds = 0u32;
         let mut tools_forbidden = false;
         let mut repeat: Option<(String, String, u32)> = None;
+        let text_mode = self.config.tool_protocol == ToolProtocol::Text;
         let forbidding = {
             let mut forbidding = options.clone();
-            forbidding
-                .extra
-                .extend(self.client.protocol().forbid_tool_calls());
+            if !text_mode {
+                (forbidding.extra).extend(self.client.protocol().forbid_tool_calls());
+            }
             forbidding
         };
         loop {
+            let derived;
+            let (request_history, tools) = if text_mode {
+                derived = text_turn::request_history(history, self.registry.specs());
+                (&derived, &[][..])
+            } else {
+                (&*history, self.registry.specs())
+            };
             let request = ChatRequest {
                 model,
-                history,
-                tools: self.registry.specs(),
+                history: request_history,
+                tools,
                 options: if tools_forbidden {
                     &forbidding
                 } else {
@@ -160,10 +187,18 @@ impl ToolLoopRunner<'_> {
                 },
             };
             let mut stream = self.client.stream(&request, cancel.clone());
+            let mut emit = |event: &ResponseEvent| on_event(LoopEvent::Response(event));
+            let mut text_turn = text_mode.then(|| TextTurn::new(history.len()));
             while let Some(event) = stream.next().await {
-                on_event(LoopEvent::Response(&event));
+                match &mut text_turn {
+                    Some(turn) => turn.on_event(&event, &mut emit),
+                    None => emit(&event),
+                }
             }
-            let (message, stop_reason) = match stream.finish().await {
+            if let Some(turn) = &mut text_turn {
+                turn.end(&mut emit);
+            }
+            let (mut message, stop_reason) = match stream.finish().await {
                 qore_core::TurnOutcome::Finished {
                     message,
                     stop_reason,
@@ -184,6 +219,10 @@ impl ToolLoopRunner<'_> {
                     add_usage(&mut usage, &turn);
                     return LoopOutcome::Cancelled { usage, rounds };
                 }
+            };
+            let malformed = match text_turn {
+                Some(turn) => turn.attach(&mut message),
+                None => HashMap::new(),
             };
             let calls = ToolCall::all_in(&message.blocks);
             history.push(message);
@@ -225,8 +264,7 @@ impl ToolLoopRunner<'_> {
                 round: rounds,
                 calls: &calls,
             });
-            let results =
-                run_calls(&calls, self.registry, self.policy, self.approver, cancel).await;
+            let results = self.run_round(&calls, &malformed, cancel).await;
             self.answer(history, &results, &mut on_event);
             if results.cancelled {
                 return LoopOutcome::Cancelled { usage, rounds };
@@ -234,11 +272,40 @@ impl ToolLoopRunner<'_> {
         }
     }
 
+    /// Run a round's calls; a malformed text-protocol block is answered with its parse
+    /// error, in its place.
+    async fn run_round(
+        &mut self,
+        calls: &[ToolCall],
+        malformed: &HashMap<String, String>,
+        cancel: &CancellationToken,
+    ) -> RoundResults {
+        if malformed.is_empty() {
+            return run_calls(calls, self.registry, self.policy, self.approver, cancel).await;
+        }
+        let valid: Vec<ToolCall> = (calls.iter())
+            .filter(|c| !malformed.contains_key(&c.id))
+            .cloned()
+            .collect();
+        let ran = run_calls(&valid, self.registry, self.policy, self.approver, cancel).await;
+        let mut ran_reports = ran.reports.into_iter();
+        let reports = (calls.iter())
+            .filter_map(|call| match malformed.get(&call.id) {
+                Some(message) => Some(malformed_result(&call.id, message)),
+                None => ran_reports.next(),
+            })
+            .collect();
+        RoundResults {
+            reports,
+            cancelled: ran.cancelled,
+        }
+    }
+
     /// Append one user message with every result, reporting each.
     fn answer(
         &self,
         history: &mut History,
-        results: &super::execute::RoundResults,
+        results: &RoundResults,
         on_event: &mut impl FnMut(LoopEvent<'_>),
     ) {
         for report in &results.reports {
