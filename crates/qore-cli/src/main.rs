@@ -111,9 +111,13 @@ pub struct ToolArgs {
     /// --yes.
     #[arg(long, value_enum, value_name = "MODE")]
     pub tools: Option<ToolsMode>,
-    /// How tools are offered and called: `native` (the provider's tool calling). `text`
-    /// (tools described in the prompt) is not supported yet.
-    #[arg(long, value_enum, default_value = "native", value_name = "PROTOCOL")]
+    /// How tools are offered and called: `native` (the provider's tool calling) or `text`
+    /// (tools described in the system prompt, calls written as `<tool_call>` blocks in the
+    /// reply, results sent back as `<tool_result>` blocks: for models without tool calling).
+    /// `auto`: text when the server's model listing says the model has no tool calling
+    /// (the listing is read only when qore reads it anyway, i.e. without --model), else
+    /// native.
+    #[arg(long, value_enum, default_value = "auto", value_name = "PROTOCOL")]
     pub tool_protocol: ToolProtocol,
     /// Rounds of tool calls allowed (with tools); after that the pending calls are not run
     /// and the model is asked for a final answer with tool calls forbidden (exit 1 if it
@@ -140,6 +144,7 @@ pub enum ToolsMode {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ToolProtocol {
+    Auto,
     Native,
     Text,
 }

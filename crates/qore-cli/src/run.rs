@@ -5,10 +5,12 @@ use std::process::ExitCode;
 
 use futures_util::StreamExt as _;
 use qore_client::tool_loop::{
-    ApprovalMode, ApprovalPolicy, Approver, LoopConfig, LoopOutcome, ToolLoopRunner, ToolRegistry,
+    ApprovalMode, ApprovalPolicy, Approver, LoopConfig, LoopOutcome, ToolLoopRunner,
+    ToolProtocol as LoopProtocol, ToolRegistry,
 };
 use qore_client::{
-    local, protocols, CancellationToken, ChatRequest, Client, ClientConfig, RequestOptions,
+    local, protocols, CancellationToken, ChatRequest, Client, ClientConfig, ModelCapabilities,
+    ModelInfo, RequestOptions,
 };
 use qore_core::{ErrorInfo, History, Message, TurnOutcome, Usage};
 use qore_tools::{builtin_tools, Sandbox, ToolOptions};
@@ -32,6 +34,8 @@ struct ToolSession {
     policy: ApprovalPolicy,
     approver: Box<dyn Approver>,
     config: LoopConfig,
+    /// `--tool-protocol auto`: the model's listed capabilities may choose text.
+    auto_protocol: bool,
 }
 
 pub async fn run(args: RunArgs) -> ExitCode {
@@ -96,12 +100,6 @@ fn tool_session(
     json: bool,
     interactive: bool,
 ) -> Result<Option<ToolSession>, ErrorInfo> {
-    if args.tool_protocol == ToolProtocol::Text {
-        return Err(ErrorInfo::config(
-            "--tool-protocol text is not supported yet (the tool loop calls tools natively); \
-             use --tool-protocol native",
-        ));
-    }
     let Some(mode) = approval_mode(args, json, interactive) else {
         return Ok(None);
     };
@@ -128,8 +126,13 @@ fn tool_session(
         approver,
         config: LoopConfig {
             max_rounds: args.max_rounds,
+            tool_protocol: match args.tool_protocol {
+                ToolProtocol::Text => LoopProtocol::Text,
+                ToolProtocol::Native | ToolProtocol::Auto => LoopProtocol::Native,
+            },
             ..LoopConfig::default()
         },
+        auto_protocol: args.tool_protocol == ToolProtocol::Auto,
     }))
 }
 
@@ -158,15 +161,19 @@ fn cancel_on_ctrl_c() -> CancellationToken {
     cancel
 }
 
-/// The client and the model to use.
-async fn connect_to_model(args: &RunArgs) -> Result<(Client, String), ErrorInfo> {
+/// The client, the model to use, and what its listing says it can do (when it was listed).
+async fn connect_to_model(
+    args: &RunArgs,
+) -> Result<(Client, String, Option<ModelCapabilities>), ErrorInfo> {
     let (client, is_local) = connect(&args.endpoint).await?;
-    let model = match (&args.model, is_local) {
-        (Some(model), _) => model.clone(),
-        (None, true) => local::MODEL_ID.to_owned(),
-        (None, false) => only_model(&client).await?,
-    };
-    Ok((client, model))
+    Ok(match (&args.model, is_local) {
+        (Some(model), _) => (client, model.clone(), None),
+        (None, true) => (client, local::MODEL_ID.to_owned(), None),
+        (None, false) => {
+            let listed = only_model(&client).await?;
+            (client, listed.id, Some(listed.capabilities))
+        }
+    })
 }
 
 async fn run_turns(
@@ -177,7 +184,7 @@ async fn run_turns(
 ) -> Result<Ended, ErrorInfo> {
     // Ctrl-C before a stream exists (starting the local server, listing models); from then
     // on the stream and the tool loop end on the token themselves.
-    let (client, model) = tokio::select! {
+    let (client, model, capabilities) = tokio::select! {
         biased;
         connected = connect_to_model(args) => connected?,
         () = cancel.cancelled() => return Ok(Ended::Cancelled),
@@ -196,6 +203,9 @@ async fn run_turns(
     match tools {
         None => one_turn(&client, &model, history, &options, out, cancel).await,
         Some(mut tools) => {
+            if let (true, Some(capabilities)) = (tools.auto_protocol, &capabilities) {
+                tools.config.tool_protocol = LoopProtocol::for_model(capabilities);
+            }
             let mut runner = ToolLoopRunner {
                 client: &client,
                 registry: &tools.registry,
@@ -356,10 +366,10 @@ async fn connect(args: &EndpointArgs) -> Result<(Client, bool), ErrorInfo> {
 }
 
 /// The model to use when none was named: the server's only one.
-async fn only_model(client: &Client) -> Result<String, ErrorInfo> {
-    let models = client.list_models().await?;
-    match models.as_slice() {
-        [one] => Ok(one.id.clone()),
+async fn only_model(client: &Client) -> Result<ModelInfo, ErrorInfo> {
+    let mut models = client.list_models().await?;
+    match models.as_mut_slice() {
+        [one] => Ok(std::mem::take(one)),
         [] => Err(ErrorInfo::config(
             "the server lists no models; pass --model",
         )),

@@ -693,19 +693,7 @@ async fn without_tools_no_tools_are_offered_and_bad_tool_options_are_refused() {
     assert_eq!(run.code, Some(0), "{run:?}");
     assert!(offered(&bodies(&server)[0]).contains(&"write_file".to_owned()));
 
-    // The text protocol is not there yet: a Config error, nothing sent.
     let server = server_with_one_answer().await;
-    let run = run_cmd(qore_run(
-        &server,
-        &project.0,
-        &["--tools", "auto", "--tool-protocol", "text"],
-    ))
-    .await;
-    assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(
-        run.one_stderr_line().contains("not supported yet"),
-        "{run:?}"
-    );
     // A project that does not exist.
     let missing = project.0.join("missing");
     let run = run_cmd(qore_run(&server, &missing, &["--tools", "auto"])).await;
@@ -724,6 +712,91 @@ async fn without_tools_no_tools_are_offered_and_bad_tool_options_are_refused() {
         assert!(run.stderr.contains("--yes"), "{mode}: {run:?}");
     }
     assert!(server.requests().is_empty());
+}
+
+/// The text of the system and user messages of a Chat Completions body.
+fn texts_of(body: &Value, role: &str) -> Vec<String> {
+    (body["messages"].as_array().expect("messages").iter())
+        .filter(|m| m["role"] == role)
+        .map(|m| content_text(&m["content"]))
+        .collect()
+}
+
+const TEXT_CALL: &str = "Let me look.\n<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"notes.txt\"}}</tool_call>";
+
+/// A text-protocol run: no native tools offered, the protocol in the system message, the
+/// call run, its result back as a `<tool_result>` block, and the block not printed.
+fn assert_text_protocol_run(run: &Run, chat: &[Value]) {
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(run.stdout, "Let me look.\nIt says alpha.\n", "{run:?}");
+    assert!(
+        run.stderr
+            .contains(r#"qore: tool read_file {"path":"notes.txt"}"#),
+        "{run:?}"
+    );
+    assert_eq!(chat.len(), 2, "{chat:#?}");
+    for body in chat {
+        assert!(offered(body).is_empty(), "{body}");
+        assert!(body.get("tool_choice").is_none(), "{body}");
+        let system = texts_of(body, "system").join("\n");
+        assert!(
+            system.contains("Tool-use protocol") && system.contains("#### read_file"),
+            "{system}"
+        );
+    }
+    let users = texts_of(&chat[1], "user");
+    let last = users.last().expect("a user message");
+    assert!(
+        last.starts_with("<tool_result name=\"read_file\" id=\"")
+            && last.contains("alpha line")
+            && last.ends_with("</tool_result>"),
+        "{last}"
+    );
+    assert!(texts_of(&chat[1], "assistant").contains(&TEXT_CALL.to_owned()));
+}
+
+#[tokio::test]
+async fn the_text_protocol_runs_calls_written_in_the_reply() {
+    let project = Project::new(&[("notes.txt", "alpha line\n")]);
+    let server = server(vec![answer(TEXT_CALL), answer("It says alpha.")]).await;
+    let run = run_cmd(qore_run(
+        &server,
+        &project.0,
+        &["--tools", "auto", "--tool-protocol", "text"],
+    ))
+    .await;
+    assert_text_protocol_run(&run, &bodies(&server));
+}
+
+#[tokio::test]
+async fn auto_picks_the_text_protocol_for_a_model_listed_without_tool_calling() {
+    let project = Project::new(&[("notes.txt", "alpha line\n")]);
+    let listing = r#"{"object": "list", "data": [{"id": "m", "object": "model", "capabilities": {"function_calling": false}}]}"#;
+    let server = server(vec![
+        Reply::json(200, listing),
+        answer(TEXT_CALL),
+        answer("It says alpha."),
+    ])
+    .await;
+    let url = format!("{}/v1", server.url());
+    let project_dir = project.0.to_str().expect("UTF-8 path");
+    let run = run_cmd(command(&[
+        "run",
+        "--url",
+        &url,
+        "--project",
+        project_dir,
+        "--tools",
+        "auto",
+        "Look.",
+    ]))
+    .await;
+    let requests = server.requests();
+    assert_eq!(requests[0].path, "/v1/models");
+    let chat: Vec<Value> = (requests[1..].iter())
+        .map(|r| r.json().expect("a JSON body"))
+        .collect();
+    assert_text_protocol_run(&run, &chat);
 }
 
 async fn server_with_one_answer() -> ReplayServer {
