@@ -1,0 +1,199 @@
+//! The data a `[body]` template sees, under the seed's names so existing profiles carry
+//! over: `ctx.system_prompt`, `ctx.history[]`, `ctx.tools`, `ctx.prefix`, `ctx.suffix`,
+//! `ctx.files_metadata`.
+//!
+//! Promises:
+//! - `system_prompt` is the text of the system messages joined by a blank line, and absent
+//!   (not empty) when there is none, so `existsIn(ctx, "system_prompt")` means "there is
+//!   one"; system messages are not in `history`;
+//! - every other message is one `history` entry `{role, content, content_blocks, images}`:
+//!   `content` is the message's text blocks concatenated; `images` (absent when none)
+//!   lists its images; `content_blocks` lists every block, typed like Anthropic's wire
+//!   (`{"type": "text", "text"}`, `{"type": "thinking", "thinking", "signature"}`,
+//!   `{"type": "redacted_thinking", "data"}`, `{"type": "tool_use", "id", "name", "input",
+//!   "arguments"}`, `{"type": "tool_result", "tool_use_id", "name", "content",
+//!   "is_error"}`, `{"type": "image", "is_url", "data", "media_type"}`), so
+//!   `tojson(block)` is a valid Anthropic block for text, thinking, redacted thinking and
+//!   tool use; `signature` appears only when the provider gave one; `arguments` is the
+//!   call's argument text (the raw text when it was not JSON); a tool result's `name` is
+//!   its call's, and its `content` is its text parts joined by newlines;
+//! - nothing is lost: the same history always gives the same data.
+
+use std::collections::HashMap;
+
+use base64::Engine as _;
+use qore_core::{ContentBlock, History, ImageData, ImageSource, Role, ToolResultPart};
+use serde::Serialize;
+use serde_json::Value;
+
+/// What a template renders from.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TemplateContext<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    pub history: Vec<Entry<'a>>,
+    /// Tool definitions in the protocol's dialect (what the codec would send as `tools`).
+    pub tools: Vec<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suffix: Option<&'a str>,
+    pub files_metadata: Vec<Value>,
+}
+
+/// One message of `ctx.history`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Entry<'a> {
+    pub role: &'static str,
+    pub content: String,
+    pub content_blocks: Vec<Block<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<Image>,
+}
+
+/// One block of `content_blocks` (see the module doc for the shapes).
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Block<'a> {
+    Text {
+        text: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        signature: Option<&'a str>,
+    },
+    Thinking {
+        thinking: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        signature: Option<&'a str>,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: &'a Value,
+        arguments: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        signature: Option<&'a str>,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        name: &'a str,
+        content: String,
+        is_error: bool,
+    },
+    Image(Image),
+}
+
+/// An image as templates see it: `data` is the URL or the base64 bytes.
+#[derive(Debug, Clone, Serialize)]
+pub struct Image {
+    pub is_url: bool,
+    pub data: String,
+    pub media_type: String,
+}
+
+impl Image {
+    fn of(source: &ImageSource) -> Image {
+        let (is_url, data) = match &source.data {
+            ImageData::Url(url) => (true, url.clone()),
+            ImageData::Bytes(bytes) => (
+                false,
+                base64::engine::general_purpose::STANDARD.encode(bytes),
+            ),
+        };
+        Image {
+            is_url,
+            data,
+            media_type: source.media_type.clone().unwrap_or_default(),
+        }
+    }
+}
+
+impl<'a> TemplateContext<'a> {
+    /// The context of a chat request: `history` and the tool definitions in the dialect.
+    pub fn chat(history: &'a History, tools: Vec<Value>) -> Self {
+        let names: HashMap<&str, &str> = (history.iter())
+            .flat_map(|m| &m.blocks)
+            .filter_map(|b| match b {
+                ContentBlock::ToolUse { id, name, .. } => Some((id.as_str(), name.as_str())),
+                _ => None,
+            })
+            .collect();
+        let system: Vec<String> = (history.iter())
+            .filter(|m| m.role == Role::System)
+            .map(|m| m.text())
+            .filter(|t| !t.is_empty())
+            .collect();
+        let entries = (history.iter())
+            .filter(|m| m.role != Role::System)
+            .map(|m| Entry {
+                role: match m.role {
+                    Role::Assistant => "assistant",
+                    _ => "user",
+                },
+                content: m.text(),
+                content_blocks: m.blocks.iter().map(|b| block(b, &names)).collect(),
+                images: (m.blocks.iter())
+                    .filter_map(|b| match b {
+                        ContentBlock::Image(source) => Some(Image::of(source)),
+                        _ => None,
+                    })
+                    .collect(),
+            })
+            .collect();
+        TemplateContext {
+            system_prompt: (!system.is_empty()).then(|| system.join("\n\n")),
+            history: entries,
+            tools,
+            ..TemplateContext::default()
+        }
+    }
+}
+
+fn block<'a>(b: &'a ContentBlock, names: &HashMap<&str, &'a str>) -> Block<'a> {
+    match b {
+        ContentBlock::Text { text, signature } => Block::Text {
+            text,
+            signature: signature.as_deref(),
+        },
+        ContentBlock::Image(source) => Block::Image(Image::of(source)),
+        ContentBlock::Thinking { text, signature } => Block::Thinking {
+            thinking: text,
+            signature: signature.as_deref(),
+        },
+        ContentBlock::RedactedThinking { data } => Block::RedactedThinking { data },
+        ContentBlock::ToolUse {
+            id,
+            name,
+            input,
+            raw_input,
+            signature,
+        } => Block::ToolUse {
+            id,
+            name,
+            input,
+            arguments: match raw_input {
+                Some(raw) => raw.clone(),
+                None => input.to_string(),
+            },
+            signature: signature.as_deref(),
+        },
+        ContentBlock::ToolResult {
+            tool_use_id,
+            content,
+            is_error,
+        } => Block::ToolResult {
+            tool_use_id,
+            name: names.get(tool_use_id.as_str()).copied().unwrap_or(""),
+            content: (content.iter())
+                .filter_map(|p| match p {
+                    ToolResultPart::Text { text } => Some(text.as_str()),
+                    ToolResultPart::Image(_) => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+            is_error: *is_error,
+        },
+    }
+}

@@ -1,0 +1,48 @@
+//! The crate's errors. Every one names the file it comes from; TOML errors and profile
+//! mistakes add the line (1-based), body errors the `[body]` key path.
+
+use std::path::PathBuf;
+
+/// Why a profile, a partial or a rendering was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AgentError {
+    /// The file is not valid TOML, or a field has the wrong type.
+    #[error("{}:{line}:{column}: {message}", file.display())]
+    Toml {
+        file: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// A profile that parses but cannot be used (unknown parent, cycle, missing field).
+    #[error("{}{}: {message}", file.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+    Profile {
+        file: PathBuf,
+        line: Option<usize>,
+        message: String,
+    },
+    /// A `[body]` field that does not compile, render, or give valid JSON.
+    #[error("{}: [body] {key}: {message}", file.display())]
+    Body {
+        file: PathBuf,
+        key: String,
+        message: String,
+    },
+    /// A file that cannot be read.
+    #[error("{}: {message}", path.display())]
+    Io { path: PathBuf, message: String },
+}
+
+/// A warning about a profile that still loads (an unknown key: a typo?).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    pub file: PathBuf,
+    pub line: usize,
+    pub message: String,
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {}", self.file.display(), self.line, self.message)
+    }
+}

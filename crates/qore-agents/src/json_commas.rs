@@ -1,0 +1,123 @@
+//! The trailing-comma stripper that lets partials write `,` after every element: a comma
+//! followed (after whitespace) by `]` or `}` is removed, and so is a comma right after `[`
+//! or `{` (a first element that rendered to nothing).
+//!
+//! Promises: string-aware (commas, brackets, `\"` and `\\` inside JSON strings are never
+//! touched); one pass, no allocation when there is nothing to strip; everything else,
+//! whitespace included, is kept byte for byte, so the caller's JSON parser still reports
+//! real mistakes (a missing comma, an unclosed bracket) where they are.
+//!
+//! Hand-written because it is a dozen lines on the rendering hot path and no crate does
+//! exactly this (json5 parsers accept much more than trailing commas).
+
+use std::borrow::Cow;
+
+/// `text` without trailing commas (see the module doc).
+pub fn strip_trailing_commas(text: &str) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let mut drop: Vec<usize> = Vec::new();
+    let mut in_string = false;
+    let mut escaped = false;
+    // The last comma seen outside strings with only whitespace after it, and whether the
+    // last structural byte was an opening bracket.
+    let mut pending: Option<usize> = None;
+    let mut after_open = false;
+    for (i, &b) in bytes.iter().enumerate() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b' ' | b'\t' | b'\n' | b'\r' => {}
+            b',' => {
+                if after_open {
+                    drop.push(i);
+                } else if let Some(earlier) = pending.replace(i) {
+                    // `,,`: the earlier one separated nothing.
+                    drop.push(earlier);
+                }
+            }
+            b']' | b'}' => {
+                if let Some(at) = pending.take() {
+                    drop.push(at);
+                }
+                after_open = false;
+            }
+            b'[' | b'{' => {
+                pending = None;
+                after_open = true;
+            }
+            b'"' => {
+                pending = None;
+                after_open = false;
+                in_string = true;
+            }
+            _ => {
+                pending = None;
+                after_open = false;
+            }
+        }
+    }
+    if drop.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    drop.sort_unstable();
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for at in drop {
+        out.push_str(&text[last..at]);
+        last = at + 1;
+    }
+    out.push_str(&text[last..]);
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strip_trailing_commas as strip;
+
+    #[test]
+    fn trailing_commas_before_closers_go() {
+        assert_eq!(strip("[1, 2, ]"), "[1, 2 ]");
+        assert_eq!(strip("{\"a\": 1,\n}"), "{\"a\": 1\n}");
+        assert_eq!(strip("[ {\"a\": [1,],}, ]"), "[ {\"a\": [1]} ]");
+    }
+
+    #[test]
+    fn leading_and_doubled_commas_go() {
+        assert_eq!(strip("[ , 1]"), "[  1]");
+        assert_eq!(strip("[1,, 2]"), "[1, 2]");
+        assert_eq!(strip("[,]"), "[]");
+    }
+
+    #[test]
+    fn strings_are_never_touched() {
+        let text = r#"["a,]", "b\",}", "c\\", ]"#;
+        assert_eq!(strip(text), r#"["a,]", "b\",}", "c\\" ]"#);
+        let keep = r#"{"k": ",]}"}"#;
+        assert!(matches!(strip(keep), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_missing_comma_is_left_for_the_parser() {
+        let text = "[1 2]";
+        assert_eq!(strip(text), text);
+        assert!(serde_json::from_str::<serde_json::Value>(&strip(text)).is_err());
+    }
+
+    #[test]
+    fn the_result_parses_for_every_prefix_of_a_partial_style_list() {
+        let mut text = String::from("[");
+        for n in 0..5 {
+            let json = format!("{text}]");
+            let parsed: Vec<u32> = serde_json::from_str(&strip(&json)).unwrap();
+            assert_eq!(parsed, (0..n).collect::<Vec<_>>());
+            text.push_str(&format!("{n},\n"));
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! Agents as data. An agent is a TOML profile whose `[body]` table IS the request body, 1:1
+//! with the provider's API; strings holding Jinja (`{{` or `{%`) are rendered from the
+//! conversation and spliced in as JSON. Profiles share structure through `extends`
+//! (deep merge) and `{% include %}` partials (sandboxed: bundled, then the user's
+//! `partials/`). A broken profile is refused when it is loaded, with its file and line or
+//! body key, never mid-conversation.
+//!
+//! Modules: [`body`] (the `[body]` engine), [`context`] (what templates see),
+//! [`json_commas`] (the trailing-comma stripper), [`partials`] (the include sandbox),
+//! [`error`].
+
+pub mod body;
+pub mod context;
+pub mod error;
+pub mod json_commas;
+pub mod partials;
+
+pub use body::{BodyTemplate, RenderError};
+pub use context::TemplateContext;
+pub use error::{AgentError, Warning};
+pub use partials::Partials;
