@@ -39,7 +39,9 @@ enum Node {
     /// Pre-serialized JSON.
     Literal(String),
     /// A template (its name in the environment) at `key`.
-    Render { key: String },
+    Render {
+        key: String,
+    },
     Object(Vec<(String, Node)>),
     Array(Vec<Node>),
 }
@@ -289,10 +291,7 @@ fn filter_items(items: J, keep: impl Fn(&J) -> bool) -> Result<J, JinjaError> {
 }
 
 fn exists_in(object: J, key: &str) -> bool {
-    object
-        .get_attr(key)
-        .ok()
-        .is_some_and(|v| !v.is_undefined())
+    object.get_attr(key).ok().is_some_and(|v| !v.is_undefined())
 }
 
 fn length(value: J) -> Result<usize, JinjaError> {

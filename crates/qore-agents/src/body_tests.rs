@@ -85,11 +85,7 @@ fn includes_are_sandboxed_and_a_missing_partial_is_an_error() {
         ("/etc/passwd", "refused"),
         ("partials/nope.jinja", "not found"),
     ] {
-        let err = render(
-            &format!("x = '{{% include \"{name}\" %}}'"),
-            json!({}),
-        )
-        .unwrap_err();
+        let err = render(&format!("x = '{{% include \"{name}\" %}}'"), json!({})).unwrap_err();
         assert_eq!(err.key, "x");
         assert!(err.message.contains(expected), "{name}: {}", err.message);
     }

@@ -10,12 +10,16 @@
 //! [`error`].
 
 pub mod body;
+mod bundled;
+pub mod catalog;
 pub mod context;
 pub mod error;
 pub mod json_commas;
 pub mod partials;
+pub mod profile;
 
 pub use body::{BodyTemplate, RenderError};
+pub use catalog::{Agent, Catalog};
 pub use context::TemplateContext;
 pub use error::{AgentError, Warning};
 pub use partials::Partials;

@@ -158,7 +158,10 @@ mod tests {
         let partials = Partials::new(Some(dir.clone()));
         assert_eq!(partials.load("partials/mine.jinja").unwrap(), "mine");
         assert_ne!(partials.load("openai_messages.jinja").unwrap(), "shadow");
-        assert!(partials.load("missing.jinja").unwrap_err().contains("not found"));
+        assert!(partials
+            .load("missing.jinja")
+            .unwrap_err()
+            .contains("not found"));
         #[cfg(unix)]
         {
             std::os::unix::fs::symlink(base.join("secret.jinja"), dir.join("link.jinja")).unwrap();

@@ -1,0 +1,284 @@
+//! All profiles: the bundled ones, then the user's, resolved through `extends`.
+//!
+//! Promises:
+//! - a user profile with a bundled profile's name replaces it (and [`Agent::replaces`]
+//!   says which file it replaced); two files of the same root with one name are an error
+//!   naming both;
+//! - `extends` deep-merges tables (the child wins key by key, recursively, `[body]`
+//!   included); scalars and arrays replace; `abstract`, `hidden` and `extends` are never
+//!   inherited; an unknown parent, a cycle or a chain deeper than [`MAX_DEPTH`] is an
+//!   error at the `extends` line of each profile whose chain has it;
+//! - a broken profile is refused with its error and the others still load (so one typo
+//!   does not take every agent down); a profile whose parent is refused is refused too;
+//! - a profile without `name` is named after its file.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use crate::error::{AgentError, Warning};
+use crate::profile::{
+    CacheBreakpoint, CacheTtl, Fields, MatchRules, ProfileFile, ToolProtocolSetting,
+};
+
+/// The deepest `extends` chain allowed.
+pub const MAX_DEPTH: usize = 32;
+
+/// Where bundled files appear to be, in messages.
+pub const BUNDLED_DIR: &str = "<bundled>";
+
+/// The profiles compiled into the binary: (file name, text).
+pub const BUNDLED_AGENTS: &[(&str, &str)] = crate::bundled::AGENTS;
+
+/// A resolved profile.
+#[derive(Debug, Clone)]
+pub struct Agent {
+    pub name: String,
+    pub description: String,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub endpoint: Option<String>,
+    pub system_prompt: Option<String>,
+    pub tags: Vec<String>,
+    pub enable_tools: bool,
+    pub tool_protocol: ToolProtocolSetting,
+    pub enable_thinking: bool,
+    pub cache_prompt: bool,
+    pub cache_ttl: Option<CacheTtl>,
+    pub cache_breakpoints: Vec<CacheBreakpoint>,
+    pub is_abstract: bool,
+    pub hidden: bool,
+    pub matcher: MatchRules,
+    pub body: Option<toml::Table>,
+    /// The merged table, as `qore agents show` prints it.
+    pub merged: toml::Table,
+    /// The profile's own file, then each ancestor's.
+    pub sources: Vec<PathBuf>,
+    /// The bundled file this user profile replaces.
+    pub replaces: Option<PathBuf>,
+}
+
+/// Every profile that loaded, and why the others did not.
+#[derive(Debug, Default)]
+pub struct Catalog {
+    agents: BTreeMap<String, Agent>,
+    pub errors: Vec<AgentError>,
+    pub warnings: Vec<Warning>,
+}
+
+impl Catalog {
+    /// The bundled profiles, then every `*.toml` in `user_dir` (when given and present).
+    pub fn load(user_dir: Option<&Path>) -> Catalog {
+        let mut errors = Vec::new();
+        let mut files = Vec::new();
+        for (name, text) in BUNDLED_AGENTS {
+            let path = Path::new(BUNDLED_DIR).join("agents").join(name);
+            match ProfileFile::parse(&path, text) {
+                Ok(file) => files.push((file, true)),
+                Err(err) => errors.push(err),
+            }
+        }
+        if let Some(dir) = user_dir {
+            match read_dir_sorted(dir) {
+                Ok(paths) => {
+                    for path in paths {
+                        match ProfileFile::read(&path) {
+                            Ok(file) => files.push((file, false)),
+                            Err(err) => errors.push(err),
+                        }
+                    }
+                }
+                Err(err) => errors.push(err),
+            }
+        }
+        let mut catalog = Catalog::from_files(files);
+        errors.append(&mut catalog.errors);
+        catalog.errors = errors;
+        catalog
+    }
+
+    /// Resolve parsed files (`true`: bundled). Later user files replace bundled names.
+    pub fn from_files(files: Vec<(ProfileFile, bool)>) -> Catalog {
+        let mut errors = Vec::new();
+        let mut warnings = Vec::new();
+        let mut by_name: HashMap<String, (ProfileFile, bool, Option<PathBuf>)> = HashMap::new();
+        for (file, bundled) in files {
+            warnings.extend(file.warnings.iter().cloned());
+            let name = profile_name(&file);
+            match by_name.remove(&name) {
+                Some((earlier, true, _)) if !bundled => {
+                    by_name.insert(name, (file, false, Some(earlier.path)));
+                }
+                Some(earlier) => {
+                    errors.push(AgentError::Profile {
+                        file: file.path.clone(),
+                        line: file.line_of("name"),
+                        message: format!(
+                            "the name {name:?} is already used by {}",
+                            earlier.0.path.display()
+                        ),
+                    });
+                    by_name.insert(name, earlier);
+                }
+                None => {
+                    by_name.insert(name, (file, bundled, None));
+                }
+            }
+        }
+        let mut agents = BTreeMap::new();
+        for (name, (file, _, replaces)) in &by_name {
+            match resolve(file, &by_name) {
+                Ok((merged, sources)) => match agent(name, merged, sources, replaces.clone()) {
+                    Ok(agent) => {
+                        agents.insert(name.clone(), agent);
+                    }
+                    Err(message) => errors.push(AgentError::Profile {
+                        file: file.path.clone(),
+                        line: None,
+                        message,
+                    }),
+                },
+                Err(err) => errors.push(err),
+            }
+        }
+        errors.sort_by_key(|e| e.to_string());
+        Catalog {
+            agents,
+            errors,
+            warnings,
+        }
+    }
+
+    /// Every loaded profile, abstract and hidden ones included, by name.
+    pub fn all(&self) -> impl Iterator<Item = &Agent> {
+        self.agents.values()
+    }
+
+    /// The profile called `name`.
+    pub fn get(&self, name: &str) -> Option<&Agent> {
+        self.agents.get(name)
+    }
+}
+
+fn profile_name(file: &ProfileFile) -> String {
+    file.fields.name.clone().unwrap_or_else(|| {
+        (file.path.file_stem())
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    })
+}
+
+fn read_dir_sorted(dir: &Path) -> Result<Vec<PathBuf>, AgentError> {
+    if !dir.exists() {
+        return Ok(Vec::new());
+    }
+    let io = |err: std::io::Error| AgentError::Io {
+        path: dir.to_owned(),
+        message: err.to_string(),
+    };
+    let mut paths = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let path = entry.map_err(io)?.path();
+        if path.extension().is_some_and(|e| e == "toml") && path.is_file() {
+            paths.push(path);
+        }
+    }
+    paths.sort();
+    Ok(paths)
+}
+
+type Files = HashMap<String, (ProfileFile, bool, Option<PathBuf>)>;
+
+/// The merged table of `file` and its ancestors, and their paths (own first).
+fn resolve(file: &ProfileFile, files: &Files) -> Result<(toml::Table, Vec<PathBuf>), AgentError> {
+    let mut chain: Vec<&ProfileFile> = vec![file];
+    let mut names = vec![profile_name(file)];
+    while let Some(parent) = &chain[chain.len() - 1].fields.extends {
+        // Errors are reported at this profile's own `extends`, naming the chain.
+        let fail = |message: String| AgentError::Profile {
+            file: file.path.clone(),
+            line: file.line_of("extends"),
+            message,
+        };
+        if names.contains(parent) {
+            names.push(parent.clone());
+            return Err(fail(format!("extends cycle: {}", names.join(" -> "))));
+        }
+        if chain.len() > MAX_DEPTH {
+            return Err(fail(format!(
+                "the extends chain is deeper than {MAX_DEPTH} profiles"
+            )));
+        }
+        let Some((parent_file, _, _)) = files.get(parent) else {
+            let via = match names.len() {
+                1 => String::new(),
+                _ => format!(" (via {})", names.join(" -> ")),
+            };
+            return Err(fail(format!("extends unknown profile {parent:?}{via}")));
+        };
+        names.push(parent.clone());
+        chain.push(parent_file);
+    }
+    let mut merged = toml::Table::new();
+    for (depth, ancestor) in chain.iter().enumerate().rev() {
+        let mut table = ancestor.table.clone();
+        table.remove("extends");
+        if depth > 0 {
+            table.remove("abstract");
+            table.remove("hidden");
+        }
+        deep_merge(&mut merged, table);
+    }
+    merged.insert("name".into(), toml::Value::String(names[0].clone()));
+    Ok((merged, chain.iter().map(|f| f.path.clone()).collect()))
+}
+
+/// Merge `over` into `base`: tables recursively, everything else replaced.
+pub fn deep_merge(base: &mut toml::Table, over: toml::Table) {
+    for (key, value) in over {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(inner)), toml::Value::Table(over_inner)) => {
+                deep_merge(inner, over_inner)
+            }
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
+fn agent(
+    name: &str,
+    merged: toml::Table,
+    sources: Vec<PathBuf>,
+    replaces: Option<PathBuf>,
+) -> Result<Agent, String> {
+    let f: Fields = toml::Value::Table(merged.clone())
+        .try_into()
+        .map_err(|err: toml::de::Error| format!("after extends: {}", err.message().trim()))?;
+    Ok(Agent {
+        name: name.to_owned(),
+        description: f.description.unwrap_or_default(),
+        provider: f.provider,
+        model: f.model,
+        endpoint: f.endpoint,
+        system_prompt: f.system_prompt,
+        tags: f.tags.unwrap_or_default(),
+        enable_tools: f.enable_tools.unwrap_or(false),
+        tool_protocol: f.tool_protocol.unwrap_or_default(),
+        enable_thinking: f.enable_thinking.unwrap_or(false),
+        cache_prompt: f.cache_prompt.unwrap_or(false),
+        cache_ttl: f.cache_ttl,
+        cache_breakpoints: f.cache_breakpoints.unwrap_or_default(),
+        is_abstract: f.is_abstract.unwrap_or(false),
+        hidden: f.hidden.unwrap_or(false),
+        matcher: f.matcher.unwrap_or_default(),
+        body: f.body,
+        merged,
+        sources,
+        replaces,
+    })
+}
+
+#[cfg(test)]
+#[path = "catalog_tests.rs"]
+mod tests;

@@ -1,0 +1,148 @@
+use super::*;
+
+fn file(name: &str, text: &str) -> ProfileFile {
+    ProfileFile::parse(Path::new(&format!("agents/{name}.toml")), text).expect(name)
+}
+
+fn catalog(files: &[(&str, &str)]) -> Catalog {
+    Catalog::from_files(files.iter().map(|(n, t)| (file(n, t), false)).collect())
+}
+
+#[test]
+fn extends_deep_merges_tables_and_replaces_scalars_and_arrays() {
+    let c = catalog(&[
+        (
+            "base",
+            r#"
+name = "base"
+abstract = true
+hidden = true
+tags = ["a", "b"]
+enable_tools = true
+model = "m1"
+[body]
+max_tokens = 10
+temperature = 0.5
+[body.thinking]
+type = "enabled"
+budget_tokens = 100
+"#,
+        ),
+        (
+            "child",
+            r#"
+name = "child"
+extends = "base"
+tags = ["c"]
+model = "m2"
+[body]
+temperature = 1
+[body.thinking]
+budget_tokens = 200
+"#,
+        ),
+    ]);
+    assert!(c.errors.is_empty(), "{:?}", c.errors);
+    let child = c.get("child").unwrap();
+    assert_eq!(child.tags, ["c"]);
+    assert_eq!(child.model.as_deref(), Some("m2"));
+    assert!(child.enable_tools, "inherited");
+    assert!(
+        !child.is_abstract && !child.hidden,
+        "abstract and hidden are not inherited"
+    );
+    let body = toml::Value::Table(child.body.clone().unwrap());
+    assert_eq!(body["max_tokens"].as_integer(), Some(10));
+    assert_eq!(body["temperature"].as_integer(), Some(1));
+    assert_eq!(body["thinking"]["type"].as_str(), Some("enabled"));
+    assert_eq!(body["thinking"]["budget_tokens"].as_integer(), Some(200));
+    assert_eq!(
+        child.sources,
+        [
+            PathBuf::from("agents/child.toml"),
+            PathBuf::from("agents/base.toml")
+        ]
+    );
+    assert!(c.get("base").unwrap().is_abstract);
+}
+
+#[test]
+fn unknown_parents_cycles_and_deep_chains_are_errors_at_the_extends_line() {
+    let c = catalog(&[
+        ("orphan", "name = \"orphan\"\n\nextends = \"nobody\"\n"),
+        ("a", "name = \"a\"\nextends = \"b\"\n"),
+        ("b", "name = \"b\"\nextends = \"a\"\n"),
+        ("fine", "name = \"fine\"\n"),
+    ]);
+    let errors: Vec<String> = c.errors.iter().map(|e| e.to_string()).collect();
+    assert_eq!(errors.len(), 3, "{errors:#?}");
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.starts_with("agents/b.toml:2: extends cycle: b -> a -> b")),
+        "{errors:#?}"
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.starts_with("agents/orphan.toml:3: extends unknown profile \"nobody\"")),
+        "{errors:#?}"
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.starts_with("agents/a.toml:2: extends cycle: a -> b -> a")),
+        "{errors:#?}"
+    );
+    assert!(c.get("fine").is_some(), "the others still load");
+    assert!(c.get("a").is_none() && c.get("orphan").is_none());
+
+    let mut files: Vec<(String, String)> = vec![("p0".into(), "name = \"p0\"\n".into())];
+    for n in 1..=MAX_DEPTH + 1 {
+        files.push((
+            format!("p{n}"),
+            format!("name = \"p{n}\"\nextends = \"p{}\"\n", n - 1),
+        ));
+    }
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let c = catalog(&refs);
+    assert!(c.get(&format!("p{MAX_DEPTH}")).is_some(), "{:?}", c.errors);
+    let deepest = format!("p{}", MAX_DEPTH + 1);
+    assert!(c.get(&deepest).is_none());
+    assert!(
+        c.errors[0].to_string().contains("deeper than 32"),
+        "{:?}",
+        c.errors
+    );
+}
+
+#[test]
+fn a_user_profile_replaces_a_bundled_one_and_same_root_duplicates_are_errors() {
+    let bundled = file("chat", "name = \"chat\"\nmodel = \"bundled\"\n");
+    let user = ProfileFile::parse(
+        Path::new("/home/u/agents/my_chat.toml"),
+        "name = \"chat\"\nmodel = \"mine\"\n",
+    )
+    .unwrap();
+    let c = Catalog::from_files(vec![(bundled, true), (user, false)]);
+    let chat = c.get("chat").unwrap();
+    assert_eq!(chat.model.as_deref(), Some("mine"));
+    assert_eq!(
+        chat.replaces.as_deref(),
+        Some(Path::new("agents/chat.toml"))
+    );
+
+    let c = catalog(&[("one", "name = \"x\"\n"), ("two", "name = \"x\"\n")]);
+    assert_eq!(c.errors.len(), 1);
+    let err = c.errors[0].to_string();
+    assert!(err.contains("already used by agents/one.toml"), "{err}");
+}
+
+#[test]
+fn a_profile_without_a_name_is_named_after_its_file() {
+    let c = catalog(&[("nameless", "model = \"m\"\n")]);
+    assert_eq!(c.get("nameless").unwrap().model.as_deref(), Some("m"));
+}

@@ -1,0 +1,249 @@
+//! One profile file: parsed, typed field by field, its unknown keys found.
+//!
+//! Promises:
+//! - invalid TOML and a field of the wrong type are [`AgentError::Toml`] with the file, line
+//!   and column;
+//! - a key qore does not know (top level or in `[match]`) is a [`Warning`] with its line and,
+//!   when a known key is close, the suggestion ("typo? did you mean `enable_tools`?"); the
+//!   profile still loads; `[body]` keys are the provider's and are never warned about;
+//! - the raw table is kept for `extends` (deep merge happens on tables, see
+//!   [`crate::catalog`]), with the line of every top-level key, so later errors can point
+//!   at the line that set a field.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::{AgentError, Warning};
+
+/// The top-level keys of a profile.
+pub const KNOWN_KEYS: &[&str] = &[
+    "schema_version",
+    "name",
+    "description",
+    "provider",
+    "model",
+    "endpoint",
+    "system_prompt",
+    "tags",
+    "enable_tools",
+    "tool_protocol",
+    "enable_thinking",
+    "cache_prompt",
+    "cache_ttl",
+    "cache_breakpoints",
+    "extends",
+    "abstract",
+    "hidden",
+    "match",
+    "body",
+];
+
+/// The keys of `[match]`.
+pub const MATCH_KEYS: &[&str] = &["file_patterns", "path_patterns", "project_names"];
+
+/// The fields of one file, each optional (a child sets only what it changes). Used to
+/// type-check every file on its own, so a wrong type is reported in the file that has it.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Fields {
+    pub schema_version: Option<u32>,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub endpoint: Option<String>,
+    pub system_prompt: Option<String>,
+    pub tags: Option<Vec<String>>,
+    pub enable_tools: Option<bool>,
+    pub tool_protocol: Option<ToolProtocolSetting>,
+    pub enable_thinking: Option<bool>,
+    pub cache_prompt: Option<bool>,
+    pub cache_ttl: Option<CacheTtl>,
+    pub cache_breakpoints: Option<Vec<CacheBreakpoint>>,
+    pub extends: Option<String>,
+    #[serde(rename = "abstract")]
+    pub is_abstract: Option<bool>,
+    pub hidden: Option<bool>,
+    #[serde(rename = "match")]
+    pub matcher: Option<MatchRules>,
+    pub body: Option<toml::Table>,
+}
+
+/// `tool_protocol`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolProtocolSetting {
+    #[default]
+    Native,
+    Text,
+}
+
+/// `cache_ttl`: how long a provider prompt cache entry should live (Anthropic's TTLs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+pub enum CacheTtl {
+    #[serde(rename = "5m")]
+    FiveMinutes,
+    #[serde(rename = "1h")]
+    OneHour,
+}
+
+/// `cache_breakpoints`: where cache marks go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheBreakpoint {
+    System,
+    Tools,
+    LastUserMessage,
+}
+
+/// `[match]`: which files and projects an agent is for (see [`crate::routing`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+pub struct MatchRules {
+    #[serde(default)]
+    pub file_patterns: Vec<String>,
+    #[serde(default)]
+    pub path_patterns: Vec<String>,
+    #[serde(default)]
+    pub project_names: Vec<String>,
+}
+
+/// A parsed profile file.
+#[derive(Debug, Clone)]
+pub struct ProfileFile {
+    pub path: PathBuf,
+    pub fields: Fields,
+    /// The whole table, for `extends`.
+    pub table: toml::Table,
+    /// The 1-based line of each top-level key.
+    pub key_lines: HashMap<String, usize>,
+    pub warnings: Vec<Warning>,
+}
+
+impl ProfileFile {
+    /// Parse `text`, read from `path`.
+    pub fn parse(path: &Path, text: &str) -> Result<ProfileFile, AgentError> {
+        let toml_error = |err: toml::de::Error| {
+            let (line, column) = err
+                .span()
+                .map_or((1, 1), |span| line_and_column(text, span.start));
+            AgentError::Toml {
+                file: path.to_owned(),
+                line,
+                column,
+                message: err.message().trim().to_owned(),
+            }
+        };
+        let table: toml::Table = toml::from_str(text).map_err(toml_error)?;
+        let fields: Fields = toml::from_str(text).map_err(toml_error)?;
+        let mut key_lines = HashMap::new();
+        let mut warnings = Vec::new();
+        if let Ok(doc) = toml_edit::ImDocument::parse(text) {
+            let line_of = |key: &toml_edit::Key| {
+                key.span()
+                    .map_or(1, |span| line_and_column(text, span.start).0)
+            };
+            for (key, item) in doc.as_table().iter() {
+                if let Some(k) = doc.as_table().key(key) {
+                    key_lines.insert(key.to_owned(), line_of(k));
+                    if !KNOWN_KEYS.contains(&key) {
+                        warnings.push(unknown(path, line_of(k), key, KNOWN_KEYS));
+                    }
+                }
+                if key == "match" {
+                    if let Some(table) = item.as_table_like() {
+                        for (inner, _) in table.iter() {
+                            if !MATCH_KEYS.contains(&inner) {
+                                let line = table.key(inner).map_or(1, line_of);
+                                let name = format!("match.{inner}");
+                                warnings.push(unknown(path, line, &name, MATCH_KEYS));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(ProfileFile {
+            path: path.to_owned(),
+            fields,
+            table,
+            key_lines,
+            warnings,
+        })
+    }
+
+    /// Read and parse the file at `path`.
+    pub fn read(path: &Path) -> Result<ProfileFile, AgentError> {
+        let text = std::fs::read_to_string(path).map_err(|err| AgentError::Io {
+            path: path.to_owned(),
+            message: err.to_string(),
+        })?;
+        ProfileFile::parse(path, &text)
+    }
+
+    /// The line that sets top-level `key`, if this file sets it.
+    pub fn line_of(&self, key: &str) -> Option<usize> {
+        self.key_lines.get(key).copied()
+    }
+}
+
+fn unknown(path: &Path, line: usize, key: &str, known: &[&str]) -> Warning {
+    let last = key.rsplit('.').next().unwrap_or(key);
+    let close = known
+        .iter()
+        .map(|k| (distance(last, k), *k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 4))
+        .min();
+    let message = match close {
+        Some((_, k)) => format!("unknown key `{key}` (typo? did you mean `{k}`?)"),
+        None => format!("unknown key `{key}` (typo?); it is ignored"),
+    };
+    Warning {
+        file: path.to_owned(),
+        line,
+        message,
+    }
+}
+
+/// Levenshtein distance, for typo suggestions on short keys.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            let next = (row[j + 1] + 1).min(row[j] + 1).min(prev + cost);
+            prev = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+/// 1-based line and column (in characters) of byte `offset` of `text`.
+pub fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..text.floor_char_boundary_compat(offset)];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+trait FloorCharBoundary {
+    fn floor_char_boundary_compat(&self, at: usize) -> usize;
+}
+
+impl FloorCharBoundary for str {
+    fn floor_char_boundary_compat(&self, mut at: usize) -> usize {
+        while !self.is_char_boundary(at) {
+            at -= 1;
+        }
+        at
+    }
+}
+
+#[cfg(test)]
+#[path = "profile_tests.rs"]
+mod tests;
