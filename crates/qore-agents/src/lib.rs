@@ -17,6 +17,7 @@ pub mod error;
 pub mod json_commas;
 pub mod partials;
 pub mod profile;
+pub mod providers;
 
 pub use body::{BodyTemplate, RenderError};
 pub use catalog::{Agent, Catalog};

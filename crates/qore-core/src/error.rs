@@ -61,6 +61,10 @@ impl ErrorInfo {
         Self::new(ErrorCategory::Config, message)
     }
 
+    pub fn auth(message: impl Into<String>) -> Self {
+        Self::new(ErrorCategory::Auth, message)
+    }
+
     pub fn network(message: impl Into<String>) -> Self {
         Self::new(ErrorCategory::Network, message)
     }

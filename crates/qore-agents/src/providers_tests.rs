@@ -1,0 +1,102 @@
+use super::*;
+
+#[test]
+fn ollama_host_forms() {
+    assert_eq!(ollama_url(None), "http://127.0.0.1:11434");
+    assert_eq!(ollama_url(Some("")), "http://127.0.0.1:11434");
+    assert_eq!(ollama_url(Some("box")), "http://box:11434");
+    assert_eq!(ollama_url(Some("0.0.0.0:9999")), "http://0.0.0.0:9999");
+    assert_eq!(ollama_url(Some("https://o.example/")), "https://o.example");
+}
+
+#[test]
+fn the_well_known_vendors_are_built_in() {
+    let all = built_in();
+    for (name, protocol, var) in [
+        ("anthropic", "anthropic", Some("ANTHROPIC_API_KEY")),
+        ("openai", "openai-chat", Some("OPENAI_API_KEY")),
+        ("gemini", "gemini", Some("GEMINI_API_KEY")),
+        ("mistral", "mistral", Some("MISTRAL_API_KEY")),
+        ("openrouter", "openai-chat", Some("OPENROUTER_API_KEY")),
+        ("deepseek", "openai-chat", Some("DEEPSEEK_API_KEY")),
+        ("ollama", "ollama", None),
+        ("llamacpp", "llamacpp", None),
+        ("lmstudio", "openai-chat", None),
+        ("lmstudio-responses", "openai-responses", None),
+        ("local", "openai-chat", None),
+    ] {
+        let i = all.iter().find(|i| i.name == name).expect(name);
+        assert_eq!(i.protocol, protocol, "{name}");
+        assert!(
+            qore_client::protocols::by_name(&i.protocol).is_some(),
+            "{name}"
+        );
+        let expected = var.map_or(KeySource::None, |v| KeySource::Env(v.to_owned()));
+        assert_eq!(i.key, expected, "{name}");
+    }
+}
+
+#[test]
+fn a_file_reads_and_the_key_never_shows() {
+    let dir = std::env::temp_dir().join(format!("qore-providers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let key_file = dir.join("key");
+    std::fs::write(&key_file, "sk-very-secret\n").unwrap();
+    let text = format!(
+        "name = \"corp\"\nprotocol = \"openai-chat\"\nurl = \"https://llm.corp/v1\"\napi_key_file = {:?}\nidle_timeout_secs = 30\n[headers]\nX-Team = \"qore\"\n[retry]\nmax_attempts = 5\n",
+        key_file.to_str().unwrap()
+    );
+    std::fs::write(dir.join("corp.toml"), &text).unwrap();
+    let providers = Providers::load(Some(&dir));
+    assert!(providers.errors.is_empty(), "{:?}", providers.errors);
+    let corp = providers.get("corp").unwrap();
+    let config = corp.client_config(Some("/x".into())).unwrap();
+    assert_eq!(config.api_key.as_deref(), Some("sk-very-secret"));
+    assert_eq!(config.timeouts.idle, Duration::from_secs(30));
+    assert_eq!(config.retry.max_attempts, 5);
+    assert_eq!(config.headers, [("X-Team".to_owned(), "qore".to_owned())]);
+    assert!(
+        !format!("{corp:?}").contains("sk-very"),
+        "Debug never shows the key"
+    );
+
+    std::fs::write(&key_file, "").unwrap();
+    let err = corp.client_config(None).unwrap_err();
+    assert_eq!(err.category, qore_core::ErrorCategory::Auth);
+    assert!(err.message.contains("is empty"), "{}", err.message);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_missing_variable_names_it_and_bad_files_are_refused() {
+    let i = ProviderInstance::parse(
+        Path::new("p.toml"),
+        "name = \"x\"\nprotocol = \"anthropic\"\nurl = \"u\"\napi_key_env = \"QORE_TEST_SURELY_UNSET_KEY\"\n",
+    )
+    .unwrap();
+    let err = i.api_key().unwrap_err();
+    assert!(
+        err.message.contains("QORE_TEST_SURELY_UNSET_KEY"),
+        "{}",
+        err.message
+    );
+
+    let err = ProviderInstance::parse(
+        Path::new("p.toml"),
+        "name = \"x\"\nprotocol = \"smoke\"\nurl = \"u\"\n",
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("unknown protocol"), "{err}");
+    let err = ProviderInstance::parse(
+        Path::new("p.toml"),
+        "name = \"x\"\nprotocol = \"gemini\"\nurl = \"u\"\napi_key = \"sk\"\n",
+    )
+    .unwrap_err();
+    assert!(err.to_string().starts_with("p.toml:4:"), "{err}");
+    let err = ProviderInstance::parse(
+        Path::new("p.toml"),
+        "name = \"x\"\nprotocol = \"gemini\"\nurl = \"u\"\napi_key_env = \"A\"\napi_key_file = \"f\"\n",
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("one of"), "{err}");
+}
