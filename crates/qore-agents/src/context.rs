@@ -1,6 +1,6 @@
 //! The data a `[body]` template sees, under the seed's names so existing profiles carry
 //! over: `ctx.system_prompt`, `ctx.history[]`, `ctx.tools`, `ctx.prefix`, `ctx.suffix`,
-//! `ctx.files_metadata`.
+//! `ctx.files_metadata`, and `ctx.model` (the resolved model).
 //!
 //! Promises:
 //! - `system_prompt` is the text of the system messages joined by a blank line, and absent
@@ -29,6 +29,9 @@ use serde_json::Value;
 /// What a template renders from.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct TemplateContext<'a> {
+    /// The resolved model (profile default or override).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<String>,
     pub history: Vec<Entry<'a>>,

@@ -18,6 +18,10 @@ pub mod json_commas;
 pub mod partials;
 pub mod profile;
 pub mod providers;
+pub mod render;
+pub mod shape;
+pub mod system_prompt;
+pub mod validate;
 
 pub use body::{BodyTemplate, RenderError};
 pub use catalog::{Agent, Catalog};
