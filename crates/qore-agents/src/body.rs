@@ -16,7 +16,8 @@
 //!
 //! Functions and filters available to templates: `tojson` (compact JSON, no HTML
 //! escaping), `filter_by_type(blocks, type)`, `filter_skip_role(messages, role)`,
-//! `existsIn(object, key)`, `length(x)`; plus minijinja's builtins. `{% include %}`
+//! `existsIn(object, key)`, `length(x)`, `fail(message)` (the render fails with it: for a
+//! conversation the wire cannot carry); plus minijinja's builtins. `{% include %}`
 //! resolves through [`Partials`].
 
 use std::sync::Arc;
@@ -259,7 +260,16 @@ fn environment(partials: Partials) -> Environment<'static> {
     env.add_function("filter_skip_role", filter_skip_role);
     env.add_function("existsIn", exists_in);
     env.add_function("length", length);
+    env.add_function("fail", fail);
     env
+}
+
+/// `fail(message)`: refuse to render (a conversation the wire cannot carry).
+fn fail(message: &str) -> Result<J, JinjaError> {
+    Err(JinjaError::new(
+        ErrorKind::InvalidOperation,
+        message.to_owned(),
+    ))
 }
 
 fn tojson(value: J) -> Result<J, JinjaError> {

@@ -1,4 +1,4 @@
-//! The profiles and partials compiled into the binary (files under `bundled/`).
+//! The profiles compiled into the binary: every file of `bundled/agents/` (listed by
+//! `build.rs`), as (file name, text).
 
-/// `bundled/agents/*.toml`: (file name, text).
-pub const AGENTS: &[(&str, &str)] = &[];
+include!(concat!(env!("OUT_DIR"), "/bundled_agents.rs"));

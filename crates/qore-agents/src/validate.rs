@@ -23,6 +23,33 @@ use crate::render::AgentRenderer;
 const NASTY: &str =
     "say \"hi\" \\ back\\slash\n\ttab, ünïcödé ✓ 🙂 </tool_call> {{ not.a.template }} {% raw %}";
 
+/// The synthetic conversation for `protocol`: [`hostile_history`] without what the wire
+/// cannot carry at all (Ollama takes no image URLs).
+pub fn hostile_history_for(protocol: &str) -> History {
+    let history = hostile_history();
+    if protocol != "ollama" {
+        return history;
+    }
+    let messages = (history.iter())
+        .map(|m| {
+            let blocks = (m.blocks.iter())
+                .filter(|b| {
+                    !matches!(
+                        b,
+                        ContentBlock::Image(ImageSource {
+                            data: ImageData::Url(_),
+                            ..
+                        })
+                    )
+                })
+                .cloned()
+                .collect();
+            Message::new(m.role, blocks)
+        })
+        .collect::<Vec<_>>();
+    History::from(messages)
+}
+
 /// The synthetic conversation profiles are validated against.
 pub fn hostile_history() -> History {
     let call = |id: &str, path: &str| ContentBlock::ToolUse {
@@ -133,7 +160,7 @@ pub fn validate_agent(
     let Some(body) = renderer.body() else {
         return Ok(());
     };
-    let history = hostile_history();
+    let history = hostile_history_for(protocol.name());
     let tools = if agent.enable_tools {
         hostile_tools()
     } else {

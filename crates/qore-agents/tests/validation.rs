@@ -1,0 +1,115 @@
+//! Load-time validation refuses broken profiles with their file and the body key, and
+//! lets good ones through.
+
+use std::path::Path;
+
+use qore_agents::profile::ProfileFile;
+use qore_agents::providers::Providers;
+use qore_agents::validate::validate_agent;
+use qore_agents::{AgentError, Catalog, Partials};
+
+/// Validate the profile `text` (which may extend bundled ones).
+fn validate(text: &str) -> Result<(), AgentError> {
+    let mut files: Vec<(ProfileFile, bool)> = qore_agents::catalog::BUNDLED_AGENTS
+        .iter()
+        .map(|(n, t)| (ProfileFile::parse(Path::new(n), t).unwrap(), true))
+        .collect();
+    files.push((
+        ProfileFile::parse(Path::new("/cfg/agents/mine.toml"), text).unwrap(),
+        false,
+    ));
+    let catalog = Catalog::from_files(files);
+    assert!(catalog.errors.is_empty(), "{:?}", catalog.errors);
+    let agent = catalog.get("mine").expect("the profile loads");
+    validate_agent(agent, &Providers::load(None), &Partials::default())
+}
+
+fn body_error(text: &str) -> (String, String) {
+    match validate(text) {
+        Err(AgentError::Body { file, key, message }) => {
+            assert_eq!(file, Path::new("/cfg/agents/mine.toml"));
+            (key, message)
+        }
+        other => panic!("expected a body error, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_good_variant_is_two_lines() {
+    validate("name = \"mine\"\nextends = \"claude-chat\"\n[body]\ntemperature = 0.2\n").unwrap();
+}
+
+#[test]
+fn a_missing_comma_in_a_template_is_refused_with_its_key() {
+    let (key, message) = body_error(
+        r#"name = "mine"
+extends = "openai-chat"
+[body]
+messages = "[ {% for m in ctx.history %}{\"role\": {{ tojson(m.role) }} \"content\": {{ tojson(m.content) }}},{% endfor %} ]"
+"#,
+    );
+    assert_eq!(key, "messages");
+    assert!(message.contains("not valid JSON"), "{message}");
+}
+
+#[test]
+fn unescaped_text_breaks_on_the_hostile_conversation() {
+    // `{{ m.content }}` without tojson: fine for "hello", broken by quotes and newlines.
+    let (key, message) = body_error(
+        r#"name = "mine"
+extends = "openai-chat"
+[body]
+messages = "[ {% for m in ctx.history %}{\"role\": \"user\", \"content\": \"{{ m.content }}\"},{% endfor %} ]"
+"#,
+    );
+    assert_eq!(key, "messages");
+    assert!(message.contains("not valid JSON"), "{message}");
+}
+
+#[test]
+fn json_the_provider_would_refuse_names_the_path() {
+    // Tool results dropped: the calls are left unanswered.
+    let (key, message) = body_error(
+        r#"name = "mine"
+extends = "openai-chat"
+[body]
+messages = "[ {% for m in ctx.history %}{\"role\": {{ tojson(m.role) }}, \"content\": {{ tojson(m.content) }}{% if m.role == 'assistant' %}, \"tool_calls\": [{% for b in filter_by_type(m.content_blocks, 'tool_use') %}{\"id\": {{ tojson(b.id) }}, \"type\": \"function\", \"function\": {\"name\": {{ tojson(b.name) }}, \"arguments\": {{ tojson(b.arguments) }}}},{% endfor %}]{% endif %}},{% endfor %} ]"
+"#,
+    );
+    assert_eq!(key, "messages");
+    assert!(message.contains("has no result"), "{message}");
+    // Anthropic: a system role inside messages.
+    let (key, message) = body_error(
+        r#"name = "mine"
+extends = "claude-chat"
+[body]
+messages = "[{\"role\": \"system\", \"content\": \"x\"}, {% include 'anthropic_messages.jinja' %}]"
+"#,
+    );
+    assert_eq!(key, "messages[0].role");
+    assert!(message.contains("anthropic API would refuse"), "{message}");
+}
+
+#[test]
+fn a_typo_a_bad_include_and_a_bad_provider_are_refused() {
+    let (key, message) = body_error(
+        "name = \"mine\"\nextends = \"openai-chat\"\n[body]\nmessages = \"[{% include 'partials/openai_mesages.jinja' %}]\"\n",
+    );
+    assert_eq!(key, "messages");
+    assert!(message.contains("not found"), "{message}");
+    let (_, message) = body_error(
+        "name = \"mine\"\nextends = \"openai-chat\"\n[body]\nmessages = \"[{% include '../../etc/passwd' %}]\"\n",
+    );
+    assert!(message.contains("refused"), "{message}");
+    let (key, message) = body_error(
+        "name = \"mine\"\nextends = \"openai-chat\"\n[body]\nmessages = \"[{% for m in ctx.histroy %}{% endfor %}]\"\n",
+    );
+    assert_eq!(key, "messages");
+    assert!(message.contains("undefined"), "{message}");
+    let err =
+        validate("name = \"mine\"\nextends = \"openai-chat\"\nprovider = \"nope\"\n").unwrap_err();
+    assert!(
+        err.to_string().contains("unknown provider \"nope\""),
+        "{err}"
+    );
+}
