@@ -19,6 +19,7 @@ pub mod partials;
 pub mod profile;
 pub mod providers;
 pub mod render;
+pub mod routing;
 pub mod shape;
 pub mod system_prompt;
 pub mod validate;
