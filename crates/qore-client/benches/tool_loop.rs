@@ -361,7 +361,11 @@ fn check(env: &mut Env) {
             let what = format!("{} loop_r{rounds}", case.name);
             let messages = history.messages();
             let start_len = env.start.len();
-            assert_eq!(messages.len(), start_len + 2 * rounds as usize + 1, "{what}");
+            assert_eq!(
+                messages.len(),
+                start_len + 2 * rounds as usize + 1,
+                "{what}"
+            );
             assert_eq!(messages[messages.len() - 1].text(), workload::FINAL_TEXT);
             for round in 1..=rounds {
                 let results = &messages[start_len + 2 * (round as usize - 1) + 1];
@@ -566,10 +570,7 @@ fn ratio_mode(env: &Env) {
                 if failed.contains_key(&key) {
                     continue;
                 }
-                match env
-                    .client_rt
-                    .block_on(env.timed(case, variant, BARE_BATCH))
-                {
+                match env.client_rt.block_on(env.timed(case, variant, BARE_BATCH)) {
                     Ok(sample) => records.entry(key).or_default().push(sample),
                     Err(e) => {
                         failed.insert(key, e);
@@ -580,7 +581,10 @@ fn ratio_mode(env: &Env) {
     }
     print_table(env, &records, &format!("ratio mode, K={k}"));
     for ((case, variant), e) in &failed {
-        println!("note: {case} {} failed and was stopped: {e}", variant.name());
+        println!(
+            "note: {case} {} failed and was stopped: {e}",
+            variant.name()
+        );
     }
     breakdown(env, k.clamp(5, 15));
 }

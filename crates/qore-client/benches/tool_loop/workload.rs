@@ -191,7 +191,10 @@ impl Tool for InstantTool {
 
 /// Both tools.
 pub fn tools() -> Vec<Arc<dyn Tool>> {
-    vec![Arc::new(InstantTool::lookup()), Arc::new(InstantTool::record())]
+    vec![
+        Arc::new(InstantTool::lookup()),
+        Arc::new(InstantTool::record()),
+    ]
 }
 
 /// Denies and counts: with `Auto` approval it must never be asked.
