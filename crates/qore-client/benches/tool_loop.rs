@@ -232,11 +232,11 @@ impl Env {
         }
     }
 
-    /// One bare request: stream every event, then finish.
-    async fn bare_once(&self, target: &Target) -> Result<usize, String> {
+    /// One bare request from `history`: stream every event, then finish.
+    async fn bare_once(&self, target: &Target, history: &History) -> Result<usize, String> {
         let request = ChatRequest {
             model: workload::MODEL,
-            history: &self.start,
+            history,
             tools: self.registry.specs(),
             options: &self.options,
         };
@@ -298,7 +298,7 @@ impl Env {
                 let (cpu0, start) = (thread_cpu(), Instant::now());
                 let mut result = Ok(());
                 for _ in 0..batch {
-                    if let Err(e) = self.bare_once(target).await {
+                    if let Err(e) = self.bare_once(target, &self.start).await {
                         result = Err(e);
                         break;
                     }
@@ -345,7 +345,7 @@ fn check(env: &mut Env) {
     for case in &env.cases {
         env.client_rt.block_on(async {
             let events = env
-                .bare_once(&case.bare)
+                .bare_once(&case.bare, &env.start)
                 .await
                 .unwrap_or_else(|e| panic!("{} bare: {e}", case.name));
             assert!(events > 0, "{} bare: no events", case.name);
@@ -513,6 +513,46 @@ fn breakdown(env: &Env, k: usize) {
             times.push(t.as_secs_f64());
             sizes.push(size);
         }
+        // The last request again, split: building the JSON value, then serializing it.
+        let last = History::from(messages[..start_len + 2 * rounds].to_vec());
+        let request = ChatRequest {
+            model: workload::MODEL,
+            history: &last,
+            tools: env.registry.specs(),
+            options: &env.options,
+        };
+        let protocol = client.protocol();
+        let build = time_median(k, || {
+            black_box(protocol.encode(black_box(&request)).ok());
+        });
+        let serialize = match protocol.encode(&request) {
+            Ok(value) => time_median(k, || {
+                black_box(serde_json::to_vec(black_box(&value)).ok());
+            }),
+            Err(_) => Duration::ZERO,
+        };
+        // The same last request as a bare request over HTTP, against round 0's.
+        let mut http = |history: &History| {
+            let mut samples = Vec::new();
+            for _ in 0..k {
+                let (cpu0, start) = (thread_cpu(), Instant::now());
+                let ok = env
+                    .client_rt
+                    .block_on(env.bare_once(&case.bare, history))
+                    .is_ok();
+                let (wall, cpu) = (start.elapsed(), thread_cpu().saturating_sub(cpu0));
+                if ok {
+                    samples.push(Sample { wall, cpu });
+                }
+            }
+            drop(case.bare.server.take_requests());
+            (
+                median(samples.iter().map(|s| s.wall).collect()).as_secs_f64(),
+                median(samples.iter().map(|s| s.cpu).collect()).as_secs_f64(),
+            )
+        };
+        let (w0, c0) = http(&env.start);
+        let (wr, cr) = http(&last);
         let e0 = times[0];
         let sum: f64 = times.iter().sum();
         let r = rounds as f64;
@@ -541,6 +581,24 @@ fn breakdown(env: &Env, k: usize) {
             sizes[rounds],
             us(sum),
             us(growth)
+        );
+        println!(
+            "  {} R={rounds}: encode of round {rounds} = build the JSON value {} µs + \
+             serialize {} µs",
+            case.name,
+            us(build.as_secs_f64()),
+            us(serialize.as_secs_f64())
+        );
+        println!(
+            "  {} bare request over HTTP from round 0's history {} | {} µs, from round \
+             {rounds}'s {} | {} µs (wall | client CPU; difference {} | {} µs)",
+            case.name,
+            us(w0),
+            us(c0),
+            us(wr),
+            us(cr),
+            us(wr - w0),
+            us(cr - c0)
         );
         println!(
             "  {} run_calls of one round ({} calls) {} µs",
