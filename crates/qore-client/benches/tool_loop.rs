@@ -20,8 +20,10 @@
 //! overhead per round is flat in R, the loop costs a constant amount per round; if it grows,
 //! something is repeated over the whole history each round. In ratio mode a breakdown follows
 //! for the largest R: what encoding the request from history costs at round 0 and round R (in
-//! memory, `Client::encode`), its growth per round summed over a run, the request bytes, and
-//! one round's `run_calls` alone.
+//! memory, `Client::encode`), its growth per round summed over a run, the request bytes, the
+//! last request's encoding split into building the JSON value and serializing it, the last
+//! request sent as a bare request over HTTP against round 0's (what a bigger request costs in
+//! all), and one round's `run_calls` alone.
 //!
 //! Before timing, every case runs once and is checked: the loop finishes after R rounds with
 //! the final text, every call answered without error, R + 1 requests, the approver never asked.
@@ -532,7 +534,7 @@ fn breakdown(env: &Env, k: usize) {
             Err(_) => Duration::ZERO,
         };
         // The same last request as a bare request over HTTP, against round 0's.
-        let mut http = |history: &History| {
+        let http = |history: &History| {
             let mut samples = Vec::new();
             for _ in 0..k {
                 let (cpu0, start) = (thread_cpu(), Instant::now());
