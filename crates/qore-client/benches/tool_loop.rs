@@ -417,7 +417,7 @@ fn print_table(env: &Env, records: &Records, source: &str) {
          wall | client-thread CPU"
     );
     println!(
-        "{:<8} {:<10} {:>4} {:>21} {:>19} {:>13} {:>13} {:>19} {:>13}",
+        "{:<8} {:<10} {:>6} {:>21} {:>19} {:>13} {:>13} {:>19} {:>13}",
         "case",
         "variant",
         "runs",
@@ -438,7 +438,7 @@ fn print_table(env: &Env, records: &Records, source: &str) {
         };
         let (bw, bc) = (med(bare, |s| s.wall), med(bare, |s| s.cpu));
         println!(
-            "{:<8} {:<10} {:>4} {:>21} {:>19} {:>13} {:>13} {:>19} {:>13}",
+            "{:<8} {:<10} {:>6} {:>21} {:>19} {:>13} {:>13} {:>19} {:>13}",
             case.name,
             "bare",
             bare.len(),
@@ -457,7 +457,7 @@ fn print_table(env: &Env, records: &Records, source: &str) {
             let (lw, lc) = (med(samples, |s| s.wall), med(samples, |s| s.cpu));
             let (ow, oc) = ((lw - (r + 1.0) * bw) / r, (lc - (r + 1.0) * bc) / r);
             println!(
-                "{:<8} {:<10} {:>4} {:>21} {:>19} {:>13} {:>13} {:>19} {:>13}",
+                "{:<8} {:<10} {:>6} {:>21} {:>19} {:>13} {:>13} {:>19} {:>13}",
                 "",
                 format!("loop R={rounds}"),
                 samples.len(),
