@@ -8,10 +8,13 @@
 //! - [`ReplayServer::start`] binds `127.0.0.1:0` and serves the given replies in order, one per
 //!   incoming request, across connections (keep-alive supported). When they run out, every
 //!   further request gets `500` with a JSON error body saying so.
-//!   [`ReplayServer::start_repeating`] serves the same reply to every request forever.
+//!   [`ReplayServer::start_repeating`] serves the same reply to every request forever;
+//!   [`ReplayServer::start_cycling`] serves the given replies in order, then again from the
+//!   first, forever (a scripted conversation that a benchmark replays many times).
 //! - Requests are read as documented in the private `wire` module: head up to `\r\n\r\n`, body by `content-length`
 //!   or `transfer-encoding: chunked` (reqwest sends `content-length` for JSON bodies). Each one
-//!   is recorded and visible through [`ReplayServer::requests`].
+//!   is recorded and visible through [`ReplayServer::requests`]; [`ReplayServer::take_requests`]
+//!   hands them over and forgets them (a long benchmark keeps memory flat).
 //! - Responses: status line with reason phrase, the reply's headers minus any recorded
 //!   `content-length`, `transfer-encoding` and `connection`, then the framing:
 //!   `Slicing::Whole` sends `content-length` and the body in one write; every other mode sends
@@ -194,12 +197,18 @@ enum Source {
         items: VecDeque<Arc<Prepared>>,
         total: usize,
     },
-    Repeat(Arc<Prepared>),
+    /// The replies in order, then again from the first; never empty.
+    Cycle {
+        items: Vec<Arc<Prepared>>,
+        next: usize,
+    },
 }
 
 struct Shared {
     source: Mutex<Source>,
     requests: Mutex<Vec<RecordedRequest>>,
+    /// Requests received, including the ones handed over by `take_requests`.
+    received: AtomicUsize,
     disconnects: AtomicUsize,
 }
 
@@ -211,7 +220,11 @@ impl Shared {
     /// The next reply, or an explanatory 500 when the queue is exhausted.
     fn next_reply(&self, method: &str, target: &str, index: usize) -> Arc<Prepared> {
         match &mut *lock(&self.source) {
-            Source::Repeat(p) => Arc::clone(p),
+            Source::Cycle { items, next } => {
+                let p = Arc::clone(&items[*next % items.len()]);
+                *next = (*next + 1) % items.len();
+                p
+            }
             Source::Queue { items, total } => items.pop_front().unwrap_or_else(|| {
                 let msg = format!(
                     "qore-testkit ReplayServer: no reply left for request #{} ({method} {target}); \
@@ -246,7 +259,23 @@ impl ReplayServer {
 
     /// Serves the same reply to every request, forever (slices are computed once).
     pub async fn start_repeating(reply: Reply) -> std::io::Result<ReplayServer> {
-        Self::launch(Source::Repeat(Arc::new(Prepared::new(reply)))).await
+        Self::start_cycling(vec![reply]).await
+    }
+
+    /// Serves `replies` in order, then again from the first, forever (slices are computed
+    /// once). An empty list is an `InvalidInput` error.
+    pub async fn start_cycling(replies: Vec<Reply>) -> std::io::Result<ReplayServer> {
+        if replies.is_empty() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "start_cycling needs at least one reply",
+            ));
+        }
+        let items = replies
+            .into_iter()
+            .map(|r| Arc::new(Prepared::new(r)))
+            .collect();
+        Self::launch(Source::Cycle { items, next: 0 }).await
     }
 
     async fn launch(source: Source) -> std::io::Result<ReplayServer> {
@@ -255,6 +284,7 @@ impl ReplayServer {
         let shared = Arc::new(Shared {
             source: Mutex::new(source),
             requests: Mutex::new(Vec::new()),
+            received: AtomicUsize::new(0),
             disconnects: AtomicUsize::new(0),
         });
         let accept = tokio::spawn(accept_loop(listener, Arc::clone(&shared)));
@@ -277,6 +307,12 @@ impl ReplayServer {
     /// The requests received so far, in arrival order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         lock(&self.shared.requests).clone()
+    }
+
+    /// The requests received so far, in arrival order; they are forgotten here (a later
+    /// call returns only the ones received after this one).
+    pub fn take_requests(&self) -> Vec<RecordedRequest> {
+        std::mem::take(&mut *lock(&self.shared.requests))
     }
 
     /// Number of responses whose write failed because the client went away.
@@ -324,16 +360,13 @@ async fn serve_connection(mut stream: TcpStream, shared: Arc<Shared>) {
                 return;
             }
         };
-        let index = {
-            let mut requests = lock(&shared.requests);
-            requests.push(RecordedRequest {
-                method: req.method.clone(),
-                path: req.target.clone(),
-                headers: req.headers,
-                body: req.body,
-            });
-            requests.len() - 1
-        };
+        let index = shared.received.fetch_add(1, Ordering::SeqCst);
+        lock(&shared.requests).push(RecordedRequest {
+            method: req.method.clone(),
+            path: req.target.clone(),
+            headers: req.headers,
+            body: req.body,
+        });
         let reply = shared.next_reply(&req.method, &req.target, index);
         let head_only = req.method.eq_ignore_ascii_case("HEAD");
         let res = write_response(&mut stream, &reply, head_only, req.wants_close, &mut out).await;

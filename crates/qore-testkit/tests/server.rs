@@ -111,6 +111,29 @@ async fn keep_alive_serves_replies_in_order_then_500() {
 }
 
 #[tokio::test]
+async fn cycling_replies_start_over_and_taken_requests_are_forgotten() {
+    assert!(ReplayServer::start_cycling(Vec::new()).await.is_err());
+    let server = ReplayServer::start_cycling(vec![Reply::new(200, "a"), Reply::new(201, "b")])
+        .await
+        .expect("start");
+    let mut client = Client::connect(server.addr()).await;
+    let mut seen = Vec::new();
+    for n in 0..5 {
+        let r = client.get(&format!("/{n}")).await;
+        seen.push((r.status, r.body()));
+    }
+    let (a, b) = ((200, b"a".to_vec()), (201, b"b".to_vec()));
+    assert_eq!(seen, [a.clone(), b.clone(), a.clone(), b, a]);
+    let taken = server.take_requests();
+    let paths: Vec<&str> = taken.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(paths, ["/0", "/1", "/2", "/3", "/4"]);
+    assert!(server.requests().is_empty());
+    let r = client.get("/5").await;
+    assert_eq!(r.status, 201, "the cycle goes on after take_requests");
+    assert_eq!(server.take_requests().len(), 1);
+}
+
+#[tokio::test]
 async fn replies_are_shared_across_connections_and_close_is_honoured() {
     let server = ReplayServer::start(vec![Reply::new(200, "a"), Reply::new(201, "b")])
         .await
