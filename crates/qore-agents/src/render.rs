@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use qore_client::{ChatRequest, Protocol, RequestOptions};
+use qore_client::{BodyRenderer, ChatRequest, Protocol, RequestOptions};
 use qore_core::{ErrorInfo, History, Message, ToolSpec};
 use serde_json::Value;
 
@@ -103,7 +103,10 @@ impl AgentRenderer {
         options: &RequestOptions,
     ) -> Result<Vec<u8>, ErrorInfo> {
         match &self.body {
-            Some(body) => self.render(body, &self.chat_context(history, tools)),
+            Some(body) => {
+                let bytes = self.render(body, &self.chat_context(history, tools))?;
+                with_extra(bytes, &options.extra)
+            }
             None => {
                 let request = ChatRequest {
                     model: &self.model,
@@ -138,5 +141,66 @@ impl AgentRenderer {
     /// The compiled body, when the profile has one.
     pub fn body(&self) -> Option<&BodyTemplate> {
         self.body.as_ref()
+    }
+}
+
+impl BodyRenderer for AgentRenderer {
+    fn render(&self, request: &ChatRequest<'_>) -> Result<Vec<u8>, ErrorInfo> {
+        self.chat_body(request.history, request.tools, request.options)
+    }
+}
+
+/// `body` with `extra`'s fields at the top level (they win). Fields the body lacks are
+/// appended before the closing brace, so the bytes before stay identical; a field the body
+/// already has is replaced through a parse (key order may then change).
+fn with_extra(body: Vec<u8>, extra: &serde_json::Map<String, Value>) -> Result<Vec<u8>, ErrorInfo> {
+    if extra.is_empty() {
+        return Ok(body);
+    }
+    let invalid = |err: serde_json::Error| {
+        ErrorInfo::validation(format!("the rendered body is not a JSON object: {err}"))
+    };
+    let mut object: serde_json::Map<String, Value> =
+        serde_json::from_slice(&body).map_err(invalid)?;
+    if extra.keys().any(|k| object.contains_key(k)) {
+        object.extend(extra.clone());
+        return serde_json::to_vec(&object).map_err(invalid);
+    }
+    let Some(close) = body.iter().rposition(|b| *b == b'}') else {
+        return Err(ErrorInfo::validation(
+            "the rendered body is not a JSON object",
+        ));
+    };
+    let mut out = body[..close].to_vec();
+    let mut first = object.is_empty();
+    for (key, value) in extra {
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        out.extend(serde_json::to_vec(key).map_err(invalid)?);
+        out.push(b':');
+        out.extend(serde_json::to_vec(value).map_err(invalid)?);
+    }
+    out.extend_from_slice(&body[close..]);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extra_fields_are_appended_without_touching_the_rest() {
+        let mut extra = serde_json::Map::new();
+        extra.insert("tool_choice".into(), "none".into());
+        let out = with_extra(br#"{"b":1,"a":[2]}"#.to_vec(), &extra).unwrap();
+        assert_eq!(out, br#"{"b":1,"a":[2],"tool_choice":"none"}"#);
+        let out = with_extra(b"{ }".to_vec(), &extra).unwrap();
+        assert_eq!(out, br#"{ "tool_choice":"none"}"#);
+        let out = with_extra(br#"{"tool_choice":"auto","x":1}"#.to_vec(), &extra).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v, serde_json::json!({"tool_choice": "none", "x": 1}));
+        assert!(with_extra(b"[1]".to_vec(), &extra).is_err());
     }
 }

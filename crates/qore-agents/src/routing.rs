@@ -49,7 +49,9 @@ impl Pipelines {
     pub fn read(path: &Path) -> Result<Pipelines, AgentError> {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Pipelines::default()),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Pipelines::default())
+            }
             Err(err) => {
                 return Err(AgentError::Io {
                     path: path.to_owned(),
@@ -58,7 +60,9 @@ impl Pipelines {
             }
         };
         toml::from_str(&text).map_err(|err| {
-            let (line, column) = err.span().map_or((1, 1), |s| line_and_column(&text, s.start));
+            let (line, column) = err
+                .span()
+                .map_or((1, 1), |s| line_and_column(&text, s.start));
             AgentError::Toml {
                 file: path.to_owned(),
                 line,
@@ -129,8 +133,16 @@ fn glob(pattern: &str) -> Result<GlobMatcher, String> {
 impl Matcher {
     pub fn new(rules: &MatchRules) -> Result<Matcher, String> {
         Ok(Matcher {
-            files: rules.file_patterns.iter().map(|p| glob(p)).collect::<Result<_, _>>()?,
-            paths: rules.path_patterns.iter().map(|p| glob(p)).collect::<Result<_, _>>()?,
+            files: rules
+                .file_patterns
+                .iter()
+                .map(|p| glob(p))
+                .collect::<Result<_, _>>()?,
+            paths: rules
+                .path_patterns
+                .iter()
+                .map(|p| glob(p))
+                .collect::<Result<_, _>>()?,
             projects: rules.project_names.clone(),
         })
     }
@@ -140,10 +152,14 @@ impl Matcher {
         let file_ok = self.files.is_empty()
             || target.file.is_some_and(|f| {
                 let name = f.file_name().map(Path::new);
-                self.files.iter().any(|g| g.is_match(f) || name.is_some_and(|n| g.is_match(n)))
+                self.files
+                    .iter()
+                    .any(|g| g.is_match(f) || name.is_some_and(|n| g.is_match(n)))
             });
         let path_ok = self.paths.is_empty()
-            || target.file.is_some_and(|f| self.paths.iter().any(|g| g.is_match(f)));
+            || target
+                .file
+                .is_some_and(|f| self.paths.iter().any(|g| g.is_match(f)));
         let project_ok = self.projects.is_empty()
             || target
                 .project_name
@@ -186,7 +202,10 @@ mod tests {
         assert!(m.accepts(&target("/src/Main.rs", None)));
         assert!(m.accepts(&target("/Cargo.TOML", None)));
         assert!(!m.accepts(&target("/src/main.py", None)));
-        assert!(!m.accepts(&Target::default()), "no file: a file rule cannot match");
+        assert!(
+            !m.accepts(&Target::default()),
+            "no file: a file rule cannot match"
+        );
         let m = rules(&["**/tests/*.py"], &[], &[]);
         assert!(m.accepts(&target("/p/tests/t.py", None)));
     }

@@ -11,7 +11,7 @@ use qore_core::ErrorInfo;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use tokio_util::sync::CancellationToken;
 
-use crate::codec::{ChatRequest, FimRequest, Protocol};
+use crate::codec::{BodyRenderer, ChatRequest, FimRequest, Protocol};
 use crate::stream::{Attempts, NewDecoder};
 use crate::transport::http::{build_client, network_error, Timeouts};
 use crate::transport::retry::{is_retryable_status, server_wait, RetryPolicy};
@@ -47,6 +47,7 @@ pub struct Client {
     config: ClientConfig,
     headers: HeaderMap,
     http: reqwest::Client,
+    renderer: Option<Arc<dyn BodyRenderer>>,
 }
 
 impl Client {
@@ -88,7 +89,15 @@ impl Client {
             config,
             headers,
             http,
+            renderer: None,
         })
+    }
+
+    /// Write chat request bodies with `renderer` (an agent profile's `[body]`) instead of
+    /// the protocol's encoder: the first request and every tool-loop continuation alike.
+    pub fn with_renderer(mut self, renderer: Arc<dyn BodyRenderer>) -> Self {
+        self.renderer = Some(renderer);
+        self
     }
 
     pub fn protocol(&self) -> &Arc<dyn Protocol> {
@@ -125,8 +134,12 @@ impl Client {
         format!("{base}/{}", path.trim_start_matches('/'))
     }
 
-    /// The default request body for `request`, as bytes.
+    /// The request body for `request`, as bytes: the renderer's when there is one, else
+    /// the protocol's encoder's.
     pub fn encode(&self, request: &ChatRequest<'_>) -> Result<Vec<u8>, ErrorInfo> {
+        if let Some(renderer) = &self.renderer {
+            return renderer.render(request);
+        }
         let body = self.protocol.encode(request)?;
         serde_json::to_vec(&body)
             .map_err(|err| ErrorInfo::validation(format!("cannot serialize the request: {err}")))

@@ -44,6 +44,15 @@ pub struct ChatRequest<'a> {
     pub options: &'a RequestOptions,
 }
 
+/// Writes chat request bodies in place of the protocol's encoder (an agent profile's
+/// `[body]` template, see `qore-agents`). Must be deterministic: the same request gives
+/// the same bytes, so a continuation's prefix is byte-identical to the previous request.
+/// It honours `request.options.extra` (fields merged at the top level, e.g. the tool-choice
+/// field the tool loop adds for a final answer).
+pub trait BodyRenderer: Send + Sync {
+    fn render(&self, request: &ChatRequest<'_>) -> Result<Vec<u8>, ErrorInfo>;
+}
+
 /// A fill-in-the-middle request: complete the text between `prefix` and `suffix`.
 #[derive(Debug, Clone, Copy)]
 pub struct FimRequest<'a> {

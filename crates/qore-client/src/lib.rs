@@ -23,7 +23,9 @@ pub mod tool_loop;
 pub mod transport;
 
 pub use client::{Client, ClientConfig};
-pub use codec::{ChatRequest, FimRequest, Framing, Protocol, RequestOptions, StreamDecoder};
+pub use codec::{
+    BodyRenderer, ChatRequest, FimRequest, Framing, Protocol, RequestOptions, StreamDecoder,
+};
 pub use models::{ModelCapabilities, ModelInfo};
 pub use stream::ResponseStream;
 pub use tokio_util::sync::CancellationToken;
