@@ -12,6 +12,7 @@
 pub mod body;
 mod bundled;
 pub mod catalog;
+pub mod config;
 pub mod context;
 pub mod error;
 pub mod json_commas;

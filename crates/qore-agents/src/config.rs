@@ -1,0 +1,359 @@
+//! The config dir and everything in it: `agents/`, `partials/`, `providers/`, `roles/`,
+//! `pipelines.toml`, `agent_models.toml` (model overrides).
+//!
+//! Promises:
+//! - the dir is `QORE_CONFIG_DIR`, else `$XDG_CONFIG_HOME/qore`, else `~/.config/qore`; a
+//!   missing dir is an empty config (bundled agents, built-in providers);
+//! - [`Config::resolve`] gives a ready agent (provider instance, protocol, model, endpoint
+//!   with `${MODEL}` filled, compiled body) or an error that says what to fix;
+//! - the resolved model is: an explicit choice (e.g. `--model`), else the persisted
+//!   override (`qore agents set-model`), else the profile's `model`;
+//! - [`Config::init`] writes a commented starter config and never overwrites a file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use qore_core::ErrorInfo;
+
+use crate::catalog::{Agent, Catalog};
+use crate::error::AgentError;
+use crate::partials::Partials;
+use crate::providers::{ProviderInstance, Providers};
+use crate::render::AgentRenderer;
+use crate::routing::Pipelines;
+use crate::system_prompt::PromptEnv;
+
+/// Everything loaded from one config dir.
+pub struct Config {
+    pub dir: Option<PathBuf>,
+    pub catalog: Catalog,
+    pub providers: Providers,
+    pub partials: Partials,
+    pub pipelines: Pipelines,
+    pub overrides: BTreeMap<String, String>,
+    /// Problems outside profiles (pipelines, overrides, providers).
+    pub errors: Vec<AgentError>,
+}
+
+/// An agent bound to its provider, protocol and model.
+pub struct ResolvedAgent {
+    pub renderer: Arc<AgentRenderer>,
+    pub provider: ProviderInstance,
+}
+
+/// The config dir (see the module doc).
+pub fn default_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("QORE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    if let Some(dir) = std::env::var_os("XDG_CONFIG_HOME").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir).join("qore"));
+    }
+    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config").join("qore"))
+}
+
+const OVERRIDES: &str = "agent_models.toml";
+
+impl Config {
+    /// Load `dir` (or nothing but the bundled parts when `None`).
+    pub fn load(dir: Option<&Path>) -> Config {
+        let sub = |name: &str| dir.map(|d| d.join(name));
+        let catalog = Catalog::load(sub("agents").as_deref());
+        let mut providers = Providers::load(sub("providers").as_deref());
+        let mut errors = std::mem::take(&mut providers.errors);
+        let pipelines_path = sub("pipelines.toml");
+        let pipelines = match &pipelines_path {
+            Some(path) => Pipelines::read(path).unwrap_or_else(|err| {
+                errors.push(err);
+                Pipelines::default()
+            }),
+            None => Pipelines::default(),
+        };
+        if let Some(path) = &pipelines_path {
+            errors.extend(pipelines.check(&catalog, path));
+        }
+        let overrides = match sub(OVERRIDES) {
+            Some(path) => read_overrides(&path).unwrap_or_else(|err| {
+                errors.push(err);
+                BTreeMap::new()
+            }),
+            None => BTreeMap::new(),
+        };
+        let partials = Partials::new(sub("partials").filter(|p| p.is_dir()));
+        Config {
+            dir: dir.map(Path::to_owned),
+            catalog,
+            providers,
+            partials,
+            pipelines,
+            overrides,
+            errors,
+        }
+    }
+
+    /// The agent `name`, ready to send with `model` (or the override, or its default).
+    pub fn resolve(&self, name: &str, model: Option<&str>) -> Result<ResolvedAgent, ErrorInfo> {
+        let Some(agent) = self.catalog.get(name) else {
+            let refused = self
+                .catalog
+                .errors
+                .iter()
+                .find(|e| e.to_string().contains(name));
+            return Err(ErrorInfo::config(match refused {
+                Some(err) => format!("agent {name:?} was refused: {err}"),
+                None => format!("no agent {name:?} (see `qore agents list`)"),
+            }));
+        };
+        if agent.is_abstract {
+            return Err(ErrorInfo::config(format!(
+                "agent {name:?} is abstract: use one that extends it"
+            )));
+        }
+        let provider = self.provider_of(agent)?;
+        let protocol = qore_client::protocols::by_name(&provider.protocol).ok_or_else(|| {
+            ErrorInfo::config(format!("unknown protocol {:?}", provider.protocol))
+        })?;
+        let model = model
+            .map(str::to_owned)
+            .or_else(|| self.overrides.get(name).cloned())
+            .or_else(|| agent.model.clone())
+            .ok_or_else(|| {
+                ErrorInfo::config(format!(
+                    "agent {name:?} names no model: pass --model or run `qore agents set-model {name} MODEL`"
+                ))
+            })?;
+        let renderer = AgentRenderer::new(agent, protocol, model, self.partials.clone())
+            .map_err(|err| ErrorInfo::config(err.to_string()))?;
+        Ok(ResolvedAgent {
+            renderer: Arc::new(renderer),
+            provider: provider.clone(),
+        })
+    }
+
+    fn provider_of(&self, agent: &Agent) -> Result<&ProviderInstance, ErrorInfo> {
+        let name = agent.provider.as_deref().ok_or_else(|| {
+            ErrorInfo::config(format!("agent {:?} names no provider", agent.name))
+        })?;
+        self.providers.get(name).ok_or_else(|| {
+            ErrorInfo::config(format!(
+                "agent {:?}: unknown provider {name:?} (see `qore providers list`)",
+                agent.name
+            ))
+        })
+    }
+
+    /// The agent's system prompt for `project_dir`, rendered; `None` when it has none.
+    pub fn system_prompt(
+        &self,
+        agent: &Agent,
+        project_dir: Option<&Path>,
+    ) -> Result<Option<String>, ErrorInfo> {
+        let Some(template) = &agent.system_prompt else {
+            return Ok(None);
+        };
+        let env = PromptEnv {
+            project_dir: project_dir.map(Path::to_owned),
+            config_dir: self.dir.clone(),
+            home: std::env::var_os("HOME").map(PathBuf::from),
+        };
+        let text = env.render(template).map_err(|message| {
+            ErrorInfo::config(format!(
+                "{}: system_prompt: {message}",
+                agent.sources[0].display()
+            ))
+        })?;
+        Ok(Some(text).filter(|t| !t.trim().is_empty()))
+    }
+
+    /// Persist `model` as `name`'s model.
+    pub fn set_model(&mut self, name: &str, model: &str) -> Result<PathBuf, ErrorInfo> {
+        if self.catalog.get(name).is_none() {
+            return Err(ErrorInfo::config(format!("no agent {name:?}")));
+        }
+        let dir = self
+            .dir
+            .clone()
+            .ok_or_else(|| ErrorInfo::config("no config dir (set QORE_CONFIG_DIR)"))?;
+        self.overrides.insert(name.to_owned(), model.to_owned());
+        let mut text = String::from(
+            "# Model overrides: `qore agents set-model NAME MODEL` writes this file.\n[models]\n",
+        );
+        for (agent, model) in &self.overrides {
+            text.push_str(&format!("{} = {}\n", toml_key(agent), toml_string(model)));
+        }
+        std::fs::create_dir_all(&dir)
+            .map_err(|err| ErrorInfo::config(format!("{}: {err}", dir.display())))?;
+        let path = dir.join(OVERRIDES);
+        std::fs::write(&path, text)
+            .map_err(|err| ErrorInfo::config(format!("{}: {err}", path.display())))?;
+        Ok(path)
+    }
+
+    /// Write a commented starter config into `dir`; returns the files written (existing
+    /// files are left alone).
+    pub fn init(dir: &Path) -> Result<Vec<PathBuf>, ErrorInfo> {
+        let io = |path: &Path, err: std::io::Error| {
+            ErrorInfo::config(format!("{}: {err}", path.display()))
+        };
+        let mut written = Vec::new();
+        for sub in ["agents", "partials", "providers", "roles"] {
+            let path = dir.join(sub);
+            std::fs::create_dir_all(&path).map_err(|e| io(&path, e))?;
+        }
+        for (name, text) in STARTER {
+            let path = dir.join(name);
+            if path.exists() {
+                continue;
+            }
+            std::fs::write(&path, text).map_err(|e| io(&path, e))?;
+            written.push(path);
+        }
+        Ok(written)
+    }
+}
+
+fn toml_string(s: &str) -> String {
+    toml::Value::String(s.to_owned()).to_string()
+}
+
+fn toml_key(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        s.to_owned()
+    } else {
+        toml_string(s)
+    }
+}
+
+fn read_overrides(path: &Path) -> Result<BTreeMap<String, String>, AgentError> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct File {
+        #[serde(default)]
+        models: BTreeMap<String, String>,
+    }
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+        Err(err) => {
+            return Err(AgentError::Io {
+                path: path.to_owned(),
+                message: err.to_string(),
+            })
+        }
+    };
+    toml::from_str::<File>(&text)
+        .map(|f| f.models)
+        .map_err(|err| {
+            let (line, column) = err
+                .span()
+                .map_or((1, 1), |s| crate::profile::line_and_column(&text, s.start));
+            AgentError::Toml {
+                file: path.to_owned(),
+                line,
+                column,
+                message: err.message().trim().to_owned(),
+            }
+        })
+}
+
+const STARTER: &[(&str, &str)] = &[
+    ("agents/my-chat.toml", r#"# A user agent: two lines on top of a bundled one (`qore agents list` shows them all).
+# Every key of [body] is sent as is; strings with {{ }} or {% %} are Jinja rendered from
+# the conversation (see the bundled partials). `qore agents validate` checks this file.
+schema_version = 1
+name = "my-chat"
+extends = "claude-chat"
+description = "Claude, a little cooler."
+
+[body]
+temperature = 0.3
+"#),
+    ("providers/example.toml.disabled", r#"# A provider instance (rename to .toml to use it). Agents name it in `provider`.
+name = "my-server"
+protocol = "openai-chat"          # openai-chat | openai-responses | anthropic | gemini | ollama | llamacpp | mistral
+url = "http://127.0.0.1:8000/v1"
+api_key_env = "MY_SERVER_KEY"     # or api_key_file = "/path", or keyring = { user = "my-server" }
+# idle_timeout_secs = 120
+# [headers]
+# X-Title = "qore"
+"#),
+    ("pipelines.toml", r#"# Which agents serve which job. code_completion: the first whose [match] accepts the file.
+code_completion = ["codestral-completion"]
+chat = ["claude-chat", "openai-chat", "local-chat"]
+compression = ["claude-compression"]
+refactor = ["claude-refactor"]
+"#),
+    ("roles/README.md", "Role texts: `roles/<id>.md` here replaces the bundled role `<id>` used by `{{ role(\"<id>\") }}` in a system_prompt.\n"),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "qore-config-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn init_writes_a_config_that_loads_cleanly_and_is_never_overwritten() {
+        let dir = temp();
+        let written = Config::init(&dir).unwrap();
+        assert_eq!(written.len(), STARTER.len());
+        let config = Config::load(Some(&dir));
+        assert!(config.errors.is_empty(), "{:?}", config.errors);
+        assert!(
+            config.catalog.errors.is_empty(),
+            "{:?}",
+            config.catalog.errors
+        );
+        assert!(config.catalog.get("my-chat").is_some());
+        assert_eq!(config.pipelines.chat[0], "claude-chat");
+        std::fs::write(dir.join("pipelines.toml"), "chat = []\n").unwrap();
+        assert!(Config::init(&dir).unwrap().is_empty());
+        assert_eq!(
+            std::fs::read_to_string(dir.join("pipelines.toml")).unwrap(),
+            "chat = []\n"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn model_choice_then_override_then_profile_and_endpoint_model() {
+        let dir = temp();
+        let mut config = Config::load(Some(&dir));
+        let model = |c: &Config, flag: Option<&str>| {
+            c.resolve("gemini-chat", flag)
+                .unwrap()
+                .renderer
+                .model
+                .clone()
+        };
+        assert_eq!(model(&config, None), "gemini-2.5-flash");
+        let path = config.set_model("gemini-chat", "gemini-3-pro").unwrap();
+        assert!(path.ends_with("agent_models.toml"));
+        let config = Config::load(Some(&dir));
+        assert_eq!(model(&config, None), "gemini-3-pro");
+        assert_eq!(model(&config, Some("flag")), "flag");
+        let resolved = config.resolve("gemini-chat", None).unwrap();
+        assert_eq!(
+            resolved.renderer.endpoint.as_deref(),
+            Some("v1beta/models/gemini-3-pro:streamGenerateContent?alt=sse")
+        );
+        let error = |name: &str| config.resolve(name, None).err().map(|e| e.message);
+        assert!(error("base-gemini").is_some_and(|m| m.contains("abstract")));
+        assert!(error("nope").is_some_and(|m| m.contains("no agent")));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
