@@ -6,6 +6,7 @@
 //! Exit codes: 0 success, 1 failure or a run stopped by a limit (one human line on stderr),
 //! 2 bad usage, 130 cancelled by Ctrl-C.
 
+mod agents;
 mod approve;
 mod output;
 mod run;
@@ -38,6 +39,28 @@ enum Command {
         #[arg(value_enum)]
         action: LocalAction,
     },
+    /// Agents: TOML profiles whose [body] is the request body (bundled and in the config
+    /// dir's agents/).
+    Agents {
+        #[command(subcommand)]
+        command: agents::AgentsCommand,
+    },
+    /// Provider instances: built-in vendors and the config dir's providers/.
+    Providers {
+        #[command(subcommand)]
+        command: agents::ProvidersCommand,
+    },
+    /// The config dir (QORE_CONFIG_DIR, else $XDG_CONFIG_HOME/qore or ~/.config/qore).
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum ConfigCommand {
+    /// Write a commented starter config (never overwrites a file).
+    Init,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -75,9 +98,14 @@ pub struct EndpointArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub endpoint: EndpointArgs,
-    /// Model id. Default: the local model, or the server's only model.
+    /// Model id. Default: the agent's (or its override), the local model, or the server's
+    /// only model.
     #[arg(long, env = "QORE_MODEL")]
     pub model: Option<String>,
+    /// Run as this agent (`qore agents list`): its provider, model, system prompt and
+    /// request body. --url, --protocol and --endpoint are then not used.
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
     /// A system prompt.
     #[arg(long)]
     pub system: Option<String>,
@@ -173,5 +201,10 @@ async fn main() -> ExitCode {
         Command::Run(args) => run::run(args).await,
         Command::Models(args) => run::models(args).await,
         Command::Local { action } => run::local(action).await,
+        Command::Agents { command } => agents::agents(command),
+        Command::Providers { command } => agents::providers(command).await,
+        Command::Config {
+            command: ConfigCommand::Init,
+        } => agents::config_init(),
     }
 }

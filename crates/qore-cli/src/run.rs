@@ -15,6 +15,7 @@ use qore_client::{
 use qore_core::{ErrorInfo, History, Message, TurnOutcome, Usage};
 use qore_tools::{builtin_tools, Sandbox, ToolOptions};
 
+use crate::agents::{agent_run, AgentRun};
 use crate::approve::{JsonApprover, NobodyAsked, TerminalApprover};
 use crate::output::Output;
 use crate::{EndpointArgs, LocalAction, RunArgs, ToolArgs, ToolProtocol, ToolsMode};
@@ -161,20 +162,29 @@ fn cancel_on_ctrl_c() -> CancellationToken {
     cancel
 }
 
-/// The client, the model to use, and what its listing says it can do (when it was listed).
-async fn connect_to_model(
-    args: &RunArgs,
-) -> Result<(Client, String, Option<ModelCapabilities>), ErrorInfo> {
+/// The client, the model to use, what its listing says it can do (when it was listed), and
+/// the agent (with `--agent`).
+async fn connect_to_model(args: &RunArgs) -> Result<Connected, ErrorInfo> {
+    if let Some(name) = &args.agent {
+        let project = match &args.tools.project {
+            Some(dir) => Some(dir.clone()),
+            None => std::env::current_dir().ok(),
+        };
+        let run = agent_run(name, args.model.as_deref(), project.as_deref()).await?;
+        return Ok((run.client.clone(), run.model.clone(), None, Some(run)));
+    }
     let (client, is_local) = connect(&args.endpoint).await?;
     Ok(match (&args.model, is_local) {
-        (Some(model), _) => (client, model.clone(), None),
-        (None, true) => (client, local::MODEL_ID.to_owned(), None),
+        (Some(model), _) => (client, model.clone(), None, None),
+        (None, true) => (client, local::MODEL_ID.to_owned(), None, None),
         (None, false) => {
             let listed = only_model(&client).await?;
-            (client, listed.id, Some(listed.capabilities))
+            (client, listed.id, Some(listed.capabilities), None)
         }
     })
 }
+
+type Connected = (Client, String, Option<ModelCapabilities>, Option<AgentRun>);
 
 async fn run_turns(
     args: &RunArgs,
@@ -184,18 +194,35 @@ async fn run_turns(
 ) -> Result<Ended, ErrorInfo> {
     // Ctrl-C before a stream exists (starting the local server, listing models); from then
     // on the stream and the tool loop end on the token themselves.
-    let (client, model, capabilities) = tokio::select! {
+    let (client, model, capabilities, agent) = tokio::select! {
         biased;
         connected = connect_to_model(args) => connected?,
         () = cancel.cancelled() => return Ok(Ended::Cancelled),
     };
     let mut history = History::new();
+    let mut tools = tools;
+    let mut stream = !args.no_stream;
+    if let Some(agent) = &agent {
+        if let Some(system) = &agent.system {
+            history.push(Message::system(system.as_str()));
+        }
+        if !agent.enable_tools && tools.is_some() {
+            eprintln!("qore: the agent does not use tools (enable_tools = false): none offered");
+            tools = None;
+        }
+        if let Some(tools) = &mut tools {
+            if agent.text_tools && tools.auto_protocol {
+                tools.config.tool_protocol = LoopProtocol::Text;
+            }
+        }
+        stream = agent.stream;
+    }
     if let Some(system) = &args.system {
         history.push(Message::system(system.as_str()));
     }
     history.push(Message::user(args.prompt.join(" ")));
     let options = RequestOptions {
-        stream: !args.no_stream,
+        stream,
         max_tokens: args.max_tokens,
         temperature: args.temperature,
         ..RequestOptions::default()

@@ -1,0 +1,373 @@
+//! `qore agents …`, `qore providers …`, `qore config init`, and what `qore run --agent`
+//! needs: thin wiring over `qore-agents` (loading, validation, rendering live there).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use qore_agents::config::{default_dir, Config};
+use qore_agents::profile::{ProfileFile, ToolProtocolSetting};
+use qore_agents::providers::KeySource;
+use qore_agents::validate::validate_agent;
+use qore_agents::{AgentError, Catalog};
+use qore_client::{local, Client, RequestOptions};
+use qore_core::{ErrorInfo, History, Message};
+use qore_tools::{builtin_tools, Sandbox, ToolOptions};
+
+use crate::output::Output;
+
+const FAILURE: u8 = 1;
+
+/// `println!` that ignores a closed stdout (`qore agents list | head`).
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+#[derive(clap::Subcommand, Clone)]
+pub enum AgentsCommand {
+    /// The agents (bundled and yours), with provider and model.
+    List {
+        /// Also abstract and hidden ones.
+        #[arg(long)]
+        all: bool,
+    },
+    /// An agent after `extends`, and the files it came from.
+    Show { name: String },
+    /// Load and validate every agent, or FILEs (profiles) against the others.
+    Validate { files: Vec<PathBuf> },
+    /// Print the exact body the agent would send for PROMPT.
+    Render {
+        name: String,
+        #[arg(long)]
+        prompt: String,
+        #[arg(long)]
+        model: Option<String>,
+    },
+    /// Persist MODEL as the agent's model.
+    SetModel { name: String, model: String },
+}
+
+#[derive(clap::Subcommand, Clone)]
+pub enum ProvidersCommand {
+    /// The provider instances (built-in and yours).
+    List,
+    /// One instance: protocol, URL, where its key comes from (never the key).
+    Show { name: String },
+    /// List the instance's models: checks the URL and the key.
+    Test { name: String },
+}
+
+fn load() -> Config {
+    Config::load(default_dir().as_deref())
+}
+
+fn fail(error: &ErrorInfo) -> ExitCode {
+    Output::new(false).error(error);
+    ExitCode::from(FAILURE)
+}
+
+fn print_problems(errors: &[AgentError], warnings: &[qore_agents::Warning]) {
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+    for error in errors {
+        eprintln!("error: {error}");
+    }
+}
+
+pub fn agents(command: AgentsCommand) -> ExitCode {
+    match command {
+        AgentsCommand::List { all } => {
+            let config = load();
+            for agent in config
+                .catalog
+                .all()
+                .filter(|a| all || !(a.is_abstract || a.hidden))
+            {
+                let model = config.overrides.get(&agent.name).or(agent.model.as_ref());
+                let mut notes = Vec::new();
+                if agent.is_abstract {
+                    notes.push("abstract".to_owned());
+                }
+                if agent.hidden {
+                    notes.push("hidden".to_owned());
+                }
+                if agent.replaces.is_some() {
+                    notes.push("replaces a bundled agent".to_owned());
+                }
+                let notes = match notes.is_empty() {
+                    true => String::new(),
+                    false => format!(" ({})", notes.join(", ")),
+                };
+                say!(
+                    "{:<28} {:<18} {:<26} {}{notes}",
+                    agent.name,
+                    agent.provider.as_deref().unwrap_or("-"),
+                    model.map_or("-", String::as_str),
+                    agent.description
+                );
+            }
+            print_problems(&config.catalog.errors, &[]);
+            ExitCode::SUCCESS
+        }
+        AgentsCommand::Show { name } => {
+            let config = load();
+            let Some(agent) = config.catalog.get(&name) else {
+                return fail(&ErrorInfo::config(format!("no agent {name:?}")));
+            };
+            say!("# {name}");
+            for (n, source) in agent.sources.iter().enumerate() {
+                let role = if n == 0 { "defined in" } else { "extends" };
+                say!("# {role} {}", source.display());
+            }
+            if let Some(bundled) = &agent.replaces {
+                say!("# replaces the bundled profile {}", bundled.display());
+            }
+            if let Some(model) = config.overrides.get(&name) {
+                say!("# model override (agent_models.toml): {model}");
+            }
+            let text = toml::to_string_pretty(&agent.merged).unwrap_or_default();
+            say!("{}", text.trim_end());
+            ExitCode::SUCCESS
+        }
+        AgentsCommand::Validate { files } => validate(files),
+        AgentsCommand::Render {
+            name,
+            prompt,
+            model,
+        } => {
+            let config = load();
+            let rendered = config
+                .resolve(&name, model.as_deref())
+                .and_then(|resolved| {
+                    let agent = &resolved.renderer.agent;
+                    let mut history = History::new();
+                    let dir = std::env::current_dir().ok();
+                    if let Some(system) = config.system_prompt(agent, dir.as_deref())? {
+                        history.push(Message::system(system));
+                    }
+                    history.push(Message::user(prompt));
+                    // The built-in tools over the current directory, as `qore run` offers them.
+                    let tools = match (agent.enable_tools, dir.as_deref().map(Sandbox::new)) {
+                        (true, Some(Ok(sandbox))) => {
+                            builtin_tools(sandbox, &ToolOptions::default())
+                                .iter()
+                                .map(|t| t.spec().clone())
+                                .collect()
+                        }
+                        _ => Vec::new(),
+                    };
+                    resolved
+                        .renderer
+                        .chat_body(&history, &tools, &RequestOptions::default())
+                });
+            match rendered {
+                Ok(body) => {
+                    say!("{}", String::from_utf8_lossy(&body));
+                    ExitCode::SUCCESS
+                }
+                Err(error) => fail(&error),
+            }
+        }
+        AgentsCommand::SetModel { name, model } => {
+            let mut config = load();
+            match config.set_model(&name, &model) {
+                Ok(path) => {
+                    say!("{name}: model {model} (saved in {})", path.display());
+                    ExitCode::SUCCESS
+                }
+                Err(error) => fail(&error),
+            }
+        }
+    }
+}
+
+fn validate(files: Vec<PathBuf>) -> ExitCode {
+    let config = load();
+    let (checked, errors, warnings) = if files.is_empty() {
+        validate_config(&config)
+    } else {
+        validate_files(&config, &files)
+    };
+    print_problems(&errors, &warnings);
+    match errors.is_empty() {
+        true => {
+            say!("{checked} agents valid");
+            ExitCode::SUCCESS
+        }
+        false => {
+            eprintln!("{} problems", errors.len());
+            ExitCode::from(FAILURE)
+        }
+    }
+}
+
+type Checked = (usize, Vec<AgentError>, Vec<qore_agents::Warning>);
+
+/// Every profile of the config (bundled and the user's), pipelines and providers.
+fn validate_config(config: &Config) -> Checked {
+    let mut errors: Vec<AgentError> = config.catalog.errors.clone();
+    errors.extend(config.errors.iter().cloned());
+    for agent in config.catalog.all() {
+        if let Err(err) = validate_agent(agent, &config.providers, &config.partials) {
+            errors.push(err);
+        }
+    }
+    let count = config.catalog.all().count();
+    (count, errors, config.catalog.warnings.clone())
+}
+
+/// `files`, loaded on top of the bundled profiles as if they were in `agents/`.
+fn validate_files(config: &Config, files: &[PathBuf]) -> Checked {
+    let mut errors = Vec::new();
+    let mut extra = Vec::new();
+    for path in files {
+        match ProfileFile::read(path) {
+            Ok(file) => extra.push(file),
+            Err(err) => errors.push(err),
+        }
+    }
+    let names: Vec<String> = extra.iter().map(profile_name).collect();
+    let mut all: Vec<(ProfileFile, bool)> = (qore_agents::catalog::BUNDLED_AGENTS.iter())
+        .filter_map(|(n, t)| ProfileFile::parse(&Path::new("<bundled>/agents").join(n), t).ok())
+        .map(|f| (f, true))
+        .collect();
+    all.extend(extra.into_iter().map(|f| (f, false)));
+    let catalog = Catalog::from_files(all);
+    errors.extend(catalog.errors.iter().cloned());
+    for agent in names.iter().filter_map(|n| catalog.get(n)) {
+        if let Err(err) = validate_agent(agent, &config.providers, &config.partials) {
+            errors.push(err);
+        }
+    }
+    (names.len(), errors, catalog.warnings.clone())
+}
+
+fn profile_name(file: &ProfileFile) -> String {
+    file.fields.name.clone().unwrap_or_else(|| {
+        file.path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    })
+}
+
+pub async fn providers(command: ProvidersCommand) -> ExitCode {
+    let config = load();
+    print_problems(&config.errors, &[]);
+    match command {
+        ProvidersCommand::List => {
+            for p in config.providers.all() {
+                say!("{:<20} {:<18} {}", p.name, p.protocol, p.url);
+            }
+            ExitCode::SUCCESS
+        }
+        ProvidersCommand::Show { name } => {
+            let Some(p) = config.providers.get(&name) else {
+                return fail(&ErrorInfo::config(format!("no provider {name:?}")));
+            };
+            say!("name      {}", p.name);
+            say!("protocol  {}", p.protocol);
+            say!("url       {}", p.url);
+            let key = match &p.key {
+                KeySource::None => "none".to_owned(),
+                KeySource::Env(var) => format!("environment variable {var}"),
+                KeySource::File(path) => format!("file {}", path.display()),
+                KeySource::Keyring { service, user } => format!("keyring {service}/{user}"),
+            };
+            say!("key       {key}");
+            for header in p.headers.keys() {
+                say!("header    {header}: (set)");
+            }
+            say!("source    {}", p.source.display());
+            ExitCode::SUCCESS
+        }
+        ProvidersCommand::Test { name } => {
+            let Some(p) = config.providers.get(&name) else {
+                return fail(&ErrorInfo::config(format!("no provider {name:?}")));
+            };
+            let listed = async {
+                let protocol = qore_client::protocols::by_name(&p.protocol).ok_or_else(|| {
+                    ErrorInfo::config(format!("unknown protocol {:?}", p.protocol))
+                })?;
+                let client = Client::new(protocol, p.client_config(None)?)?;
+                client.list_models().await
+            };
+            match listed.await {
+                Ok(models) => {
+                    say!("{name}: ok, {} models", models.len());
+                    ExitCode::SUCCESS
+                }
+                Err(error) => fail(&error),
+            }
+        }
+    }
+}
+
+pub fn config_init() -> ExitCode {
+    let Some(dir) = default_dir() else {
+        return fail(&ErrorInfo::config(
+            "no config dir: set QORE_CONFIG_DIR or HOME",
+        ));
+    };
+    match Config::init(&dir) {
+        Ok(written) => {
+            for path in &written {
+                say!("wrote {}", path.display());
+            }
+            if written.is_empty() {
+                say!("{} already has a config; nothing written", dir.display());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(error) => fail(&error),
+    }
+}
+
+/// What `qore run --agent NAME` runs with.
+pub struct AgentRun {
+    pub client: Client,
+    pub model: String,
+    pub system: Option<String>,
+    pub enable_tools: bool,
+    pub text_tools: bool,
+    pub stream: bool,
+}
+
+/// Resolve `name` for a run in `project` (system prompt building blocks).
+pub async fn agent_run(
+    name: &str,
+    model: Option<&str>,
+    project: Option<&Path>,
+) -> Result<AgentRun, ErrorInfo> {
+    let config = load();
+    let resolved = config.resolve(name, model)?;
+    let agent = &resolved.renderer.agent;
+    if resolved.provider.name == "local" {
+        local::ensure_running().await?;
+    }
+    let system = config.system_prompt(agent, project)?;
+    let config_for = resolved
+        .provider
+        .client_config(resolved.renderer.endpoint.clone())?;
+    let mut client = Client::new(resolved.renderer.protocol.clone(), config_for)?;
+    let stream = match (agent.body.as_ref()).and_then(|b| b.get("stream")) {
+        Some(toml::Value::Boolean(stream)) => *stream,
+        _ => resolved.renderer.endpoint.as_deref().map_or(true, |e| {
+            !e.contains("generateContent") || e.contains("stream")
+        }),
+    };
+    if resolved.renderer.is_templated() {
+        client = client.with_renderer(resolved.renderer.clone());
+    }
+    Ok(AgentRun {
+        client,
+        model: resolved.renderer.model.clone(),
+        system,
+        enable_tools: agent.enable_tools,
+        text_tools: agent.tool_protocol == ToolProtocolSetting::Text,
+        stream,
+    })
+}
