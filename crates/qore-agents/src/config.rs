@@ -111,9 +111,19 @@ impl Config {
             )));
         }
         let provider = self.provider_of(agent)?;
-        let protocol = qore_client::protocols::by_name(&provider.protocol).ok_or_else(|| {
-            ErrorInfo::config(format!("unknown protocol {:?}", provider.protocol))
-        })?;
+        let mut protocol =
+            qore_client::protocols::by_name(&provider.protocol).ok_or_else(|| {
+                ErrorInfo::config(format!("unknown protocol {:?}", provider.protocol))
+            })?;
+        // Without a [body], the codec writes the request: give it the cache marks.
+        if agent.body.is_none()
+            && protocol.name() == "anthropic"
+            && !agent.cache_breakpoints.is_empty()
+        {
+            protocol = Arc::new(qore_client::protocols::anthropic::Anthropic {
+                cache_breakpoints: true,
+            });
+        }
         let model = model
             .map(str::to_owned)
             .or_else(|| self.overrides.get(name).cloned())

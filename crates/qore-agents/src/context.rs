@@ -17,6 +17,7 @@
 //!   tool use; `signature` appears only when the provider gave one; `arguments` is the
 //!   call's argument text (the raw text when it was not JSON); a tool result's `name` is
 //!   its call's, and its `content` is its text parts joined by newlines;
+//! - `ctx.cache` carries the profile's cache settings for partials to place cache marks;
 //! - nothing is lost: the same history always gives the same data.
 
 use std::collections::HashMap;
@@ -42,6 +43,18 @@ pub struct TemplateContext<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub suffix: Option<&'a str>,
     pub files_metadata: Vec<Value>,
+    /// The profile's prompt-cache settings.
+    pub cache: CacheSettings,
+}
+
+/// `ctx.cache`: `prompt` (the profile's `cache_prompt`), `ttl` (`"5m"`/`"1h"`, absent when
+/// not set) and `breakpoints` (`"system"`, `"tools"`, `"last_user_message"`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CacheSettings {
+    pub prompt: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttl: Option<&'static str>,
+    pub breakpoints: Vec<&'static str>,
 }
 
 /// One message of `ctx.history`.

@@ -25,6 +25,14 @@ pub const BUNDLED: &[(&str, &str)] = &[
         include_str!("../bundled/partials/anthropic_messages.jinja"),
     ),
     (
+        "anthropic_cache.jinja",
+        include_str!("../bundled/partials/anthropic_cache.jinja"),
+    ),
+    (
+        "anthropic_tools.jinja",
+        include_str!("../bundled/partials/anthropic_tools.jinja"),
+    ),
+    (
         "anthropic_system.jinja",
         include_str!("../bundled/partials/anthropic_system.jinja"),
     ),

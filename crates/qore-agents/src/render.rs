@@ -15,9 +15,10 @@ use serde_json::Value;
 
 use crate::body::BodyTemplate;
 use crate::catalog::Agent;
-use crate::context::TemplateContext;
+use crate::context::{CacheSettings, TemplateContext};
 use crate::error::AgentError;
 use crate::partials::Partials;
+use crate::profile::{CacheBreakpoint, CacheTtl};
 
 /// Tool definitions in `protocol`'s dialect: what its encoder sends as `tools`.
 pub fn tool_definitions(protocol: &dyn Protocol, tools: &[ToolSpec]) -> Vec<Value> {
@@ -37,6 +38,24 @@ pub fn tool_definitions(protocol: &dyn Protocol, tools: &[ToolSpec]) -> Vec<Valu
             _ => Vec::new(),
         },
         _ => Vec::new(),
+    }
+}
+
+/// The profile's cache fields as templates see them.
+pub fn cache_settings(agent: &Agent) -> CacheSettings {
+    CacheSettings {
+        prompt: agent.cache_prompt,
+        ttl: agent.cache_ttl.map(|ttl| match ttl {
+            CacheTtl::FiveMinutes => "5m",
+            CacheTtl::OneHour => "1h",
+        }),
+        breakpoints: (agent.cache_breakpoints.iter())
+            .map(|b| match b {
+                CacheBreakpoint::System => "system",
+                CacheBreakpoint::Tools => "tools",
+                CacheBreakpoint::LastUserMessage => "last_user_message",
+            })
+            .collect(),
     }
 }
 
@@ -92,6 +111,7 @@ impl AgentRenderer {
     ) -> TemplateContext<'a> {
         let mut ctx = TemplateContext::chat(history, tool_definitions(&*self.protocol, tools));
         ctx.model = Some(&self.model);
+        ctx.cache = cache_settings(&self.agent);
         ctx
     }
 

@@ -129,3 +129,75 @@ fn bundled_bodies_match_the_codecs() {
         }
     }
 }
+
+#[test]
+fn anthropic_cache_breakpoints_mark_what_the_codec_marks() {
+    use qore_agents::profile::ProfileFile;
+    use qore_client::protocols::anthropic::Anthropic;
+    use std::path::Path;
+    use std::sync::Arc;
+
+    let mut files: Vec<(ProfileFile, bool)> = qore_agents::catalog::BUNDLED_AGENTS
+        .iter()
+        .map(|(n, t)| (ProfileFile::parse(Path::new(n), t).unwrap(), true))
+        .collect();
+    let profile = "name = \"cached\"\nextends = \"claude-chat\"\ncache_breakpoints = [\"system\", \"tools\", \"last_user_message\"]\n";
+    files.push((
+        ProfileFile::parse(Path::new("c.toml"), profile).unwrap(),
+        false,
+    ));
+    let catalog = Catalog::from_files(files);
+    let agent = catalog.get("cached").unwrap();
+    let codec = Arc::new(Anthropic {
+        cache_breakpoints: true,
+    });
+    let renderer =
+        AgentRenderer::new(agent, codec.clone(), "m".into(), Partials::default()).unwrap();
+    let history = hostile_history_for("anthropic");
+    let tools = hostile_tools();
+    let options = RequestOptions::default();
+    let templated: Value =
+        serde_json::from_slice(&renderer.chat_body(&history, &tools, &options).unwrap()).unwrap();
+    let request = ChatRequest {
+        model: "m",
+        history: &history,
+        tools: &tools,
+        options: &options,
+    };
+    let encoded = qore_client::Protocol::encode(&*codec, &request).unwrap();
+    for key in ["system", "tools", "messages"] {
+        assert_eq!(templated[key], encoded[key], "{key}");
+    }
+    assert_eq!(templated["system"][0]["cache_control"]["type"], "ephemeral");
+    // With a TTL, the marks carry it.
+    let profile = "name = \"ttl\"\nextends = \"cached\"\ncache_ttl = \"1h\"\n";
+    let mut files: Vec<(ProfileFile, bool)> = qore_agents::catalog::BUNDLED_AGENTS
+        .iter()
+        .map(|(n, t)| (ProfileFile::parse(Path::new(n), t).unwrap(), true))
+        .collect();
+    files.push((
+        ProfileFile::parse(
+            Path::new("c.toml"),
+            &profile.replace(
+                "extends = \"cached\"",
+                "extends = \"claude-chat\"\ncache_breakpoints = [\"system\"]",
+            ),
+        )
+        .unwrap(),
+        false,
+    ));
+    let catalog = Catalog::from_files(files);
+    let renderer = AgentRenderer::new(
+        catalog.get("ttl").unwrap(),
+        codec,
+        "m".into(),
+        Partials::default(),
+    )
+    .unwrap();
+    let body: Value =
+        serde_json::from_slice(&renderer.chat_body(&history, &[], &options).unwrap()).unwrap();
+    assert_eq!(
+        body["system"][0]["cache_control"],
+        serde_json::json!({"type": "ephemeral", "ttl": "1h"})
+    );
+}
