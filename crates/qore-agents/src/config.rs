@@ -141,6 +141,19 @@ impl Config {
         })
     }
 
+    /// `name` may chat: the `chat` roster of `pipelines.toml` is empty (no restriction) or
+    /// lists it.
+    pub fn check_chat_allowed(&self, name: &str) -> Result<(), ErrorInfo> {
+        let roster = &self.pipelines.chat;
+        if roster.is_empty() || roster.iter().any(|n| n == name) {
+            return Ok(());
+        }
+        Err(ErrorInfo::config(format!(
+            "agent {name:?} is not in the chat roster of pipelines.toml ({}); add it there",
+            roster.join(", ")
+        )))
+    }
+
     fn provider_of(&self, agent: &Agent) -> Result<&ProviderInstance, ErrorInfo> {
         let name = agent.provider.as_deref().ok_or_else(|| {
             ErrorInfo::config(format!("agent {:?} names no provider", agent.name))
@@ -293,7 +306,7 @@ api_key_env = "MY_SERVER_KEY"     # or api_key_file = "/path", or keyring = { us
 "#),
     ("pipelines.toml", r#"# Which agents serve which job. code_completion: the first whose [match] accepts the file.
 code_completion = ["codestral-completion"]
-chat = ["claude-chat", "openai-chat", "local-chat"]
+chat = ["my-chat", "claude-chat", "openai-chat", "local-chat"]
 compression = ["claude-compression"]
 refactor = ["claude-refactor"]
 "#),
@@ -329,7 +342,14 @@ mod tests {
             config.catalog.errors
         );
         assert!(config.catalog.get("my-chat").is_some());
-        assert_eq!(config.pipelines.chat[0], "claude-chat");
+        assert_eq!(config.pipelines.chat[0], "my-chat");
+        assert!(config.check_chat_allowed("my-chat").is_ok());
+        let refused = config.check_chat_allowed("gemini-chat").unwrap_err();
+        assert!(
+            refused.message.contains("chat roster"),
+            "{}",
+            refused.message
+        );
         std::fs::write(dir.join("pipelines.toml"), "chat = []\n").unwrap();
         assert!(Config::init(&dir).unwrap().is_empty());
         assert_eq!(

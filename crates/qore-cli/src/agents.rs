@@ -47,6 +47,15 @@ pub enum AgentsCommand {
     },
     /// Persist MODEL as the agent's model.
     SetModel { name: String, model: String },
+    /// Which agent a roster of pipelines.toml picks for FILE (first whose [match] accepts).
+    Route {
+        /// code_completion, chat, compression or refactor.
+        #[arg(long, default_value = "code_completion")]
+        roster: String,
+        #[arg(long)]
+        project: Option<String>,
+        file: PathBuf,
+    },
 }
 
 #[derive(clap::Subcommand, Clone)]
@@ -169,6 +178,35 @@ pub fn agents(command: AgentsCommand) -> ExitCode {
                     ExitCode::SUCCESS
                 }
                 Err(error) => fail(&error),
+            }
+        }
+        AgentsCommand::Route {
+            roster,
+            project,
+            file,
+        } => {
+            let config = load();
+            let p = &config.pipelines;
+            let names = match roster.as_str() {
+                "code_completion" => &p.code_completion,
+                "chat" => &p.chat,
+                "compression" => &p.compression,
+                "refactor" => &p.refactor,
+                other => return fail(&ErrorInfo::config(format!("no roster {other:?}"))),
+            };
+            let target = qore_agents::routing::Target {
+                file: Some(&file),
+                project_name: project.as_deref(),
+            };
+            match qore_agents::routing::pick(&config.catalog, names, &target) {
+                Some(agent) => {
+                    say!("{}", agent.name);
+                    ExitCode::SUCCESS
+                }
+                None => fail(&ErrorInfo::config(format!(
+                    "no agent of the {roster} roster matches {}",
+                    file.display()
+                ))),
             }
         }
         AgentsCommand::SetModel { name, model } => {
@@ -343,6 +381,7 @@ pub async fn agent_run(
     project: Option<&Path>,
 ) -> Result<AgentRun, ErrorInfo> {
     let config = load();
+    config.check_chat_allowed(name)?;
     let resolved = config.resolve(name, model)?;
     let agent = &resolved.renderer.agent;
     if resolved.provider.name == "local" {

@@ -255,6 +255,40 @@ async fn run_with_an_agent_sends_its_rendered_body_to_its_provider() {
 }
 
 #[tokio::test]
+async fn routing_picks_the_first_matching_agent_and_the_chat_roster_is_an_allow_list() {
+    let config = ConfigDir::new(&[
+        (
+            "agents/rust.toml",
+            "name = \"rust-fim\"\nextends = \"codestral-completion\"\n[match]\nfile_patterns = [\"*.rs\"]\nproject_names = [\"qore\"]\n",
+        ),
+        (
+            "pipelines.toml",
+            "code_completion = [\"rust-fim\", \"codestral-completion\"]\nchat = [\"openai-chat\"]\n",
+        ),
+    ]);
+    let route = |file: &'static str, project: &'static str| {
+        let config = &config;
+        async move {
+            qore_in(config, &["agents", "route", "--project", project, file])
+                .await
+                .stdout
+        }
+    };
+    assert_eq!(route("/w/src/Main.RS", "qore").await, "rust-fim\n");
+    assert_eq!(
+        route("/w/src/main.rs", "other").await,
+        "codestral-completion\n"
+    );
+    assert_eq!(
+        route("/w/src/main.py", "qore").await,
+        "codestral-completion\n"
+    );
+    let run = qore_in(&config, &["run", "--agent", "claude-chat", "hi"]).await;
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(run.stderr.contains("chat roster"), "{run:?}");
+}
+
+#[tokio::test]
 async fn run_with_an_unknown_or_abstract_agent_says_what_to_do() {
     let config = ConfigDir::new(&[]);
     let run = qore_in(&config, &["run", "--agent", "nope", "hi"]).await;
