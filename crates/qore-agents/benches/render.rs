@@ -1,0 +1,984 @@
+//! Rendering a long conversation through bundled profiles, as a ratio to serializing the same
+//! body; and validating every bundled agent.
+//!
+//! The workload (built here, in memory): a system prompt of ~2 KB and a 201-entry
+//! conversation (user and assistant alternating, a third of the assistant turns calling one
+//! or two tools, each call answered by a user turn of tool results, one in six an error;
+//! texts of a few hundred bytes with quotes, backslashes, newlines and non-ASCII), ending on
+//! a user turn; with 9 tools on offer whose schemas are of a real coding agent's size.
+//!
+//! Per bundled profile (`openai-chat`, `claude-chat`, `gemini-chat`, `ollama-chat`,
+//! `openai-responses-chat`), per iteration:
+//! - `render`: `AgentRenderer::chat_body(history, tools, options)`, the whole templated
+//!   render, bytes out (the context built from history, the tool definitions in the
+//!   protocol's dialect, every `[body]` template, the trailing-comma stripper, the JSON check);
+//! - `to_vec`: `serde_json::to_vec` of the SAME body (the rendered bytes parsed once into a
+//!   `serde_json::Value`, outside the timing): the floor a body writer cannot beat;
+//! - `encode`: the codec's own encoder for the same request (`Protocol::encode` then
+//!   `serde_json::to_vec`), a second reference: what a profile without `[body]` costs.
+//!
+//! Validation, in the same run: `validate_catalog(&Catalog::load(None), &Providers::load(None),
+//! &Partials::default())` (`validate`, loading included), and `Catalog::load(None)` alone
+//! (`load`). With `QORE_BENCH_QORE=<path to a qore binary>`, also `cli`: one process
+//! `qore agents validate` (with `QORE_CONFIG_DIR` an empty temporary directory), wall time.
+//!
+//! Before timing, every profile renders once and is checked: the body parses, its
+//! conversation (`messages`, `contents`, `input`) has at least 200 entries, and whether it is
+//! the codec's conversation for the same history is printed; validation finds no error; the
+//! `cli` binary exits successfully. There are no timing assertions.
+//!
+//! Run: `cargo bench -p qore-agents --bench render` (criterion groups `render/<profile>` and
+//! `validate`, then a table of the same run's medians and ratios). `QORE_BENCH_RATIOS=1`
+//! skips criterion: each variant runs `QORE_BENCH_K` (default 21) times in rotating order,
+//! then the table and a breakdown of one render (the context, its conversion to a minijinja
+//! value, the templates alone, the comma stripper, the JSON check) with prototypes of fixes.
+//! `QORE_BENCH_CASES=claude` keeps the cases whose name contains that text (`validate` is a
+//! case).
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, SamplingMode, Throughput};
+use minijinja::{Environment, Error as JinjaError, ErrorKind, UndefinedBehavior, Value as J};
+use qore_agents::json_commas::strip_trailing_commas;
+use qore_agents::providers::Providers;
+use qore_agents::render::{tool_definitions, AgentRenderer};
+use qore_agents::validate::validate_catalog;
+use qore_agents::{Catalog, Partials};
+use qore_client::{protocols, ChatRequest, Protocol, RequestOptions};
+use qore_core::{ContentBlock, History, Message, Role, ToolResultPart, ToolSpec};
+use serde_json::{json, Value};
+
+/// The profiles rendered, and the body key that carries the conversation.
+const PROFILES: &[(&str, &str)] = &[
+    ("openai-chat", "messages"),
+    ("claude-chat", "messages"),
+    ("gemini-chat", "contents"),
+    ("ollama-chat", "messages"),
+    ("openai-responses-chat", "input"),
+];
+
+/// Non-system entries the conversation has at least (it ends on a user turn).
+const TURNS: usize = 200;
+
+// ---------------------------------------------------------------------------------------
+// The workload.
+
+const SNIPPETS: &[&str] = &[
+    "The lexer in `src/lexer.rs` treats \"\\n\" inside raw strings as two characters, which \
+     breaks the span of every token after it. ",
+    "Überprüfe bitte `parse_header`: bei leeren Zeilen gibt sie „None“ zurück, statt den \
+     Fehler zu melden. ",
+    "日本語のコメントも残っています：「未実装」と書かれた関数が三つあります。",
+    "let path = \"C:\\\\Users\\\\dev\\\\project\\\\Cargo.toml\"; // Windows paths need \
+     their backslashes escaped. ",
+    "The test `handles_quotes` expects 'single' and \"double\" quotes to survive a round trip \
+     through the config writer. ",
+    "Ça marche presque : il reste un cas où l'index dépasse la longueur (off-by-one à la fin \
+     du tampon). ",
+    "Run `cargo test -p qore-agents -- --nocapture` to see the rendered bodies, then compare \
+     them with the recorded ones. ",
+    "Symbols must pass through untouched: ✓ ✗ → ≤ ≥ 🙂, and so must a literal {{ braces }} \
+     pair or {% tag %}. ",
+];
+
+/// Deterministic text of at least `len` bytes, starting at snippet `i`.
+fn text(i: usize, len: usize) -> String {
+    let mut s = String::new();
+    let mut j = i;
+    while s.len() < len {
+        s.push_str(SNIPPETS[j % SNIPPETS.len()]);
+        j += 3;
+    }
+    s
+}
+
+fn code(i: usize) -> String {
+    format!(
+        "// src/module_{i}.rs\nuse std::collections::HashMap;\n\n/// Parses \"key = value\" \
+         lines; see the tests.\npub fn parse_{i}(input: &str) -> HashMap<String, String> {{\n    \
+         let mut out = HashMap::new();\n    for line in input.lines() {{\n        if let \
+         Some((k, v)) = line.split_once('=') {{\n            out.insert(k.trim().to_owned(), \
+         v.trim().trim_matches('\"').to_owned());\n        }}\n    }}\n    out\n}}\n\n\
+         #[test]\nfn parses_{i}() {{\n    let m = parse_{i}(\"name = \\\"qore\\\"\\nversion = \
+         1\");\n    assert_eq!(m[\"name\"], \"qore\"); // ünïcödé ✓\n}}\n"
+    )
+}
+
+/// One tool call of cycle `c`, number `j`.
+fn call(c: usize, j: usize) -> ContentBlock {
+    let (name, input) = match (c + j) % 4 {
+        0 => ("read_file", json!({"path": format!("src/module_{c}.rs")})),
+        1 => (
+            "grep",
+            json!({"pattern": format!("fn parse_{c}\\("), "path": "src", "case_sensitive": true}),
+        ),
+        2 => (
+            "run_command",
+            json!({"command": format!("cargo test -p qore-agents parses_{c}"), "cwd": ".", "timeout_secs": 120}),
+        ),
+        _ => (
+            "edit_file",
+            json!({
+                "path": format!("src/module_{c}.rs"),
+                "old_string": "v.trim().trim_matches('\"')",
+                "new_string": "v.trim().trim_matches(|ch| ch == '\"' || ch == '\\'')",
+            }),
+        ),
+    };
+    ContentBlock::ToolUse {
+        id: format!("call_{c:03}_{j}"),
+        name: name.into(),
+        input,
+        raw_input: None,
+        signature: None,
+    }
+}
+
+fn result(c: usize, j: usize) -> ContentBlock {
+    let is_error = (c + j) % 6 == 5;
+    let text = if is_error {
+        format!("error: src/module_{c}.rs: no such file or directory (os error 2)")
+    } else {
+        code(c)
+    };
+    ContentBlock::ToolResult {
+        tool_use_id: format!("call_{c:03}_{j}"),
+        content: vec![ToolResultPart::Text { text }],
+        is_error,
+    }
+}
+
+/// The system prompt and a conversation of at least [`TURNS`] entries, then a user turn.
+fn history() -> History {
+    let mut messages = vec![Message::system(text(0, 2000))];
+    let mut c = 0;
+    while messages.len() - 1 < TURNS {
+        messages.push(Message::user(text(c, 300)));
+        let calls = match c % 3 {
+            0 => 0,
+            1 => 1,
+            _ => 2,
+        };
+        if calls == 0 {
+            messages.push(Message::assistant(text(c + 1, 400)));
+        } else {
+            let mut blocks = vec![ContentBlock::text(text(c + 2, 120))];
+            blocks.extend((0..calls).map(|j| call(c, j)));
+            messages.push(Message::new(Role::Assistant, blocks));
+            messages.push(Message::new(
+                Role::User,
+                (0..calls).map(|j| result(c, j)).collect(),
+            ));
+            messages.push(Message::assistant(text(c + 5, 300)));
+        }
+        c += 1;
+    }
+    messages.push(Message::user(text(c, 300)));
+    History::from(messages)
+}
+
+fn tool(name: &str, description: &str, properties: Value, required: &[&str]) -> ToolSpec {
+    ToolSpec {
+        name: name.into(),
+        description: description.into(),
+        input_schema: json!({
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": false,
+        }),
+    }
+}
+
+/// The tools on offer: a coding agent's nine.
+fn tools() -> Vec<ToolSpec> {
+    let path = json!({"type": "string", "description": "Path relative to the workspace root; \
+        absolute paths and `..` are refused."});
+    vec![
+        tool(
+            "read_file",
+            "Read a text file of the workspace. Returns numbered lines; long files are cut at \
+             2,000 lines unless `offset` and `limit` are given. Binary files are refused.",
+            json!({
+                "path": path,
+                "offset": {"type": "integer", "minimum": 1, "description": "First line to read (1-based)."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 10000, "description": "How many lines to read."},
+            }),
+            &["path"],
+        ),
+        tool(
+            "write_file",
+            "Create or overwrite a file with the given content. Parent directories are \
+             created. Prefer `edit_file` for changes to existing files.",
+            json!({
+                "path": path,
+                "content": {"type": "string", "description": "The whole new content of the file."},
+            }),
+            &["path", "content"],
+        ),
+        tool(
+            "edit_file",
+            "Replace an exact string in a file. `old_string` must occur exactly once unless \
+             `replace_all` is set; whitespace and indentation must match.",
+            json!({
+                "path": path,
+                "old_string": {"type": "string", "description": "The text to replace, exactly as in the file."},
+                "new_string": {"type": "string", "description": "The replacement text."},
+                "replace_all": {"type": "boolean", "default": false, "description": "Replace every occurrence."},
+            }),
+            &["path", "old_string", "new_string"],
+        ),
+        tool(
+            "list_dir",
+            "List a directory: names, kinds and sizes, directories first. Ignores what \
+             .gitignore ignores unless `all` is set.",
+            json!({
+                "path": path,
+                "depth": {"type": "integer", "minimum": 1, "maximum": 5, "default": 1, "description": "How deep to recurse."},
+                "all": {"type": "boolean", "default": false, "description": "Include ignored and hidden entries."},
+            }),
+            &["path"],
+        ),
+        tool(
+            "grep",
+            "Search file contents with a regular expression (Rust regex syntax). Returns \
+             matching lines with their file and line number, at most 500 matches.",
+            json!({
+                "pattern": {"type": "string", "description": "The regular expression."},
+                "path": {"type": "string", "description": "File or directory to search; default the workspace."},
+                "glob": {"type": "string", "description": "Only files matching this glob, e.g. \"*.rs\"."},
+                "case_sensitive": {"type": "boolean", "default": true},
+                "context": {"type": "integer", "minimum": 0, "maximum": 20, "description": "Lines of context around each match."},
+            }),
+            &["pattern"],
+        ),
+        tool(
+            "glob",
+            "Find files by name with a glob pattern such as \"src/**/*.rs\"; results sorted by \
+             modification time, newest first.",
+            json!({
+                "pattern": {"type": "string", "description": "The glob pattern."},
+                "path": {"type": "string", "description": "Directory to search from."},
+            }),
+            &["pattern"],
+        ),
+        tool(
+            "run_command",
+            "Run a shell command in the workspace and return its exit status, stdout and \
+             stderr (each cut at 30,000 characters). Needs approval unless allowed by policy.",
+            json!({
+                "command": {"type": "string", "description": "The command line, run with `sh -c`."},
+                "cwd": {"type": "string", "description": "Working directory, relative to the workspace."},
+                "timeout_secs": {"type": "integer", "minimum": 1, "maximum": 3600, "default": 120},
+                "env": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Extra environment variables."},
+            }),
+            &["command"],
+        ),
+        tool(
+            "web_fetch",
+            "Fetch a URL over HTTPS and return its content as Markdown (HTML converted, \
+             scripts removed). Pages over 5 MB are refused.",
+            json!({
+                "url": {"type": "string", "format": "uri", "description": "The URL to fetch."},
+                "max_chars": {"type": "integer", "minimum": 100, "default": 20000},
+            }),
+            &["url"],
+        ),
+        tool(
+            "todo",
+            "Keep the task list: replace it with the given items. Use it for work of three \
+             steps or more, and keep exactly one item in progress.",
+            json!({
+                "items": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "id": {"type": "string"},
+                            "content": {"type": "string", "minLength": 1},
+                            "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]},
+                        },
+                        "required": ["id", "content", "status"],
+                    },
+                },
+            }),
+            &["items"],
+        ),
+    ]
+}
+
+// ---------------------------------------------------------------------------------------
+// Cases and variants.
+
+/// One profile bound to its protocol, with the workload's body parsed once.
+struct Case {
+    name: &'static str,
+    key: &'static str,
+    renderer: AgentRenderer,
+    protocol: Arc<dyn Protocol>,
+    /// The rendered body, parsed (what `to_vec` serializes).
+    value: Value,
+    bytes: usize,
+    entries: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Variant {
+    Render,
+    ToVec,
+    Encode,
+    Validate,
+    Load,
+    Cli,
+}
+
+impl Variant {
+    fn name(self) -> &'static str {
+        match self {
+            Variant::Render => "render",
+            Variant::ToVec => "to_vec",
+            Variant::Encode => "encode",
+            Variant::Validate => "validate",
+            Variant::Load => "load",
+            Variant::Cli => "cli",
+        }
+    }
+}
+
+struct Env {
+    cases: Vec<Case>,
+    history: History,
+    tools: Vec<ToolSpec>,
+    options: RequestOptions,
+    /// Whether the `validate` case runs.
+    validate: bool,
+    /// The `qore` binary for `cli`, and the empty config dir it runs with.
+    cli: Option<(PathBuf, PathBuf)>,
+}
+
+impl Env {
+    fn new(filter: Option<&str>) -> Env {
+        let catalog = Catalog::load(None);
+        let providers = Providers::load(None);
+        let history = history();
+        let tools = tools();
+        let options = RequestOptions::default();
+        let mut cases = Vec::new();
+        for &(name, key) in PROFILES {
+            if filter.is_some_and(|f| !name.contains(f)) {
+                continue;
+            }
+            let Some(agent) = catalog.get(name) else {
+                println!("note: {name} is not bundled; skipped");
+                continue;
+            };
+            let instance = (agent.provider.as_deref())
+                .and_then(|p| providers.get(p))
+                .unwrap_or_else(|| panic!("{name}: its provider is not built in"));
+            let protocol = protocols::by_name(&instance.protocol)
+                .unwrap_or_else(|| panic!("{name}: unknown protocol {}", instance.protocol));
+            let model = agent.model.clone().unwrap_or_else(|| "bench-model".into());
+            let renderer = AgentRenderer::new(agent, protocol.clone(), model, Partials::default())
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(renderer.is_templated(), "{name} has no [body]");
+            cases.push(Case {
+                name,
+                key,
+                renderer,
+                protocol,
+                value: Value::Null,
+                bytes: 0,
+                entries: 0,
+            });
+        }
+        let validate = filter.map_or(true, |f| "validate".contains(f));
+        let cli = std::env::var_os("QORE_BENCH_QORE")
+            .filter(|_| validate)
+            .map(|bin| {
+                let dir =
+                    std::env::temp_dir().join(format!("qore-bench-render-{}", std::process::id()));
+                std::fs::create_dir_all(&dir).expect("temporary config dir");
+                (PathBuf::from(bin), dir)
+            });
+        Env {
+            cases,
+            history,
+            tools,
+            options,
+            validate,
+            cli,
+        }
+    }
+
+    fn variants(&self, case: Option<&Case>) -> Vec<Variant> {
+        match case {
+            Some(_) => vec![Variant::Render, Variant::ToVec, Variant::Encode],
+            None => {
+                let mut v = vec![Variant::Validate, Variant::Load];
+                if self.cli.is_some() {
+                    v.push(Variant::Cli);
+                }
+                v
+            }
+        }
+    }
+
+    fn request(&self, case: &Case) -> Value {
+        let request = ChatRequest {
+            model: &case.renderer.model,
+            history: &self.history,
+            tools: &self.tools,
+            options: &self.options,
+        };
+        case.protocol.encode(&request).expect("the codec encodes")
+    }
+
+    /// One run of `variant` (of `case`, or of validation), black-boxed.
+    fn run(&self, case: Option<&Case>, variant: Variant) {
+        match (case, variant) {
+            (Some(case), Variant::Render) => {
+                let bytes =
+                    case.renderer
+                        .chat_body(black_box(&self.history), &self.tools, &self.options);
+                black_box(bytes.expect("renders"));
+            }
+            (Some(case), Variant::ToVec) => {
+                black_box(serde_json::to_vec(black_box(&case.value)).expect("serializes"));
+            }
+            (Some(case), Variant::Encode) => {
+                let value = self.request(case);
+                black_box(serde_json::to_vec(&value).expect("serializes"));
+            }
+            (_, Variant::Validate) => {
+                let errors = validate_catalog(
+                    &Catalog::load(None),
+                    &Providers::load(None),
+                    &Partials::default(),
+                );
+                black_box(errors);
+            }
+            (_, Variant::Load) => {
+                black_box(Catalog::load(None));
+            }
+            (_, Variant::Cli) => {
+                black_box(self.cli_once());
+            }
+            (None, _) => unreachable!("a render variant without its case"),
+        }
+    }
+
+    fn cli_once(&self) -> bool {
+        let Some((bin, dir)) = &self.cli else {
+            return false;
+        };
+        Command::new(bin)
+            .args(["agents", "validate"])
+            .env("QORE_CONFIG_DIR", dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    fn timed(&self, case: Option<&Case>, variant: Variant) -> Duration {
+        let start = Instant::now();
+        self.run(case, variant);
+        start.elapsed()
+    }
+
+    fn case_name(case: Option<&Case>) -> String {
+        case.map_or("validate".into(), |c| c.name.into())
+    }
+}
+
+/// Render every case once and check it; check validation and the binary.
+fn check(env: &mut Env) {
+    let history = &env.history;
+    println!(
+        "workload: {} entries after the system prompt, {} tool calls, {} tools",
+        history.len() - 1,
+        (history.iter())
+            .flat_map(|m| &m.blocks)
+            .filter(|b| matches!(b, ContentBlock::ToolUse { .. }))
+            .count(),
+        env.tools.len()
+    );
+    let mut filled = Vec::new();
+    for case in &env.cases {
+        let bytes = (case.renderer)
+            .chat_body(&env.history, &env.tools, &env.options)
+            .unwrap_or_else(|e| panic!("{}: {e:?}", case.name));
+        let value: Value = serde_json::from_slice(&bytes)
+            .unwrap_or_else(|e| panic!("{}: the body is not JSON: {e}", case.name));
+        let entries = value[case.key].as_array().map_or(0, Vec::len);
+        assert!(
+            entries >= TURNS,
+            "{}: {} has {entries} entries",
+            case.name,
+            case.key
+        );
+        let encoded = env.request(case);
+        let same = encoded[case.key] == value[case.key];
+        println!(
+            "  {:<22} {} B rendered, {} {} entries; the codec's {} B; same conversation as \
+             the codec: {}",
+            case.name,
+            bytes.len(),
+            entries,
+            case.key,
+            serde_json::to_vec(&encoded).map_or(0, |v| v.len()),
+            if same { "yes" } else { "NO" }
+        );
+        filled.push((value, bytes.len(), entries));
+    }
+    for (case, (value, bytes, entries)) in env.cases.iter_mut().zip(filled) {
+        case.value = value;
+        case.bytes = bytes;
+        case.entries = entries;
+    }
+    if env.validate {
+        let catalog = Catalog::load(None);
+        assert!(catalog.errors.is_empty(), "{:#?}", catalog.errors);
+        let errors = validate_catalog(&catalog, &Providers::load(None), &Partials::default());
+        assert!(
+            errors.is_empty(),
+            "{:#?}",
+            errors.iter().map(|e| e.to_string()).collect::<Vec<_>>()
+        );
+        let all = catalog.all().count();
+        let concrete = catalog.all().filter(|a| !a.is_abstract).count();
+        println!("  validate: {all} agents ({concrete} concrete), no errors");
+        if let Some((bin, _)) = &env.cli {
+            assert!(env.cli_once(), "{} agents validate failed", bin.display());
+            println!("  cli: {} agents validate exits 0", bin.display());
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Reporting.
+
+type Records = BTreeMap<(String, Variant), Vec<Duration>>;
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v.get(v.len() / 2).copied().unwrap_or_default()
+}
+
+fn us(d: f64) -> String {
+    format!("{:.1}", d * 1e6)
+}
+
+fn print_table(env: &Env, records: &Records, source: &str) {
+    let med = |case: &str, v: Variant| {
+        (records.get(&(case.to_owned(), v))).map(|s| (median(s.clone()).as_secs_f64(), s.len()))
+    };
+    println!();
+    println!("render ({source}); medians, µs; ratios of the same run");
+    println!(
+        "{:<22} {:>9} {:>8} {:>6} {:>11} {:>11} {:>11} {:>14} {:>14} {:>14}",
+        "profile",
+        "bytes",
+        "entries",
+        "runs",
+        "render",
+        "to_vec",
+        "encode",
+        "render/to_vec",
+        "encode/to_vec",
+        "render/encode"
+    );
+    for case in &env.cases {
+        let (Some((r, n)), Some((t, _)), Some((e, _))) = (
+            med(case.name, Variant::Render),
+            med(case.name, Variant::ToVec),
+            med(case.name, Variant::Encode),
+        ) else {
+            continue;
+        };
+        println!(
+            "{:<22} {:>9} {:>8} {:>6} {:>11} {:>11} {:>11} {:>14.1} {:>14.1} {:>14.2}",
+            case.name,
+            case.bytes,
+            case.entries,
+            n,
+            us(r),
+            us(t),
+            us(e),
+            r / t,
+            e / t,
+            r / e
+        );
+    }
+    let (Some((v, n)), Some((l, _))) = (
+        med("validate", Variant::Validate),
+        med("validate", Variant::Load),
+    ) else {
+        return;
+    };
+    let ms = |d: f64| format!("{:.2}", d * 1e3);
+    println!();
+    println!("validate ({source}); medians, ms");
+    println!(
+        "  validate_catalog(Catalog::load, Providers::load, Partials::default()): {} ms \
+         ({n} runs); Catalog::load alone: {} ms ({:.0}% of it)",
+        ms(v),
+        ms(l),
+        100.0 * l / v
+    );
+    if let Some((c, n)) = med("validate", Variant::Cli) {
+        println!(
+            "  `qore agents validate` (one process, wall): {} ms ({n} runs), {:.2}× the \
+             in-process validate",
+            ms(c),
+            c / v
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The breakdown, with prototypes of fixes (a copy of the body engine's environment).
+
+fn proto_env(fast_tojson: bool) -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::SemiStrict);
+    env.set_keep_trailing_newline(false);
+    let partials = Partials::default();
+    env.set_loader(move |name| match partials.load(name) {
+        Ok(text) => Ok(Some(text)),
+        Err(message) => Err(JinjaError::new(ErrorKind::InvalidOperation, message)),
+    });
+    if fast_tojson {
+        env.add_function("tojson", tojson_fast);
+        env.add_filter("tojson", tojson_fast);
+    } else {
+        env.add_function("tojson", tojson);
+        env.add_filter("tojson", tojson);
+    }
+    env.add_function("filter_by_type", |items: J, kind: &str| {
+        filter_items(items, |item| attr_is(item, "type", kind))
+    });
+    env.add_function("filter_skip_role", |items: J, role: &str| {
+        filter_items(items, |item| !attr_is(item, "role", role))
+    });
+    env.add_function("existsIn", |object: J, key: &str| {
+        object.get_attr(key).ok().is_some_and(|v| !v.is_undefined())
+    });
+    env.add_function("length", |value: J| -> Result<usize, JinjaError> {
+        if value.is_undefined() || value.is_none() {
+            return Ok(0);
+        }
+        value
+            .len()
+            .ok_or_else(|| JinjaError::new(ErrorKind::InvalidOperation, "length()"))
+    });
+    env.add_function("fail", |message: &str| -> Result<J, JinjaError> {
+        Err(JinjaError::new(
+            ErrorKind::InvalidOperation,
+            message.to_owned(),
+        ))
+    });
+    env
+}
+
+/// `tojson` calls of the prototype environment (counted once, outside the timing).
+static TOJSON_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+fn tojson(value: J) -> Result<J, JinjaError> {
+    TOJSON_CALLS.fetch_add(1, Ordering::Relaxed);
+    serde_json::to_string(&value)
+        .map(J::from_safe_string)
+        .map_err(|err| JinjaError::new(ErrorKind::InvalidOperation, err.to_string()))
+}
+
+/// `tojson` with a fast path for strings (the common case: text, ids, names).
+fn tojson_fast(value: J) -> Result<J, JinjaError> {
+    if let Some(s) = value.as_str() {
+        return serde_json::to_string(s)
+            .map(J::from_safe_string)
+            .map_err(|err| JinjaError::new(ErrorKind::InvalidOperation, err.to_string()));
+    }
+    tojson(value)
+}
+
+fn attr_is(item: &J, attr: &str, expected: &str) -> bool {
+    item.get_attr(attr)
+        .ok()
+        .is_some_and(|v| v.as_str() == Some(expected))
+}
+
+fn filter_items(items: J, keep: impl Fn(&J) -> bool) -> Result<J, JinjaError> {
+    if items.is_undefined() || items.is_none() {
+        return Ok(J::from(Vec::<J>::new()));
+    }
+    let kept: Vec<J> = items.try_iter()?.filter(|item| keep(item)).collect();
+    Ok(J::from(kept))
+}
+
+/// The `[body]` strings of `case` that are templates: (key, source).
+fn body_templates(case: &Case) -> Vec<(String, String)> {
+    let Some(body) = &case.renderer.agent.body else {
+        return Vec::new();
+    };
+    (body.iter())
+        .filter_map(|(k, v)| match v {
+            toml::Value::String(s) if s.contains("{{") || s.contains("{%") => {
+                Some((k.clone(), s.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Medians of `k` rounds of `parts`, each round running every part once, in rotating order
+/// (so that load from elsewhere on the machine hits every part alike).
+fn interleaved(k: usize, parts: &mut [&mut dyn FnMut()]) -> Vec<f64> {
+    let mut samples = vec![Vec::with_capacity(k); parts.len()];
+    for rep in 0..k {
+        for i in 0..parts.len() {
+            let i = (i + rep) % parts.len();
+            let start = Instant::now();
+            parts[i]();
+            samples[i].push(start.elapsed());
+        }
+    }
+    samples
+        .into_iter()
+        .map(|s| median(s).as_secs_f64())
+        .collect()
+}
+
+/// Where one render's time goes, per case (medians of `k`).
+fn breakdown(env: &Env, k: usize) {
+    println!();
+    println!(
+        "breakdown of one render (medians of {k}, interleaved; µs and % of the same run's \
+         `chat_body`); `templates` runs the profile's templates on a copy of the engine's \
+         environment with the context converted once"
+    );
+    for case in &env.cases {
+        let renderer = &case.renderer;
+        let Some(body) = renderer.body() else {
+            continue;
+        };
+        let (history, tools) = (&env.history, &env.tools[..]);
+        let ctx = renderer.chat_context(history, tools);
+        let out = body.render(&ctx).unwrap_or_default();
+        let sources = body_templates(case);
+        let jctx = minijinja::context! { ctx => J::from_serialize(&ctx) };
+        let run_templates = |env: &Environment<'static>| {
+            let mut texts = Vec::new();
+            for (key, _) in &sources {
+                let t = env.get_template(key).expect("compiled");
+                texts.push(t.render(&jctx).expect("renders"));
+            }
+            texts
+        };
+        let compile = |fast: bool| {
+            let mut e = proto_env(fast);
+            for (key, source) in &sources {
+                e.add_template_owned(key.clone(), source.clone())
+                    .expect("compiles");
+            }
+            e
+        };
+        let (plain, fast) = (compile(false), compile(true));
+        TOJSON_CALLS.store(0, Ordering::Relaxed);
+        let texts = run_templates(&plain);
+        let tojson_calls = TOJSON_CALLS.load(Ordering::Relaxed);
+        assert_eq!(
+            texts,
+            run_templates(&fast),
+            "{}: fast tojson differs",
+            case.name
+        );
+        let raw: usize = texts.iter().map(String::len).sum();
+        let t = interleaved(
+            k,
+            &mut [
+                &mut || {
+                    black_box(renderer.chat_body(history, tools, &env.options).ok());
+                },
+                &mut || {
+                    black_box(tool_definitions(&*case.protocol, tools));
+                },
+                &mut || {
+                    black_box(renderer.chat_context(history, tools));
+                },
+                &mut || {
+                    black_box(J::from_serialize(black_box(&ctx)));
+                },
+                &mut || {
+                    black_box(body.render(&ctx).ok());
+                },
+                &mut || {
+                    black_box(run_templates(&plain));
+                },
+                &mut || {
+                    black_box(run_templates(&fast));
+                },
+                &mut || {
+                    for t in &texts {
+                        black_box(strip_trailing_commas(black_box(t)));
+                    }
+                },
+                &mut || {
+                    black_box(
+                        serde_json::from_slice::<serde::de::IgnoredAny>(black_box(&out)).ok(),
+                    );
+                },
+            ],
+        );
+        let [total, defs, context, convert, body_render, templates, templates_fast, strip, check] =
+            t[..]
+        else {
+            unreachable!("nine parts")
+        };
+        let pct = |d: f64| format!("{:.0}%", 100.0 * d / total);
+        let rest = total - context - convert - templates - strip - check;
+        println!(
+            "  {} ({} B): chat_body {} µs = context {} ({}; of which tool_definitions {}) \
+             + to minijinja value {} ({}) + templates {} ({}) + comma stripper {} ({}) + JSON \
+             check {} ({}); rest {} ({})",
+            case.name,
+            case.bytes,
+            us(total),
+            us(context),
+            pct(context),
+            us(defs),
+            us(convert),
+            pct(convert),
+            us(templates),
+            pct(templates),
+            us(strip),
+            pct(strip),
+            us(check),
+            pct(check),
+            us(rest),
+            pct(rest)
+        );
+        println!(
+            "  {}: BodyTemplate::render alone {} µs ({}); templates write {} B with {} `tojson` \
+             calls; prototype `tojson` with a string fast path: templates {} µs ({:.2}× the \
+             engine's)",
+            case.name,
+            us(body_render),
+            pct(body_render),
+            raw,
+            tojson_calls,
+            us(templates_fast),
+            templates_fast / templates,
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Modes.
+
+/// `QORE_BENCH_RATIOS=1`: K samples per variant, the variants in rotating order.
+fn ratio_mode(env: &Env) {
+    let k: usize = std::env::var("QORE_BENCH_K")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(21);
+    let mut records = Records::new();
+    let mut groups: Vec<Option<&Case>> = env.cases.iter().map(Some).collect();
+    if env.validate {
+        groups.push(None);
+    }
+    for rep in 0..k {
+        for &case in &groups {
+            let mut order = env.variants(case);
+            let n = order.len();
+            order.rotate_left(rep % n);
+            for variant in order {
+                let d = env.timed(case, variant);
+                records
+                    .entry((Env::case_name(case), variant))
+                    .or_default()
+                    .push(d);
+            }
+        }
+    }
+    print_table(env, &records, &format!("ratio mode, K={k}"));
+    breakdown(env, k.max(11));
+}
+
+fn criterion_benches(c: &mut Criterion, env: &Env) -> Records {
+    let records: Rc<RefCell<Records>> = Rc::default();
+    let mut groups: Vec<Option<&Case>> = env.cases.iter().map(Some).collect();
+    if env.validate {
+        groups.push(None);
+    }
+    for case in groups {
+        let name = Env::case_name(case);
+        let mut group = c.benchmark_group(match case {
+            Some(case) => format!("render/{}", case.name),
+            None => "validate".into(),
+        });
+        group
+            .sample_size(if case.is_some() { 20 } else { 10 })
+            .sampling_mode(SamplingMode::Flat)
+            .warm_up_time(Duration::from_secs(1))
+            .measurement_time(Duration::from_secs(3));
+        if let Some(case) = case {
+            group.throughput(Throughput::Bytes(case.bytes as u64));
+        }
+        for variant in env.variants(case) {
+            let records = Rc::clone(&records);
+            let name = name.clone();
+            group.bench_function(variant.name(), |b| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let d = env.timed(case, variant);
+                        total += d;
+                        records
+                            .borrow_mut()
+                            .entry((name.clone(), variant))
+                            .or_default()
+                            .push(d);
+                    }
+                    total
+                })
+            });
+        }
+        group.finish();
+    }
+    records.take()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    // `cargo bench` passes --bench; `cargo test --benches` does not (criterion's test mode).
+    let benchmarking =
+        args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--test" || a == "--list");
+    let filter = std::env::var("QORE_BENCH_CASES").ok();
+    let mut env = Env::new(filter.as_deref());
+    check(&mut env);
+    if std::env::var_os("QORE_BENCH_RATIOS").is_some_and(|v| v == "1") {
+        ratio_mode(&env);
+    } else {
+        let mut c = Criterion::default().configure_from_args();
+        let records = criterion_benches(&mut c, &env);
+        c.final_summary();
+        if benchmarking {
+            print_table(
+                &env,
+                &records,
+                "criterion run, all iterations incl. warm-up",
+            );
+        }
+    }
+    if let Some((_, dir)) = &env.cli {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
