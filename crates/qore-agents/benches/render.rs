@@ -29,7 +29,8 @@
 //!
 //! Run: `cargo bench -p qore-agents --bench render` (criterion groups `render/<profile>` and
 //! `validate`, then a table of the same run's medians and ratios). `QORE_BENCH_RATIOS=1`
-//! skips criterion: each variant runs `QORE_BENCH_K` (default 21) times in rotating order,
+//! skips criterion: each variant runs `QORE_BENCH_K` (default 21) times in rotating order
+//! (a render variant's sample is a batch of 8 runs, per run),
 //! then the table and a breakdown of one render (the context, its conversion to a minijinja
 //! value, the templates alone, the comma stripper, the JSON check) with prototypes of fixes.
 //! `QORE_BENCH_CASES=claude` keeps the cases whose name contains that text (`validate` is a
@@ -64,6 +65,9 @@ const PROFILES: &[(&str, &str)] = &[
     ("ollama-chat", "messages"),
     ("openai-responses-chat", "input"),
 ];
+
+/// Runs per sample of a render variant in ratio mode (one per iteration under criterion).
+const BATCH: u32 = 8;
 
 /// Non-system entries the conversation has at least (it ends on a user turn).
 const TURNS: usize = 200;
@@ -900,7 +904,13 @@ fn ratio_mode(env: &Env) {
             let n = order.len();
             order.rotate_left(rep % n);
             for variant in order {
-                let d = env.timed(case, variant);
+                // Render variants in batches (per run), so that each one runs hot as under
+                // criterion; validation is long enough alone.
+                let batch = if case.is_some() { BATCH } else { 1 };
+                let d = (0..batch)
+                    .map(|_| env.timed(case, variant))
+                    .sum::<Duration>()
+                    / batch;
                 records
                     .entry((Env::case_name(case), variant))
                     .or_default()
