@@ -16,6 +16,10 @@
 //!
 //! Functions and filters available to templates: `tojson` (compact JSON, no HTML
 //! escaping), `filter_by_type(blocks, type)`, `filter_skip_role(messages, role)`,
+//! Templates written for inja (the seed's profiles) carry over: `{% else if %}`,
+//! `loop.is_last` and `loop.is_first` are read as minijinja's `elif`, `loop.last`,
+//! `loop.first` ([`from_inja`]).
+//!
 //! `existsIn(object, key)`, `length(x)`, `fail(message)` (the render fails with it: for a
 //! conversation the wire cannot carry); plus minijinja's builtins. `{% include %}`
 //! resolves through [`Partials`].
@@ -185,7 +189,7 @@ fn node_of(
 ) -> Result<Node, RenderError> {
     Ok(match value {
         toml::Value::String(s) if is_template(s) => {
-            templates.push((key.to_owned(), s.clone()));
+            templates.push((key.to_owned(), from_inja(s)));
             Node::Render {
                 key: key.to_owned(),
             }
@@ -210,6 +214,26 @@ fn node_of(
         }),
         toml::Value::Boolean(b) => Node::Literal(b.to_string()),
     })
+}
+
+/// The inja spellings the seed's profiles use, in minijinja's: `{% else if` is `{% elif`,
+/// `loop.is_last`/`loop.is_first` are `loop.last`/`loop.first`.
+pub fn from_inja(template: &str) -> String {
+    if !template.contains("else if") && !template.contains("loop.is_") {
+        return template.to_owned();
+    }
+    let mut out = template
+        .replace("loop.is_last", "loop.last")
+        .replace("loop.is_first", "loop.first");
+    for open in ["{%", "{%-", "{%+"] {
+        for gap in [" ", ""] {
+            out = out.replace(
+                &format!("{open}{gap}else if "),
+                &format!("{open}{gap}elif "),
+            );
+        }
+    }
+    out
 }
 
 fn json(s: &str) -> String {
@@ -250,7 +274,7 @@ fn environment(partials: Partials) -> Environment<'static> {
     env.set_keep_trailing_newline(false);
     let partials = Arc::new(partials);
     env.set_loader(move |name| match partials.load(name) {
-        Ok(text) => Ok(Some(text)),
+        Ok(text) => Ok(Some(from_inja(&text))),
         // Not `TemplateNotFound`: minijinja replaces that one's message with its own.
         Err(message) => Err(JinjaError::new(ErrorKind::InvalidOperation, message)),
     });

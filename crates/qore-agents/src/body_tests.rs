@@ -125,3 +125,13 @@ fn a_typo_in_a_template_is_an_error_not_an_empty_field() {
     assert_eq!(err.key, "messages");
     assert!(err.message.contains("undefined"), "{}", err.message);
 }
+
+#[test]
+fn inja_spellings_from_the_seed_carry_over() {
+    let out = render(
+        r#"items = """[{% for b in ctx.blocks %}{% if b.type == "text" %}{"t": {{ tojson(b.text) }}}{% else if b.type == "image" %}{"i": 1}{%- else if b.type == "x" %}{"x": 1}{% else %}{"o": 1}{% endif %}{% if not loop.is_last %},{% endif %}{% endfor %}]""""#,
+        json!({"blocks": [{"type": "text", "text": "a"}, {"type": "image"}, {"type": "x"}, {"type": "y"}]}),
+    )
+    .unwrap();
+    assert_eq!(out, r#"{"items":[{"t": "a"},{"i": 1},{"x": 1},{"o": 1}]}"#);
+}
