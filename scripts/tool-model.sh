@@ -11,8 +11,9 @@
 #   tool-model.sh url       print the OpenAI base URL (only thing on stdout)
 #
 # With a tool and tool_choice "auto" this server always answers with a tool call when not
-# streaming; streamed, it answers 200 with an empty body. It rejects assistant messages
-# whose `content` is null.
+# streaming; streamed, it answers 200 with an empty body. An assistant message with tool
+# calls must carry `content` as a string (null or an absent `content` get a 500).
+# Without `tool_choice` in the request it offers the model no tools at all.
 #
 # Environment: QORE_CACHE_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/qore),
 # QORE_TOOL_PORT (default 18081), QORE_PYTHON (default python3),
