@@ -125,8 +125,7 @@ fail_start() {
 }
 
 cmd_install() {
-  local model
-  model="$(gguf)"
+  gguf >/dev/null
   installed && return 0
   take_lock
   install_locked
