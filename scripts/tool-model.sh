@@ -19,9 +19,10 @@
 # QORE_TOOL_PORT (default 18081), QORE_PYTHON (default python3),
 # QORE_TOOL_START_TIMEOUT (120), QORE_BUILD_JOBS (default: the number of cores).
 # Files in $CACHE: tool-venv/, tool-model.lock, tool-server.log, tool-server.pid (the
-# last two are tool-server-PORT.log/.pid for a port other than 18081). The build takes
-# a few minutes on two cores (llama.cpp's CPU backend only: no multimodal library, no
-# OpenMP, no tests or tools); afterwards `install` returns at once.
+# last two are tool-server-PORT.log/.pid for a port other than 18081). The cold install
+# takes about 6 minutes on two idle cores (llama.cpp's CPU backend only: no multimodal
+# library, no OpenMP, no tests or tools; its `common` library cannot be left out, the
+# install step wants it); afterwards `install` returns at once.
 set -euo pipefail
 
 LLAMA_CPP_PYTHON_VERSION=0.3.36
@@ -80,7 +81,7 @@ install_locked() {
   installed && return 0
   command -v cc >/dev/null 2>&1 && command -v c++ >/dev/null 2>&1 \
     || die "a C/C++ compiler is needed to build llama-cpp-python (Debian: apt-get install build-essential)"
-  say "building llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION into $VENV ($JOBS jobs; a few minutes)"
+  say "building llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION into $VENV ($JOBS jobs; about 6 minutes on 2 idle cores)"
   local start=$SECONDS
   rm -rf "$VENV"
   "$PYTHON" -m venv "$VENV" >&2 || die "'$PYTHON -m venv' failed (Debian: apt-get install python3-venv)"
