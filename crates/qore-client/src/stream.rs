@@ -13,7 +13,11 @@
 //!   stream ends with [`TurnOutcome::Cancelled`] and its partial message is dropped;
 //! - a request the server answers with "try later" (see [`crate::transport::retry`]), or
 //!   that fails in transport, is sent again after a backoff, but only while no event has
-//!   reached the consumer: once output is delivered, a failure is final.
+//!   reached the consumer: once output is delivered, a failure is final;
+//! - a 2xx answer with nothing in it (an empty or blank body, or a stream that ends without
+//!   a single event) fails with a [`ErrorCategory::Provider`] error saying so, never an empty
+//!   successful turn (llama-cpp-python's server answers a streamed request with tools and
+//!   `tool_choice: "auto"` that way).
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -24,7 +28,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::Stream;
-use qore_core::{ErrorInfo, MessageAssembler, ResponseEvent, TurnOutcome};
+use qore_core::{
+    ErrorCategory, ErrorInfo, MessageAssembler, ProviderDetail, ResponseEvent, TurnOutcome,
+};
 use tokio::time::{Instant, Sleep};
 use tokio_util::sync::CancellationToken;
 
@@ -65,10 +71,13 @@ enum Body {
     Framed {
         bytes: ByteStream,
         framer: Framer,
+        /// The (2xx) status, for the error when the stream carries nothing.
+        status: u16,
     },
     Whole {
         bytes: ByteStream,
         buf: Vec<u8>,
+        status: u16,
         /// `Some((status, wait the headers asked for))` for a non-2xx answer.
         error: Option<(u16, Option<Duration>)>,
     },
@@ -248,12 +257,18 @@ impl ResponseStream {
             _ if !(200..300).contains(&status) => Body::Whole {
                 bytes,
                 buf: Vec::new(),
+                status,
                 error: Some((status, wait)),
             },
-            Some(framer) => Body::Framed { bytes, framer },
+            Some(framer) => Body::Framed {
+                bytes,
+                framer,
+                status,
+            },
             None => Body::Whole {
                 bytes,
                 buf: Vec::new(),
+                status,
                 error: None,
             },
         };
@@ -289,7 +304,11 @@ impl ResponseStream {
                 }
                 Poll::Pending => Poll::Pending,
             },
-            Body::Framed { bytes, framer } => match bytes.as_mut().poll_next(cx) {
+            Body::Framed {
+                bytes,
+                framer,
+                status,
+            } => match bytes.as_mut().poll_next(cx) {
                 Poll::Ready(Some(Ok(chunk))) => {
                     this.last_progress = Instant::now();
                     let (queue, decoder) = (&mut this.queue, &mut this.decoder);
@@ -308,7 +327,14 @@ impl ResponseStream {
                 Poll::Ready(None) => {
                     let (queue, decoder) = (&mut this.queue, &mut this.decoder);
                     let flushed = framer.finish(|frame| decoder.frame(frame, queue));
-                    match flushed.and_then(|()| decoder.finish(queue)) {
+                    // Not one event decoded (none delivered, none waiting): nothing came.
+                    let empty = flushed.is_ok() && !this.delivered && queue.is_empty();
+                    let finished = if empty {
+                        Err(empty_response(*status, "a stream of no events"))
+                    } else {
+                        flushed.and_then(|()| decoder.finish(queue))
+                    };
+                    match finished {
                         Ok(()) => this.body = Body::Done,
                         Err(err) => this.fail(err),
                     }
@@ -316,7 +342,12 @@ impl ResponseStream {
                 }
                 Poll::Pending => Poll::Pending,
             },
-            Body::Whole { bytes, buf, error } => match bytes.as_mut().poll_next(cx) {
+            Body::Whole {
+                bytes,
+                buf,
+                status: whole_status,
+                error,
+            } => match bytes.as_mut().poll_next(cx) {
                 Poll::Ready(Some(Ok(chunk))) => {
                     this.last_progress = Instant::now();
                     buf.extend_from_slice(&chunk);
@@ -341,6 +372,9 @@ impl ResponseStream {
                             }
                             Err(error)
                         }
+                        None if buf.trim_ascii().is_empty() => {
+                            Err(empty_response(*whole_status, "an empty body"))
+                        }
                         None => this.decoder.body(&buf, &mut this.queue),
                     };
                     match result {
@@ -353,6 +387,19 @@ impl ResponseStream {
             },
         }
     }
+}
+
+/// The error for a 2xx answer that carried nothing.
+fn empty_response(status: u16, what: &str) -> ErrorInfo {
+    ErrorInfo::new(
+        ErrorCategory::Provider,
+        format!("the server sent an empty response (HTTP {status} with {what})"),
+    )
+    .with_detail(ProviderDetail {
+        status: Some(status),
+        error_type: None,
+        body: Some(String::new()),
+    })
 }
 
 impl Stream for ResponseStream {

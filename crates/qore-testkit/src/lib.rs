@@ -11,10 +11,13 @@
 //!   so that clients see provider bytes split at awkward places; it records what clients sent
 //!   ([`RecordedRequest`]) and how many clients hung up mid-response.
 //! - [`slicing`]: the deterministic slicing rules ([`Slicing`]).
+//! - [`proxy`]: [`RecordingProxy`], a loopback proxy that records each request and forwards
+//!   it to a real server on this machine (tests against a real local model).
 //!
 //! Nothing here is meant for production code: depend on it as a dev-dependency only.
 
 pub mod cassette;
+pub mod proxy;
 pub mod server;
 pub mod slicing;
 mod wire;
@@ -23,5 +26,6 @@ pub use cassette::{
     fixtures_dir, load_cassette_file, load_cassettes, parse_exchanges, Cassette, CassetteError,
     Exchange,
 };
+pub use proxy::RecordingProxy;
 pub use server::{reply_from_exchange, HangUp, RecordedRequest, ReplayServer, Reply};
 pub use slicing::{sse_frame_ends, Slicing, XorShift64};

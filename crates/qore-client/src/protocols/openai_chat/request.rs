@@ -8,7 +8,15 @@
 //!   so images in a result follow in a user message;
 //! - assistant turns → `content` text plus `tool_calls` (arguments re-serialized from the
 //!   parsed input, or the raw text the model sent when it was not JSON); thinking goes back
-//!   as `reasoning_content` only when the dialect asks for it.
+//!   as `reasoning_content` only when the dialect asks for it. `content` is always a string,
+//!   `""` for a turn with tool calls and no text. That is the one shape taken by every server
+//!   we have evidence for: llama-cpp-python's server (0.3.36, probed by hand) answers `"content": null`
+//!   with a 500 ("Input should be a valid string", its schema types the field as a string)
+//!   and an absent `content` with a 500 from its chat template ("'dict object' has no
+//!   attribute 'content'"), and takes `""`, as does llama.cpp's own server. The recorded traffic in `../shared/fixtures`
+//!   shows DeepSeek and Mistral accepting `""`, and api.openai.com, OpenRouter and llama.cpp's
+//!   server accepting turns without `content`; OpenAI's schema allows a string there (string,
+//!   parts, or null; optional beside `tool_calls`), though no recording shows it given `""`.
 //!
 //! Output is deterministic (sorted object keys), so re-encoding the same history gives the
 //! same bytes: the prefix of a continuation is byte-identical to the previous request.
@@ -129,12 +137,8 @@ fn encode_assistant(blocks: &[ContentBlock], replay_reasoning: bool) -> Value {
     }
     let mut message = Map::new();
     message.insert("role".into(), json!("assistant"));
-    let content = if text.is_empty() && !calls.is_empty() {
-        Value::Null
-    } else {
-        json!(text)
-    };
-    message.insert("content".into(), content);
+    // Always a string, `""` beside tool calls without text (see the module doc).
+    message.insert("content".into(), json!(text));
     if !calls.is_empty() {
         message.insert("tool_calls".into(), Value::Array(calls));
     }
@@ -231,7 +235,7 @@ mod tests {
         );
         assert_eq!(messages[1]["content"], "add 1 and 2, then 3 and 4");
         let assistant = &messages[2];
-        assert_eq!(assistant["content"], Value::Null);
+        assert_eq!(assistant["content"], "");
         assert!(assistant.get("reasoning_content").is_none());
         let arguments: Value = serde_json::from_str(
             assistant["tool_calls"][0]["function"]["arguments"]
@@ -247,6 +251,25 @@ mod tests {
         );
         assert_eq!(messages[4]["tool_call_id"], "c2");
         assert_eq!(messages[4]["content"], "Error: bad arguments");
+    }
+
+    #[test]
+    fn assistant_content_is_always_a_string() {
+        let call = ContentBlock::ToolUse {
+            id: "c1".into(),
+            name: "add".into(),
+            input: json!({}),
+            raw_input: None,
+            signature: None,
+        };
+        let encoded = |blocks: Vec<ContentBlock>| {
+            let history = History::from(vec![Message::new(Role::Assistant, blocks)]);
+            encode_history(&history, &[], false)["messages"][0].clone()
+        };
+        assert_eq!(encoded(vec![call.clone()])["content"], "");
+        let with_text = encoded(vec![ContentBlock::text("let me add"), call]);
+        assert_eq!(with_text["content"], "let me add");
+        assert_eq!(encoded(vec![])["content"], "");
     }
 
     #[test]

