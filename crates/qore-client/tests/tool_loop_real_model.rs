@@ -158,6 +158,7 @@ async fn the_loop_runs_a_real_tool_then_the_round_limit_forces_a_final_answer() 
             max_rounds: 1,
             at_round_limit: AtRoundLimit::FinalAnswer,
             repeat_limit: 3,
+            ..LoopConfig::default()
         },
     };
     let mut history = history();
