@@ -170,40 +170,111 @@ impl BodyRenderer for AgentRenderer {
     }
 }
 
-/// `body` with `extra`'s fields at the top level (they win). Fields the body lacks are
-/// appended before the closing brace, so the bytes before stay identical; a field the body
-/// already has is replaced through a parse (key order may then change).
+/// `body` with `extra`'s fields at the top level (they win), edited as text so every byte
+/// before an edit stays as it was (the conversation prefix stays byte-identical): a field
+/// the body has gets its value replaced in place, the others are appended before the
+/// closing brace.
 fn with_extra(body: Vec<u8>, extra: &serde_json::Map<String, Value>) -> Result<Vec<u8>, ErrorInfo> {
     if extra.is_empty() {
         return Ok(body);
     }
-    let invalid = |err: serde_json::Error| {
-        ErrorInfo::validation(format!("the rendered body is not a JSON object: {err}"))
-    };
-    let mut object: serde_json::Map<String, Value> =
-        serde_json::from_slice(&body).map_err(invalid)?;
-    if extra.keys().any(|k| object.contains_key(k)) {
-        object.extend(extra.clone());
-        return serde_json::to_vec(&object).map_err(invalid);
-    }
-    let Some(close) = body.iter().rposition(|b| *b == b'}') else {
-        return Err(ErrorInfo::validation(
-            "the rendered body is not a JSON object",
-        ));
-    };
-    let mut out = body[..close].to_vec();
-    let mut first = object.is_empty();
+    let not_object = || ErrorInfo::validation("the rendered body is not a JSON object");
+    let members = top_level_members(&body).ok_or_else(not_object)?;
+    let close = body
+        .iter()
+        .rposition(|b| *b == b'}')
+        .ok_or_else(not_object)?;
+    let json = |v: &Value| serde_json::to_vec(v).unwrap_or_default();
+    // Replacements, in body order, then appends.
+    let mut edits: Vec<(usize, usize, Vec<u8>)> = Vec::new();
+    let mut appended = Vec::new();
     for (key, value) in extra {
-        if !first {
-            out.push(b',');
+        match members.iter().find(|(k, _, _)| k == key) {
+            Some((_, start, end)) => edits.push((*start, *end, json(value))),
+            None => {
+                if !members.is_empty() || !appended.is_empty() {
+                    appended.push(b',');
+                }
+                appended.extend(json(&Value::String(key.clone())));
+                appended.push(b':');
+                appended.extend(json(value));
+            }
         }
-        first = false;
-        out.extend(serde_json::to_vec(key).map_err(invalid)?);
-        out.push(b':');
-        out.extend(serde_json::to_vec(value).map_err(invalid)?);
     }
-    out.extend_from_slice(&body[close..]);
+    edits.push((close, close, appended));
+    edits.sort_by_key(|(start, _, _)| *start);
+    let mut out = Vec::with_capacity(body.len() + 64);
+    let mut last = 0;
+    for (start, end, text) in edits {
+        out.extend_from_slice(&body[last..start]);
+        out.extend(text);
+        last = end;
+    }
+    out.extend_from_slice(&body[last..]);
     Ok(out)
+}
+
+/// The members of a JSON object: (key, value start, value end), or `None` when `body` is
+/// not an object. String-aware; values are skipped by bracket depth.
+fn top_level_members(body: &[u8]) -> Option<Vec<(String, usize, usize)>> {
+    let skip_ws = |mut i: usize| {
+        while i < body.len() && body[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        i
+    };
+    let string_end = |start: usize| {
+        let mut i = start + 1;
+        while i < body.len() {
+            match body[i] {
+                b'\\' => i += 2,
+                b'"' => return Some(i + 1),
+                _ => i += 1,
+            }
+        }
+        None
+    };
+    let mut i = skip_ws(0);
+    if body.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = skip_ws(i + 1);
+    let mut members = Vec::new();
+    while body.get(i) == Some(&b'"') {
+        let key_end = string_end(i)?;
+        let key: String = serde_json::from_slice(&body[i..key_end]).ok()?;
+        i = skip_ws(key_end);
+        if body.get(i) != Some(&b':') {
+            return None;
+        }
+        let start = skip_ws(i + 1);
+        let mut depth = 0usize;
+        let mut j = start;
+        while j < body.len() {
+            match body[j] {
+                b'"' => {
+                    j = string_end(j)?;
+                    continue;
+                }
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' if depth == 0 => break,
+                b'}' | b']' => depth -= 1,
+                b',' if depth == 0 => break,
+                _ => {}
+            }
+            j += 1;
+        }
+        let mut end = j;
+        while end > start && body[end - 1].is_ascii_whitespace() {
+            end -= 1;
+        }
+        members.push((key, start, end));
+        i = skip_ws(j);
+        if body.get(i) == Some(&b',') {
+            i = skip_ws(i + 1);
+        }
+    }
+    (body.get(i) == Some(&b'}')).then_some(members)
 }
 
 #[cfg(test)]
@@ -218,9 +289,15 @@ mod tests {
         assert_eq!(out, br#"{"b":1,"a":[2],"tool_choice":"none"}"#);
         let out = with_extra(b"{ }".to_vec(), &extra).unwrap();
         assert_eq!(out, br#"{ "tool_choice":"none"}"#);
-        let out = with_extra(br#"{"tool_choice":"auto","x":1}"#.to_vec(), &extra).unwrap();
-        let v: Value = serde_json::from_slice(&out).unwrap();
-        assert_eq!(v, serde_json::json!({"tool_choice": "none", "x": 1}));
+        let body = br#"{"m": [{"a": "}\"],"}], "tool_choice" : "auto" ,"x":1}"#;
+        let out = with_extra(body.to_vec(), &extra).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"m": [{"a": "}\"],"}], "tool_choice" : "none" ,"x":1}"#
+        );
+        extra.insert("y".into(), serde_json::json!([1]));
+        let out = with_extra(br#"{"tool_choice": {"type": "auto"}}"#.to_vec(), &extra).unwrap();
+        assert_eq!(out, br#"{"tool_choice": "none","y":[1]}"#);
         assert!(with_extra(b"[1]".to_vec(), &extra).is_err());
     }
 }

@@ -96,7 +96,14 @@ fn bundled_bodies_match_the_codecs() {
     for (agent, keys) in [
         (
             "openai-chat",
-            &["messages", "tools", "model", "stream", "stream_options"][..],
+            &[
+                "messages",
+                "tools",
+                "tool_choice",
+                "model",
+                "stream",
+                "stream_options",
+            ][..],
         ),
         ("ollama-chat", &["messages", "tools", "model", "stream"][..]),
         (

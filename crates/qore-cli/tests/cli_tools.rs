@@ -570,8 +570,8 @@ async fn max_rounds_forbids_tool_calls_in_the_last_request_and_a_model_that_insi
 
         let bodies = bodies(&server);
         assert_eq!(bodies.len(), 3, "json {json_mode}");
-        assert!(bodies[0].get("tool_choice").is_none(), "{}", bodies[0]);
-        assert!(bodies[1].get("tool_choice").is_none(), "{}", bodies[1]);
+        assert_eq!(bodies[0]["tool_choice"], "auto", "{}", bodies[0]);
+        assert_eq!(bodies[1]["tool_choice"], "auto", "{}", bodies[1]);
         assert_eq!(bodies[2]["tool_choice"], "none", "{}", bodies[2]);
         // Round 1 ran; the call over the limit was answered without running.
         let results = tool_results(&bodies[2]);

@@ -18,6 +18,10 @@
 //!   server accepting turns without `content`; OpenAI's schema allows a string there (string,
 //!   parts, or null; optional beside `tool_calls`), though no recording shows it given `""`.
 //!
+//! - tools on offer → `tools` and `tool_choice: "auto"` (OpenAI's default when tools are
+//!   present; llama-cpp-python offers none without it). The tool loop's final answer
+//!   overrides it with `"none"` through the request's extra fields.
+//!
 //! Output is deterministic (sorted object keys), so re-encoding the same history gives the
 //! same bytes: the prefix of a continuation is byte-identical to the previous request.
 
@@ -45,6 +49,9 @@ pub fn encode(request: &ChatRequest<'_>, replay_reasoning: bool) -> Result<Value
     }
     if !request.tools.is_empty() {
         body.insert("tools".into(), shared::function_tools(request.tools));
+        // OpenAI's default with tools, said out loud: llama-cpp-python's function-calling
+        // chat formats offer the model no tools at all without it.
+        body.insert("tool_choice".into(), json!("auto"));
     }
     Ok(shared::finish_body(body, options, "max_tokens"))
 }
