@@ -270,17 +270,7 @@ fn read_overrides(path: &Path) -> Result<BTreeMap<String, String>, AgentError> {
     };
     toml::from_str::<File>(&text)
         .map(|f| f.models)
-        .map_err(|err| {
-            let (line, column) = err
-                .span()
-                .map_or((1, 1), |s| crate::profile::line_and_column(&text, s.start));
-            AgentError::Toml {
-                file: path.to_owned(),
-                line,
-                column,
-                message: err.message().trim().to_owned(),
-            }
-        })
+        .map_err(|err| AgentError::toml(path, &text, &err))
 }
 
 const STARTER: &[(&str, &str)] = &[

@@ -33,6 +33,21 @@ pub enum AgentError {
     Io { path: PathBuf, message: String },
 }
 
+impl AgentError {
+    /// A TOML error of `file` (whose text is `text`), at its line and column.
+    pub fn toml(file: &std::path::Path, text: &str, err: &toml::de::Error) -> AgentError {
+        let (line, column) = err.span().map_or((1, 1), |span| {
+            crate::profile::line_and_column(text, span.start)
+        });
+        AgentError::Toml {
+            file: file.to_owned(),
+            line,
+            column,
+            message: err.message().trim().to_owned(),
+        }
+    }
+}
+
 /// A warning about a profile that still loads (an unknown key: a typo?).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Warning {

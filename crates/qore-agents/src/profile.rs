@@ -123,17 +123,7 @@ pub struct ProfileFile {
 impl ProfileFile {
     /// Parse `text`, read from `path`.
     pub fn parse(path: &Path, text: &str) -> Result<ProfileFile, AgentError> {
-        let toml_error = |err: toml::de::Error| {
-            let (line, column) = err
-                .span()
-                .map_or((1, 1), |span| line_and_column(text, span.start));
-            AgentError::Toml {
-                file: path.to_owned(),
-                line,
-                column,
-                message: err.message().trim().to_owned(),
-            }
-        };
+        let toml_error = |err: toml::de::Error| AgentError::toml(path, text, &err);
         let table: toml::Table = toml::from_str(text).map_err(toml_error)?;
         let fields: Fields = toml::from_str(text).map_err(toml_error)?;
         let mut key_lines = HashMap::new();

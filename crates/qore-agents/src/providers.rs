@@ -20,7 +20,6 @@ use qore_core::ErrorInfo;
 use serde::{Deserialize, Serialize};
 
 use crate::error::AgentError;
-use crate::profile::line_and_column;
 
 /// Where an instance's key comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -196,17 +195,8 @@ pub fn ollama_url(host: Option<&str>) -> String {
 impl ProviderInstance {
     /// Parse a `providers/*.toml` file.
     pub fn parse(path: &Path, text: &str) -> Result<ProviderInstance, AgentError> {
-        let file: InstanceFile = toml::from_str(text).map_err(|err| {
-            let (line, column) = err
-                .span()
-                .map_or((1, 1), |s| line_and_column(text, s.start));
-            AgentError::Toml {
-                file: path.to_owned(),
-                line,
-                column,
-                message: err.message().trim().to_owned(),
-            }
-        })?;
+        let file: InstanceFile =
+            toml::from_str(text).map_err(|err| AgentError::toml(path, text, &err))?;
         if qore_client::protocols::by_name(&file.protocol).is_none() {
             return Err(AgentError::Profile {
                 file: path.to_owned(),

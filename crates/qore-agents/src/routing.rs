@@ -21,7 +21,7 @@ use serde::Deserialize;
 
 use crate::catalog::{Agent, Catalog};
 use crate::error::AgentError;
-use crate::profile::{line_and_column, MatchRules};
+use crate::profile::MatchRules;
 
 /// The rosters of `pipelines.toml`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -59,17 +59,7 @@ impl Pipelines {
                 })
             }
         };
-        toml::from_str(&text).map_err(|err| {
-            let (line, column) = err
-                .span()
-                .map_or((1, 1), |s| line_and_column(&text, s.start));
-            AgentError::Toml {
-                file: path.to_owned(),
-                line,
-                column,
-                message: err.message().trim().to_owned(),
-            }
-        })
+        toml::from_str(&text).map_err(|err| AgentError::toml(path, &text, &err))
     }
 
     /// Every roster entry names a concrete agent whose patterns compile.
