@@ -384,6 +384,12 @@ pub async fn agent_run(
     config.check_chat_allowed(name)?;
     let resolved = config.resolve(name, model)?;
     let agent = &resolved.renderer.agent;
+    if agent.tags.iter().any(|t| t == "completion") {
+        return Err(ErrorInfo::config(format!(
+            "agent {name:?} is a code-completion agent (fill-in-the-middle), not a chat agent; \
+             `qore agents list` shows the chat ones"
+        )));
+    }
     if resolved.provider.name == "local" {
         local::ensure_running().await?;
     }

@@ -297,4 +297,7 @@ async fn run_with_an_unknown_or_abstract_agent_says_what_to_do() {
     let run = qore_in(&config, &["run", "--agent", "base-openai-chat", "hi"]).await;
     assert_eq!(run.code, Some(1), "{run:?}");
     assert!(run.stderr.contains("abstract"), "{run:?}");
+    let run = qore_in(&config, &["run", "--agent", "codestral-completion", "hi"]).await;
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(run.stderr.contains("code-completion agent"), "{run:?}");
 }
