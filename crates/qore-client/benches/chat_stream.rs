@@ -1,6 +1,10 @@
 //! Decoding a Chat Completions stream over loopback HTTP: qore against the parse floor.
 //!
-//! Cases: {text, tool} x {per_event, fixed64k} x {200k, 20k} deltas. Each iteration is one
+//! Cases: {text, tool} x {per_event, per_event_backlog, fixed64k} x {200k, 20k} deltas.
+//! `per_event_backlog` is the per-event server with a client that pauses 40 ms (untimed)
+//! after the first event: the server runs ahead, so the client reads a backlog of one-event
+//! HTTP chunks and its own per-chunk cost is what is timed, not the server's write-and-wake
+//! cost (which bounds `per_event` on two cores). Each iteration is one
 //! HTTP request to a `qore_testkit::ReplayServer` that replays the same SSE body forever.
 //! - `qore`: `Client::send` + `ResponseStream::finish` (frames, decodes and folds the message).
 //! - `floor`: reqwest `bytes_stream()` + memchr line splitter + `serde_json::from_slice` into
@@ -63,6 +67,9 @@ struct Case {
     /// `text/per_event/200k`.
     name: String,
     framing: &'static str,
+    /// `per_event_backlog`: after the first event the client pauses this long (not timed),
+    /// so the server runs ahead and the pipe holds a backlog of per-event chunks.
+    pause: Option<Duration>,
     workload: Arc<Workload>,
     url: String,
     client: Client,
@@ -127,6 +134,7 @@ impl Env {
         for kind in [Kind::Text, Kind::Tool] {
             for (framing, slicing) in [
                 ("per_event", Slicing::PerSseFrame),
+                ("per_event_backlog", Slicing::PerSseFrame),
                 ("fixed64k", Slicing::Fixed(65536)),
             ] {
                 for n in [200_000, 20_000] {
@@ -157,6 +165,7 @@ impl Env {
                     cases.push(Case {
                         name,
                         framing,
+                        pause: (framing == "per_event_backlog").then(|| Duration::from_millis(40)),
                         workload,
                         url,
                         client,
@@ -189,11 +198,19 @@ impl Env {
         let client0 = cpu_ns(&self.client_thread);
         let server0 = self.server_cpu_ns();
         let start = Instant::now();
-        match path {
-            Path::Qore => drop(black_box(run_qore(case).await)),
-            Path::Floor => drop(black_box(run_floor(case).await)),
-        }
-        let wall = start.elapsed();
+        let paused = match path {
+            Path::Qore => {
+                let (outcome, paused) = run_qore(case).await;
+                drop(black_box(outcome));
+                paused
+            }
+            Path::Floor => {
+                let (outcome, paused) = run_floor(case).await;
+                drop(black_box(outcome));
+                paused
+            }
+        };
+        let wall = start.elapsed().saturating_sub(paused);
         Sample {
             wall,
             client_cpu: Duration::from_nanos(cpu_ns(&self.client_thread) - client0),
@@ -202,20 +219,28 @@ impl Env {
     }
 }
 
-async fn run_qore(case: &Case) -> TurnOutcome {
-    case.client
-        .send(
-            &case.url,
-            workload::REQUEST.to_vec(),
-            true,
-            CancellationToken::new(),
-        )
-        .finish()
-        .await
+/// One request through qore, and how long it paused (see [`Case::pause`]).
+async fn run_qore(case: &Case) -> (TurnOutcome, Duration) {
+    let mut stream = case.client.send(
+        &case.url,
+        workload::REQUEST.to_vec(),
+        true,
+        CancellationToken::new(),
+    );
+    let mut paused = Duration::ZERO;
+    if let Some(pause) = case.pause {
+        // The answer has started (its first event is folded already); let the server run
+        // ahead.
+        let _ = futures_util::StreamExt::next(&mut stream).await;
+        let at = Instant::now();
+        tokio::time::sleep(pause).await;
+        paused = at.elapsed();
+    }
+    (stream.finish().await, paused)
 }
 
-async fn run_floor(case: &Case) -> floor::Outcome {
-    floor::run(&case.http, &case.url, workload::REQUEST)
+async fn run_floor(case: &Case) -> (floor::Outcome, Duration) {
+    floor::run(&case.http, &case.url, workload::REQUEST, case.pause)
         .await
         .unwrap_or_else(|e| panic!("{}: floor failed: {e}", case.name))
 }
@@ -296,8 +321,8 @@ fn check_and_peak(env: &Env) {
             // The first run checks the answer and warms the connection up.
             env.client_rt.block_on(async {
                 let result = match path {
-                    Path::Qore => check_qore(w, &run_qore(case).await),
-                    Path::Floor => check_floor(w, &run_floor(case).await),
+                    Path::Qore => check_qore(w, &run_qore(case).await.0),
+                    Path::Floor => check_floor(w, &run_floor(case).await.0),
                 };
                 if let Err(e) = result {
                     panic!("{} {}: wrong answer: {e}", case.name, path.name());

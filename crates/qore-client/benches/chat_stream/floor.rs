@@ -112,8 +112,14 @@ impl Outcome {
     }
 }
 
-/// One request, the whole answer read and parsed.
-pub async fn run(http: &reqwest::Client, url: &str, request: &[u8]) -> Result<Outcome, String> {
+/// One request, the whole answer read and parsed; with `pause`, the client sleeps that long
+/// after the first chunk (returned: how long it slept).
+pub async fn run(
+    http: &reqwest::Client,
+    url: &str,
+    request: &[u8],
+    pause: Option<std::time::Duration>,
+) -> Result<(Outcome, std::time::Duration), String> {
     let response = http
         .post(url)
         .header("content-type", "application/json")
@@ -125,11 +131,18 @@ pub async fn run(http: &reqwest::Client, url: &str, request: &[u8]) -> Result<Ou
     let mut bytes = response.bytes_stream();
     let mut buf: Vec<u8> = Vec::new();
     let mut out = Outcome::default();
+    let mut paused = std::time::Duration::ZERO;
+    let mut pause = pause;
     while let Some(chunk) = bytes.next().await {
         let chunk = chunk.map_err(|e| e.to_string())?;
         buf.extend_from_slice(&chunk);
         out.split_lines(&mut buf)?;
+        if let Some(wait) = pause.take() {
+            let at = std::time::Instant::now();
+            tokio::time::sleep(wait).await;
+            paused = at.elapsed();
+        }
     }
     out.finish()?;
-    Ok(out)
+    Ok((out, paused))
 }
