@@ -125,7 +125,7 @@ impl BodyTemplate {
                     if !first {
                         out.push(',');
                     }
-                    push_json_string(out, name);
+                    out.push_str(&json(name));
                     out.push(':');
                     if self.write(child, ctx, out)? {
                         first = false;
@@ -154,11 +154,6 @@ impl BodyTemplate {
         }
         Ok(true)
     }
-}
-
-fn push_json_string(out: &mut String, s: &str) {
-    // Serializing a &str to JSON cannot fail.
-    out.push_str(&serde_json::to_string(s).unwrap_or_default());
 }
 
 fn is_template(s: &str) -> bool {
@@ -236,6 +231,7 @@ pub fn from_inja(template: &str) -> String {
     out
 }
 
+/// `s` as a JSON string (serializing a `&str` cannot fail).
 fn json(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_default()
 }

@@ -10,7 +10,7 @@
 //!   error at the `extends` line of each profile whose chain has it;
 //! - a broken profile is refused with its error and the others still load (so one typo
 //!   does not take every agent down); a profile whose parent is refused is refused too;
-//! - a profile without `name` is named after its file.
+//! - a profile without `name` is named after its file ([`ProfileFile::name`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -69,6 +69,29 @@ impl Catalog {
     /// The bundled profiles, then every `*.toml` in `user_dir` (when given and present).
     pub fn load(user_dir: Option<&Path>) -> Catalog {
         let mut errors = Vec::new();
+        let mut user = Vec::new();
+        if let Some(dir) = user_dir {
+            match read_dir_sorted(dir) {
+                Ok(paths) => {
+                    for path in paths {
+                        match ProfileFile::read(&path) {
+                            Ok(file) => user.push(file),
+                            Err(err) => errors.push(err),
+                        }
+                    }
+                }
+                Err(err) => errors.push(err),
+            }
+        }
+        let mut catalog = Catalog::with_user_files(user);
+        errors.append(&mut catalog.errors);
+        catalog.errors = errors;
+        catalog
+    }
+
+    /// The bundled profiles, then `user` on top, as if those files were in `agents/`.
+    pub fn with_user_files(user: Vec<ProfileFile>) -> Catalog {
+        let mut errors = Vec::new();
         let mut files = Vec::new();
         for (name, text) in BUNDLED_AGENTS {
             let path = Path::new(BUNDLED_DIR).join("agents").join(name);
@@ -77,19 +100,7 @@ impl Catalog {
                 Err(err) => errors.push(err),
             }
         }
-        if let Some(dir) = user_dir {
-            match read_dir_sorted(dir) {
-                Ok(paths) => {
-                    for path in paths {
-                        match ProfileFile::read(&path) {
-                            Ok(file) => files.push((file, false)),
-                            Err(err) => errors.push(err),
-                        }
-                    }
-                }
-                Err(err) => errors.push(err),
-            }
-        }
+        files.extend(user.into_iter().map(|file| (file, false)));
         let mut catalog = Catalog::from_files(files);
         errors.append(&mut catalog.errors);
         catalog.errors = errors;
@@ -103,7 +114,7 @@ impl Catalog {
         let mut by_name: HashMap<String, (ProfileFile, bool, Option<PathBuf>)> = HashMap::new();
         for (file, bundled) in files {
             warnings.extend(file.warnings.iter().cloned());
-            let name = profile_name(&file);
+            let name = file.name();
             match by_name.remove(&name) {
                 Some((earlier, true, _)) if !bundled => {
                     by_name.insert(name, (file, false, Some(earlier.path)));
@@ -159,14 +170,6 @@ impl Catalog {
     }
 }
 
-fn profile_name(file: &ProfileFile) -> String {
-    file.fields.name.clone().unwrap_or_else(|| {
-        (file.path.file_stem())
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    })
-}
-
 fn read_dir_sorted(dir: &Path) -> Result<Vec<PathBuf>, AgentError> {
     if !dir.exists() {
         return Ok(Vec::new());
@@ -191,7 +194,7 @@ type Files = HashMap<String, (ProfileFile, bool, Option<PathBuf>)>;
 /// The merged table of `file` and its ancestors, and their paths (own first).
 fn resolve(file: &ProfileFile, files: &Files) -> Result<(toml::Table, Vec<PathBuf>), AgentError> {
     let mut chain: Vec<&ProfileFile> = vec![file];
-    let mut names = vec![profile_name(file)];
+    let mut names = vec![file.name()];
     while let Some(parent) = &chain[chain.len() - 1].fields.extends {
         // Errors are reported at this profile's own `extends`, naming the chain.
         let fail = |message: String| AgentError::Profile {

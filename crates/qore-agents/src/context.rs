@@ -129,13 +129,7 @@ impl Image {
 impl<'a> TemplateContext<'a> {
     /// The context of a chat request: `history` and the tool definitions in the dialect.
     pub fn chat(history: &'a History, tools: Vec<Value>) -> Self {
-        let names: HashMap<&str, &str> = (history.iter())
-            .flat_map(|m| &m.blocks)
-            .filter_map(|b| match b {
-                ContentBlock::ToolUse { id, name, .. } => Some((id.as_str(), name.as_str())),
-                _ => None,
-            })
-            .collect();
+        let names = history.tool_names();
         let system: Vec<String> = (history.iter())
             .filter(|m| m.role == Role::System)
             .map(|m| m.text())

@@ -171,6 +171,15 @@ impl ProfileFile {
         ProfileFile::parse(path, &text)
     }
 
+    /// The profile's name: its `name`, else its file's stem.
+    pub fn name(&self) -> String {
+        self.fields.name.clone().unwrap_or_else(|| {
+            (self.path.file_stem())
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+    }
+
     /// The line that sets top-level `key`, if this file sets it.
     pub fn line_of(&self, key: &str) -> Option<usize> {
         self.key_lines.get(key).copied()
@@ -214,24 +223,14 @@ fn distance(a: &str, b: &str) -> usize {
 
 /// 1-based line and column (in characters) of byte `offset` of `text`.
 pub fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
-    let offset = offset.min(text.len());
-    let before = &text[..text.floor_char_boundary_compat(offset)];
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line, column)
-}
-
-trait FloorCharBoundary {
-    fn floor_char_boundary_compat(&self, at: usize) -> usize;
-}
-
-impl FloorCharBoundary for str {
-    fn floor_char_boundary_compat(&self, mut at: usize) -> usize {
-        while !self.is_char_boundary(at) {
-            at -= 1;
-        }
-        at
-    }
 }
 
 #[cfg(test)]

@@ -98,6 +98,18 @@ impl AgentRenderer {
         })
     }
 
+    /// Whether the answer streams: the body's literal `stream` when it has one, else not for
+    /// an endpoint naming Gemini's whole-answer `:generateContent`, else yes.
+    pub fn streams(&self) -> bool {
+        match self.agent.body.as_ref().and_then(|b| b.get("stream")) {
+            Some(toml::Value::Boolean(stream)) => *stream,
+            _ => !self
+                .endpoint
+                .as_deref()
+                .is_some_and(|e| e.contains(":generateContent")),
+        }
+    }
+
     /// Whether requests come from the profile's `[body]` (else the default encoder).
     pub fn is_templated(&self) -> bool {
         self.body.is_some()
@@ -280,6 +292,29 @@ fn top_level_members(body: &[u8]) -> Option<Vec<(String, usize, usize)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn streaming_follows_the_body_then_the_endpoint() {
+        use crate::profile::ProfileFile;
+        use crate::Catalog;
+        let variant =
+            |text: &str| ProfileFile::parse(std::path::Path::new("v.toml"), text).unwrap();
+        let catalog = Catalog::with_user_files(vec![
+            variant("name = \"whole\"\nextends = \"gemini-chat\"\nendpoint = \"v1beta/models/${MODEL}:generateContent\"\n"),
+            variant("name = \"quiet\"\nextends = \"openai-chat\"\n[body]\nstream = false\n"),
+        ]);
+        let streams = |name: &str| {
+            let agent = catalog.get(name).unwrap();
+            let protocol = qore_client::protocols::by_name("gemini").unwrap();
+            AgentRenderer::new(agent, protocol, "m".into(), Partials::default())
+                .unwrap()
+                .streams()
+        };
+        assert!(streams("gemini-chat"));
+        assert!(!streams("whole"));
+        assert!(streams("openai-chat"));
+        assert!(!streams("quiet"));
+    }
 
     #[test]
     fn extra_fields_are_appended_without_touching_the_rest() {

@@ -144,16 +144,10 @@ fn anthropic_cache_breakpoints_mark_what_the_codec_marks() {
     use std::path::Path;
     use std::sync::Arc;
 
-    let mut files: Vec<(ProfileFile, bool)> = qore_agents::catalog::BUNDLED_AGENTS
-        .iter()
-        .map(|(n, t)| (ProfileFile::parse(Path::new(n), t).unwrap(), true))
-        .collect();
     let profile = "name = \"cached\"\nextends = \"claude-chat\"\ncache_breakpoints = [\"system\", \"tools\", \"last_user_message\"]\n";
-    files.push((
-        ProfileFile::parse(Path::new("c.toml"), profile).unwrap(),
-        false,
-    ));
-    let catalog = Catalog::from_files(files);
+    let catalog = Catalog::with_user_files(vec![
+        ProfileFile::parse(Path::new("c.toml"), profile).unwrap()
+    ]);
     let agent = catalog.get("cached").unwrap();
     let codec = Arc::new(Anthropic {
         cache_breakpoints: true,
@@ -178,22 +172,14 @@ fn anthropic_cache_breakpoints_mark_what_the_codec_marks() {
     assert_eq!(templated["system"][0]["cache_control"]["type"], "ephemeral");
     // With a TTL, the marks carry it.
     let profile = "name = \"ttl\"\nextends = \"cached\"\ncache_ttl = \"1h\"\n";
-    let mut files: Vec<(ProfileFile, bool)> = qore_agents::catalog::BUNDLED_AGENTS
-        .iter()
-        .map(|(n, t)| (ProfileFile::parse(Path::new(n), t).unwrap(), true))
-        .collect();
-    files.push((
-        ProfileFile::parse(
-            Path::new("c.toml"),
-            &profile.replace(
-                "extends = \"cached\"",
-                "extends = \"claude-chat\"\ncache_breakpoints = [\"system\"]",
-            ),
-        )
-        .unwrap(),
-        false,
-    ));
-    let catalog = Catalog::from_files(files);
+    let catalog = Catalog::with_user_files(vec![ProfileFile::parse(
+        Path::new("c.toml"),
+        &profile.replace(
+            "extends = \"cached\"",
+            "extends = \"claude-chat\"\ncache_breakpoints = [\"system\"]",
+        ),
+    )
+    .unwrap()]);
     let renderer = AgentRenderer::new(
         catalog.get("ttl").unwrap(),
         codec,

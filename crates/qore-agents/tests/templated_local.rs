@@ -20,17 +20,12 @@ async fn the_local_chat_profile_talks_to_the_local_model() {
     qore_client::local::ensure_running()
         .await
         .expect("the local model server starts");
-    let mut files: Vec<(ProfileFile, bool)> = qore_agents::catalog::BUNDLED_AGENTS
-        .iter()
-        .map(|(n, t)| (ProfileFile::parse(Path::new(n), t).unwrap(), true))
-        .collect();
     let delta =
         "name = \"brief\"\nextends = \"local-chat\"\n[body]\nmax_tokens = 16\ntemperature = 0\n";
-    files.push((
-        ProfileFile::parse(Path::new("brief.toml"), delta).unwrap(),
-        false,
-    ));
-    let catalog = Catalog::from_files(files);
+    let catalog =
+        Catalog::with_user_files(vec![
+            ProfileFile::parse(Path::new("brief.toml"), delta).unwrap()
+        ]);
     let agent = catalog.get("brief").unwrap();
     let instance = Providers::load(None).get("local").unwrap().clone();
     let protocol = qore_client::protocols::by_name(&instance.protocol).unwrap();

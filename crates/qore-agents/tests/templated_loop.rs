@@ -75,15 +75,9 @@ impl Approver for Nobody {
 
 /// The bundled profiles plus `extra` (a user profile).
 fn catalog(extra: &str) -> Catalog {
-    let mut files: Vec<(ProfileFile, bool)> = qore_agents::catalog::BUNDLED_AGENTS
-        .iter()
-        .map(|(n, t)| (ProfileFile::parse(Path::new(n), t).unwrap(), true))
-        .collect();
-    files.push((
-        ProfileFile::parse(Path::new("user.toml"), extra).unwrap(),
-        false,
-    ));
-    let catalog = Catalog::from_files(files);
+    let catalog = Catalog::with_user_files(vec![
+        ProfileFile::parse(Path::new("user.toml"), extra).unwrap()
+    ]);
     assert!(catalog.errors.is_empty(), "{:?}", catalog.errors);
     catalog
 }

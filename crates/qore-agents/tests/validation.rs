@@ -10,15 +10,11 @@ use qore_agents::{AgentError, Catalog, Partials};
 
 /// Validate the profile `text` (which may extend bundled ones).
 fn validate(text: &str) -> Result<(), AgentError> {
-    let mut files: Vec<(ProfileFile, bool)> = qore_agents::catalog::BUNDLED_AGENTS
-        .iter()
-        .map(|(n, t)| (ProfileFile::parse(Path::new(n), t).unwrap(), true))
-        .collect();
-    files.push((
-        ProfileFile::parse(Path::new("/cfg/agents/mine.toml"), text).unwrap(),
-        false,
-    ));
-    let catalog = Catalog::from_files(files);
+    let catalog = Catalog::with_user_files(vec![ProfileFile::parse(
+        Path::new("/cfg/agents/mine.toml"),
+        text,
+    )
+    .unwrap()]);
     assert!(catalog.errors.is_empty(), "{:?}", catalog.errors);
     let agent = catalog.get("mine").expect("the profile loads");
     validate_agent(agent, &Providers::load(None), &Partials::default())

@@ -267,13 +267,8 @@ fn validate_files(config: &Config, files: &[PathBuf]) -> Checked {
             Err(err) => errors.push(err),
         }
     }
-    let names: Vec<String> = extra.iter().map(profile_name).collect();
-    let mut all: Vec<(ProfileFile, bool)> = (qore_agents::catalog::BUNDLED_AGENTS.iter())
-        .filter_map(|(n, t)| ProfileFile::parse(&Path::new("<bundled>/agents").join(n), t).ok())
-        .map(|f| (f, true))
-        .collect();
-    all.extend(extra.into_iter().map(|f| (f, false)));
-    let catalog = Catalog::from_files(all);
+    let names: Vec<String> = extra.iter().map(ProfileFile::name).collect();
+    let catalog = Catalog::with_user_files(extra);
     errors.extend(catalog.errors.iter().cloned());
     for agent in names.iter().filter_map(|n| catalog.get(n)) {
         if let Err(err) = validate_agent(agent, &config.providers, &config.partials) {
@@ -281,15 +276,6 @@ fn validate_files(config: &Config, files: &[PathBuf]) -> Checked {
         }
     }
     (names.len(), errors, catalog.warnings.clone())
-}
-
-fn profile_name(file: &ProfileFile) -> String {
-    file.fields.name.clone().unwrap_or_else(|| {
-        file.path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    })
 }
 
 pub async fn providers(command: ProvidersCommand) -> ExitCode {
@@ -398,12 +384,6 @@ pub async fn agent_run(
         .provider
         .client_config(resolved.renderer.endpoint.clone())?;
     let mut client = Client::new(resolved.renderer.protocol.clone(), config_for)?;
-    let stream = match (agent.body.as_ref()).and_then(|b| b.get("stream")) {
-        Some(toml::Value::Boolean(stream)) => *stream,
-        _ => resolved.renderer.endpoint.as_deref().map_or(true, |e| {
-            !e.contains("generateContent") || e.contains("stream")
-        }),
-    };
     if resolved.renderer.is_templated() {
         client = client.with_renderer(resolved.renderer.clone());
     }
@@ -413,6 +393,6 @@ pub async fn agent_run(
         system,
         enable_tools: agent.enable_tools,
         text_tools: agent.tool_protocol == ToolProtocolSetting::Text,
-        stream,
+        stream: resolved.renderer.streams(),
     })
 }

@@ -87,6 +87,18 @@ impl History {
     pub fn iter(&self) -> std::slice::Iter<'_, Message> {
         self.messages.iter()
     }
+
+    /// The tool name of every tool call in the conversation, by call id (what a tool
+    /// result's `tool_use_id` refers to).
+    pub fn tool_names(&self) -> std::collections::HashMap<&str, &str> {
+        (self.messages.iter())
+            .flat_map(|m| &m.blocks)
+            .filter_map(|b| match b {
+                ContentBlock::ToolUse { id, name, .. } => Some((id.as_str(), name.as_str())),
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 impl From<Vec<Message>> for History {

@@ -43,13 +43,7 @@ pub fn is_text_call_id(id: &str) -> bool {
 
 /// The history a text-protocol request is encoded from (see the module doc).
 pub fn request_history(history: &History, specs: &[ToolSpec]) -> History {
-    let names: HashMap<&str, &str> = (history.iter())
-        .flat_map(|m| &m.blocks)
-        .filter_map(|b| match b {
-            ContentBlock::ToolUse { id, name, .. } => Some((id.as_str(), name.as_str())),
-            _ => None,
-        })
-        .collect();
+    let names = history.tool_names();
     let section = render_protocol_section(specs);
     let mut out: Vec<Message> = Vec::with_capacity(history.len() + 1);
     let mut section_placed = section.is_empty();
