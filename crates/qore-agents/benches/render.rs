@@ -32,7 +32,7 @@
 //! skips criterion: each variant runs `QORE_BENCH_K` (default 21) times in rotating order
 //! (a render variant's sample is a batch of 8 runs, per run),
 //! then the table and a breakdown of one render (the context, its conversion to a minijinja
-//! value, the templates alone, the comma stripper, the JSON check) with prototypes of fixes.
+//! value, the templates alone, the comma stripper, the JSON check).
 //! `QORE_BENCH_CASES=claude` keeps the cases whose name contains that text (`validate` is a
 //! case).
 
@@ -42,12 +42,11 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::rc::Rc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, Throughput};
-use minijinja::{Environment, Error as JinjaError, ErrorKind, UndefinedBehavior, Value as J};
+use minijinja::{Environment, Value as J};
 use qore_agents::json_commas::strip_trailing_commas;
 use qore_agents::providers::Providers;
 use qore_agents::render::{tool_definitions, AgentRenderer};
@@ -649,83 +648,7 @@ fn print_table(env: &Env, records: &Records, source: &str) {
 }
 
 // ---------------------------------------------------------------------------------------
-// The breakdown, with prototypes of fixes (a copy of the body engine's environment).
-
-fn proto_env(fast_tojson: bool) -> Environment<'static> {
-    let mut env = Environment::new();
-    env.set_undefined_behavior(UndefinedBehavior::SemiStrict);
-    env.set_keep_trailing_newline(false);
-    let partials = Partials::default();
-    env.set_loader(move |name| match partials.load(name) {
-        Ok(text) => Ok(Some(text)),
-        Err(message) => Err(JinjaError::new(ErrorKind::InvalidOperation, message)),
-    });
-    if fast_tojson {
-        env.add_function("tojson", tojson_fast);
-        env.add_filter("tojson", tojson_fast);
-    } else {
-        env.add_function("tojson", tojson);
-        env.add_filter("tojson", tojson);
-    }
-    env.add_function("filter_by_type", |items: J, kind: &str| {
-        filter_items(items, |item| attr_is(item, "type", kind))
-    });
-    env.add_function("filter_skip_role", |items: J, role: &str| {
-        filter_items(items, |item| !attr_is(item, "role", role))
-    });
-    env.add_function("existsIn", |object: J, key: &str| {
-        object.get_attr(key).ok().is_some_and(|v| !v.is_undefined())
-    });
-    env.add_function("length", |value: J| -> Result<usize, JinjaError> {
-        if value.is_undefined() || value.is_none() {
-            return Ok(0);
-        }
-        value
-            .len()
-            .ok_or_else(|| JinjaError::new(ErrorKind::InvalidOperation, "length()"))
-    });
-    env.add_function("fail", |message: &str| -> Result<J, JinjaError> {
-        Err(JinjaError::new(
-            ErrorKind::InvalidOperation,
-            message.to_owned(),
-        ))
-    });
-    env
-}
-
-/// `tojson` calls of the prototype environment (counted once, outside the timing).
-static TOJSON_CALLS: AtomicUsize = AtomicUsize::new(0);
-
-fn tojson(value: J) -> Result<J, JinjaError> {
-    TOJSON_CALLS.fetch_add(1, Ordering::Relaxed);
-    serde_json::to_string(&value)
-        .map(J::from_safe_string)
-        .map_err(|err| JinjaError::new(ErrorKind::InvalidOperation, err.to_string()))
-}
-
-/// `tojson` with a fast path for strings (the common case: text, ids, names).
-fn tojson_fast(value: J) -> Result<J, JinjaError> {
-    if let Some(s) = value.as_str() {
-        return serde_json::to_string(s)
-            .map(J::from_safe_string)
-            .map_err(|err| JinjaError::new(ErrorKind::InvalidOperation, err.to_string()));
-    }
-    tojson(value)
-}
-
-fn attr_is(item: &J, attr: &str, expected: &str) -> bool {
-    item.get_attr(attr)
-        .ok()
-        .is_some_and(|v| v.as_str() == Some(expected))
-}
-
-fn filter_items(items: J, keep: impl Fn(&J) -> bool) -> Result<J, JinjaError> {
-    if items.is_undefined() || items.is_none() {
-        return Ok(J::from(Vec::<J>::new()));
-    }
-    let kept: Vec<J> = items.try_iter()?.filter(|item| keep(item)).collect();
-    Ok(J::from(kept))
-}
+// The breakdown.
 
 /// The `[body]` strings of `case` that are templates: (key, source).
 fn body_templates(case: &Case) -> Vec<(String, String)> {
@@ -735,7 +658,7 @@ fn body_templates(case: &Case) -> Vec<(String, String)> {
     (body.iter())
         .filter_map(|(k, v)| match v {
             toml::Value::String(s) if s.contains("{{") || s.contains("{%") => {
-                Some((k.clone(), s.clone()))
+                Some((k.clone(), qore_agents::body::from_inja(s)))
             }
             _ => None,
         })
@@ -765,8 +688,8 @@ fn breakdown(env: &Env, k: usize) {
     println!();
     println!(
         "breakdown of one render (medians of {k}, interleaved; µs and % of the same run's \
-         `chat_body`); `templates` runs the profile's templates on a copy of the engine's \
-         environment with the context converted once"
+         `chat_body`); `templates` runs the profile's templates in the engine's environment \
+         with the context converted once"
     );
     for case in &env.cases {
         let renderer = &case.renderer;
@@ -786,24 +709,14 @@ fn breakdown(env: &Env, k: usize) {
             }
             texts
         };
-        let compile = |fast: bool| {
-            let mut e = proto_env(fast);
-            for (key, source) in &sources {
-                e.add_template_owned(key.clone(), source.clone())
-                    .expect("compiles");
-            }
-            e
-        };
-        let (plain, fast) = (compile(false), compile(true));
-        TOJSON_CALLS.store(0, Ordering::Relaxed);
+        // The engine's own environment, the profile's templates compiled once.
+        let mut plain = qore_agents::body::environment(Partials::default());
+        for (key, source) in &sources {
+            plain
+                .add_template_owned(key.clone(), source.clone())
+                .expect("compiles");
+        }
         let texts = run_templates(&plain);
-        let tojson_calls = TOJSON_CALLS.load(Ordering::Relaxed);
-        assert_eq!(
-            texts,
-            run_templates(&fast),
-            "{}: fast tojson differs",
-            case.name
-        );
         let raw: usize = texts.iter().map(String::len).sum();
         let t = interleaved(
             k,
@@ -827,9 +740,6 @@ fn breakdown(env: &Env, k: usize) {
                     black_box(run_templates(&plain));
                 },
                 &mut || {
-                    black_box(run_templates(&fast));
-                },
-                &mut || {
                     for t in &texts {
                         black_box(strip_trailing_commas(black_box(t)));
                     }
@@ -841,10 +751,8 @@ fn breakdown(env: &Env, k: usize) {
                 },
             ],
         );
-        let [total, defs, context, convert, body_render, templates, templates_fast, strip, check] =
-            t[..]
-        else {
-            unreachable!("nine parts")
+        let [total, defs, context, convert, body_render, templates, strip, check] = t[..] else {
+            unreachable!("eight parts")
         };
         let pct = |d: f64| format!("{:.0}%", 100.0 * d / total);
         let rest = total - context - convert - templates - strip - check;
@@ -870,16 +778,11 @@ fn breakdown(env: &Env, k: usize) {
             pct(rest)
         );
         println!(
-            "  {}: BodyTemplate::render alone {} µs ({}); templates write {} B with {} `tojson` \
-             calls; prototype `tojson` with a string fast path: templates {} µs ({:.2}× the \
-             engine's)",
+            "  {}: BodyTemplate::render alone {} µs ({}); templates write {} B",
             case.name,
             us(body_render),
             pct(body_render),
             raw,
-            tojson_calls,
-            us(templates_fast),
-            templates_fast / templates,
         );
     }
 }

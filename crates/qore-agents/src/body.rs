@@ -264,7 +264,9 @@ fn invalid_json(text: &str, err: &serde_json::Error) -> String {
     )
 }
 
-fn environment(partials: Partials) -> Environment<'static> {
+/// The environment `[body]` templates render in: includes through `partials`, the
+/// functions and filters of the module doc, semi-strict undefined values.
+pub fn environment(partials: Partials) -> Environment<'static> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::SemiStrict);
     env.set_keep_trailing_newline(false);
