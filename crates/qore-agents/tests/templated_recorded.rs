@@ -1,6 +1,6 @@
 //! Bundled agent profiles against recorded multi-exchange tool sessions: the same replay
-//! and checks as `qore-client`'s `tool_loop_recorded.rs` (shared source, see
-//! `crates/qore-client/tests/tool_loop/recorded.rs`), but every request, the first and each
+//! and checks as `qore-client`'s `tool_loop_recorded.rs` (shared source and session list,
+//! see `crates/qore-client/tests/tool_loop/recorded.rs`), but every request, the first and each
 //! continuation, is rendered by the wire's bundled `[body]` profile. Each continuation must
 //! carry every call of the previous turn with its result, in the recorded order, with the
 //! recorded ids and signatures, no orphans, and the previous request's bytes as its prefix.
@@ -17,7 +17,7 @@ use qore_agents::render::AgentRenderer;
 use qore_agents::{Catalog, Partials};
 use qore_client::{Client, ClientConfig};
 use qore_testkit::ReplayServer;
-use recorded::replay_session;
+use recorded::{replay_session, sessions};
 use support::Wire;
 
 /// The bundled agent that speaks `wire`.
@@ -66,65 +66,49 @@ fn templated(wire: Wire, server: &ReplayServer, model: &str) -> Client {
 
 #[tokio::test]
 async fn anthropic_sessions() {
-    for name in [
-        "anthropic/messages_sessions/sequential_tool_calls_streaming",
-        "anthropic/reasoning_tool_roundtrip/streaming",
-        "anthropic/multi_turn_streaming/multi_turn_streaming_tools",
-        "anthropic/prompt_caching/conformance_agent_loop",
-    ] {
+    for name in sessions(Wire::Anthropic) {
         replay_session(Wire::Anthropic, name, &templated).await;
     }
 }
 
 #[tokio::test]
 async fn openai_chat_sessions() {
-    for name in [
-        "openai/completions_api/completions_api_streams_two_tool_calls_before_final_answer",
-        "openai/raw_capture_agent_matrix/chat_streamed_tool_run_records_distinct_raw",
-        "openai/prompt_caching/chat_completions_agent_loop",
-    ] {
+    for name in sessions(Wire::OpenAiChat) {
         replay_session(Wire::OpenAiChat, name, &templated).await;
     }
 }
 
 #[tokio::test]
 async fn openai_responses_sessions() {
-    for name in [
-        "openai/responses_sessions/sequential_tool_calls_streaming",
-        "openai/responses_sessions/reasoning_session_two_tool_calls_streaming",
-        "chatgpt/codex_sessions/sequential_tool_calls_streaming",
-    ] {
+    for name in sessions(Wire::Responses) {
         replay_session(Wire::Responses, name, &templated).await;
     }
 }
 
 #[tokio::test]
 async fn gemini_sessions() {
-    for name in [
-        "gemini/multi_turn_streaming/manual_multi_turn_streaming_loop",
-        "gemini/streaming_tools/streaming_tools_surface_two_distinct_tool_calls_before_final_answer",
-    ] {
+    for name in sessions(Wire::Gemini) {
         replay_session(Wire::Gemini, name, &templated).await;
     }
 }
 
 #[tokio::test]
 async fn ollama_sessions() {
-    for name in [
-        "ollama/streaming_tools/streaming_tools_smoke",
-        "ollama/reasoning_tool_roundtrip/streaming",
-    ] {
+    for name in sessions(Wire::Ollama) {
         replay_session(Wire::Ollama, name, &templated).await;
     }
 }
 
 #[tokio::test]
-async fn llamacpp_and_mistral_sessions() {
-    replay_session(Wire::LlamaCpp, "llamacpp/tools/tools_roundtrip", &templated).await;
-    replay_session(
-        Wire::Mistral,
-        "mistral/agent_tool_sessions/sequential_complex_tool_calls_streaming",
-        &templated,
-    )
-    .await;
+async fn llamacpp_sessions() {
+    for name in sessions(Wire::LlamaCpp) {
+        replay_session(Wire::LlamaCpp, name, &templated).await;
+    }
+}
+
+#[tokio::test]
+async fn mistral_sessions() {
+    for name in sessions(Wire::Mistral) {
+        replay_session(Wire::Mistral, name, &templated).await;
+    }
 }

@@ -216,6 +216,46 @@ fn same_id(recorded: &Option<String>, ours: &Option<String>) -> bool {
     recorded.is_none() || recorded == ours
 }
 
+/// The recorded sessions replayed for each wire (at least one per protocol).
+pub fn sessions(wire: Wire) -> &'static [&'static str] {
+    match wire {
+        Wire::Anthropic => &[
+            "anthropic/messages_sessions/sequential_tool_calls_streaming",
+            "anthropic/reasoning_tool_roundtrip/streaming",
+            "anthropic/multi_turn_streaming/multi_turn_streaming_tools",
+            "anthropic/prompt_caching/conformance_agent_loop",
+        ],
+        Wire::OpenAiChat => &[
+            "openai/completions_api/completions_api_streams_two_tool_calls_before_final_answer",
+            "openai/raw_capture_agent_matrix/chat_streamed_tool_run_records_distinct_raw",
+            "openai/prompt_caching/chat_completions_agent_loop",
+        ],
+        Wire::Responses => &[
+            "openai/responses_sessions/sequential_tool_calls_streaming",
+            "openai/responses_sessions/reasoning_session_two_tool_calls_streaming",
+            "openai/responses_sessions/sequential_tool_calls_nonstreaming",
+            "chatgpt/codex_sessions/sequential_tool_calls_streaming",
+        ],
+        Wire::Gemini => &[
+            "gemini/multi_turn_streaming/manual_multi_turn_streaming_loop",
+            "gemini/streaming_tools/streaming_tools_surface_two_distinct_tool_calls_before_final_answer",
+            "gemini/prompt_caching/agent_loop",
+        ],
+        Wire::Ollama => &[
+            "ollama/streaming_tools/streaming_tools_smoke",
+            "ollama/reasoning_tool_roundtrip/streaming",
+        ],
+        Wire::LlamaCpp => &[
+            "llamacpp/streaming_tools/streaming_tools_surface_two_distinct_tool_calls_before_final_answer",
+            "llamacpp/tools/tools_roundtrip",
+        ],
+        Wire::Mistral => &[
+            "mistral/agent_tool_sessions/sequential_complex_tool_calls_streaming",
+            "mistral/agent_tool_sessions/parallel_tool_calls_single_turn_streaming",
+        ],
+    }
+}
+
 /// How a test builds the client for a session: (wire, server, model) -> client.
 pub type ClientFor<'a> = &'a dyn Fn(Wire, &ReplayServer, &str) -> qore_client::Client;
 
