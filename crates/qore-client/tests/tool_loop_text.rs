@@ -87,6 +87,28 @@ async fn run(h: &mut Harness, client: &qore_client::Client, log: &Log) -> Run {
     }
 }
 
+/// The loop in text mode with the echo tool (auto approval) against `replies`, served in
+/// order as text turns of `wire`; `max_rounds` overrides the default limit.
+async fn run_text_turns(
+    wire: Wire,
+    replies: &[&str],
+    max_rounds: Option<u32>,
+) -> (ReplayServer, Harness, Log, Run) {
+    let turns = replies.iter().map(|r| text_turn(wire, r)).collect();
+    let server = ReplayServer::start(turns).await.expect("replay server");
+    let client = wire.client(&server);
+    let log = Log::default();
+    let mut h = Harness::new(
+        vec![TestTool::echo(&log).arc()],
+        ApprovalPolicy::new(ApprovalMode::Auto),
+    );
+    if let Some(limit) = max_rounds {
+        h.config.max_rounds = limit;
+    }
+    let run = run(&mut h, &client, &log).await;
+    (server, h, log, run)
+}
+
 fn bodies(server: &ReplayServer) -> Vec<Value> {
     (server.requests().iter())
         .map(|r| r.json().expect("a JSON request body"))
@@ -149,19 +171,8 @@ const TWO_CALLS: &str = "I'll check both.\n<tool_call>{\"name\": \"echo\", \"arg
 async fn two_calls_run_and_their_results_go_back_as_text_on_every_codec() {
     for wire in Wire::ALL {
         let what = wire.name();
-        let server = ReplayServer::start(vec![
-            text_turn(wire, TWO_CALLS),
-            text_turn(wire, "Both said hello."),
-        ])
-        .await
-        .expect("replay server");
-        let client = wire.client(&server);
-        let log = Log::default();
-        let mut h = Harness::new(
-            vec![TestTool::echo(&log).arc()],
-            ApprovalPolicy::new(ApprovalMode::Auto),
-        );
-        let run = run(&mut h, &client, &log).await;
+        let (server, h, log, run) =
+            run_text_turns(wire, &[TWO_CALLS, "Both said hello."], None).await;
         assert!(
             matches!(run.outcome, LoopOutcome::Finished { rounds: 1, .. }),
             "{what}: {:?}",
@@ -229,16 +240,7 @@ async fn the_protocol_shown_in_code_runs_nothing_on_every_codec() {
     let reply = "To call a tool, write:\n\n```xml\n<tool_call>{\"name\": \"echo\", \"arguments\": {\"n\": 1}}</tool_call>\n```\n\nor inline: `<tool_call>{\"name\": \"echo\", \"arguments\": {}}</tool_call>`. That's all.";
     for wire in Wire::ALL {
         let what = wire.name();
-        let server = ReplayServer::start(vec![text_turn(wire, reply)])
-            .await
-            .expect("replay server");
-        let client = wire.client(&server);
-        let log = Log::default();
-        let mut h = Harness::new(
-            vec![TestTool::echo(&log).arc()],
-            ApprovalPolicy::new(ApprovalMode::Auto),
-        );
-        let run = run(&mut h, &client, &log).await;
+        let (server, h, log, run) = run_text_turns(wire, &[reply], None).await;
         assert!(
             matches!(run.outcome, LoopOutcome::Finished { rounds: 0, .. }),
             "{what}: {:?}",
@@ -261,19 +263,7 @@ async fn the_protocol_shown_in_code_runs_nothing_on_every_codec() {
 async fn a_malformed_block_and_an_unknown_tool_go_back_as_errors() {
     let wire = Wire::OpenAiChat;
     let reply = "<tool_call>{\"name\": \"echo\", \"arguments\": {\"n\": </tool_call> and <tool_call>{\"name\": \"nope\", \"arguments\": {}}</tool_call>";
-    let server = ReplayServer::start(vec![
-        text_turn(wire, reply),
-        text_turn(wire, "Sorry about that."),
-    ])
-    .await
-    .expect("replay server");
-    let client = wire.client(&server);
-    let log = Log::default();
-    let mut h = Harness::new(
-        vec![TestTool::echo(&log).arc()],
-        ApprovalPolicy::new(ApprovalMode::Auto),
-    );
-    let run = run(&mut h, &client, &log).await;
+    let (server, h, log, run) = run_text_turns(wire, &[reply, "Sorry about that."], None).await;
     assert!(matches!(
         run.outcome,
         LoopOutcome::Finished { rounds: 1, .. }
@@ -298,21 +288,8 @@ async fn at_the_round_limit_the_final_request_keeps_the_prompt_and_sends_no_tool
     let wire = Wire::OpenAiChat;
     let call = "<tool_call>{\"name\": \"echo\", \"arguments\": {\"n\": 1}}</tool_call>";
     let again = "<tool_call>{\"name\": \"echo\", \"arguments\": {\"n\": 2}}</tool_call>";
-    let server = ReplayServer::start(vec![
-        text_turn(wire, call),
-        text_turn(wire, again),
-        text_turn(wire, "Final answer."),
-    ])
-    .await
-    .expect("replay server");
-    let client = wire.client(&server);
-    let log = Log::default();
-    let mut h = Harness::new(
-        vec![TestTool::echo(&log).arc()],
-        ApprovalPolicy::new(ApprovalMode::Auto),
-    );
-    h.config.max_rounds = 1;
-    let run = run(&mut h, &client, &log).await;
+    let (server, h, log, run) =
+        run_text_turns(wire, &[call, again, "Final answer."], Some(1)).await;
     assert!(
         matches!(run.outcome, LoopOutcome::Finished { rounds: 2, .. }),
         "{:?}",
