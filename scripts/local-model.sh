@@ -33,20 +33,12 @@ case "$LAUNCHER" in /*) ;; *) LAUNCHER="$PWD/$LAUNCHER" ;; esac
 PYTHON="${QORE_PYTHON:-python3}"
 TIMEOUT="${QORE_LOCAL_START_TIMEOUT:-120}"
 
-say() { echo "local-model: $*" >&2; }
-die() { say "$*"; exit 1; }
-
-take_lock() {  # serialises install/start/stop across concurrent callers
-  mkdir -p "$CACHE"
-  exec 9>"$LOCK"
-  if command -v flock >/dev/null 2>&1; then
-    flock -w 600 9 || die "timed out waiting for $LOCK"
-  else
-    say "flock not found; continuing without a lock"
-  fi
-}
-
-installed() { [ -x "$VENV/bin/python" ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$PINS" ]; }
+NAME=local-model
+LOCK_WAIT=600
+HEALTH_PATH=/health            # 503 while the model is loading
+CMDLINE_MARK="llama_server.py --host $HOST --port $PORT "
+# shellcheck source=server-lib.sh
+. "$(dirname "$0")/server-lib.sh"
 
 install_locked() {
   installed && return 0
@@ -61,35 +53,8 @@ install_locked() {
   say "installed"
 }
 
-healthy() {  # GET /health == 200 (503 while the model is loading)
-  local url="http://$HOST:$PORT/health"
-  if command -v curl >/dev/null 2>&1; then
-    curl -fsS --noproxy '*' -m 2 -o /dev/null "$url" 2>/dev/null
-  else
-    "$PYTHON" - "$url" <<'EOF' 2>/dev/null
-import sys, urllib.request
-o = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-sys.exit(0 if o.open(sys.argv[1], timeout=2).status == 200 else 1)
-EOF
-  fi
-}
-
-our_pid() {  # print the pid from the pid file if it is our live launcher
-  local pid
-  pid="$(cat "$PIDFILE" 2>/dev/null)" || return 1
-  [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null \
-    && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null \
-       | grep -qF "llama_server.py --host $HOST --port $PORT " \
-    && echo "$pid"
-}
-
-fail_start() {
-  say "$1; last lines of $LOG:"
-  tail -n 40 "$LOG" >&2 2>/dev/null || true
-  local pid
-  if pid="$(our_pid)"; then kill -TERM "$pid" 2>/dev/null || true; fi
-  rm -f "$PIDFILE"
-  exit 1
+run_server() {
+  exec setsid nohup "$VENV/bin/python" "$LAUNCHER" --host "$HOST" --port "$PORT"
 }
 
 cmd_install() {
@@ -103,56 +68,7 @@ cmd_start() {
   install_locked
   if healthy; then say "already running on port $PORT"; return 0; fi
   [ -f "$LAUNCHER" ] || die "launcher not found: $LAUNCHER (set QORE_LAUNCHER)"
-  local pid start=$SECONDS
-  if ! pid="$(our_pid)"; then
-    say "starting server on $HOST:$PORT (log: $LOG)"
-    # Fully detached: new session, no stdin, output to the log, and no
-    # inherited descriptors (incl. the lock on fd 9) so callers that capture
-    # our stdout/stderr or wait on the lock never hang on the server.
-    set +m  # no job control: the job then is no group leader, so setsid
-            # does not fork and $! is the server's own pid
-    (
-      for fd in "/proc/$BASHPID/fd/"*; do
-        fd="${fd##*/}"
-        if [ "$fd" -gt 2 ]; then eval "exec $fd>&-"; fi
-      done
-      cd /
-      exec setsid nohup "$VENV/bin/python" "$LAUNCHER" --host "$HOST" --port "$PORT"
-    ) </dev/null >"$LOG" 2>&1 &
-    pid=$!
-    echo "$pid" >"$PIDFILE"
-  else
-    say "server (pid $pid) is still starting; waiting for it"
-  fi
-  while ! healthy; do
-    kill -0 "$pid" 2>/dev/null || fail_start "server exited during startup"
-    (( SECONDS - start < TIMEOUT )) || fail_start "server not healthy after ${TIMEOUT}s"
-    sleep 0.25
-  done
-  say "ready at http://$HOST:$PORT/v1 after $((SECONDS - start))s (pid $pid)"
+  start_server
 }
 
-cmd_stop() {
-  take_lock
-  local pid i
-  if pid="$(our_pid)"; then
-    say "stopping pid $pid"
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$pid" 2>/dev/null; then
-      say "pid $pid ignored SIGTERM for 10s; sending SIGKILL"
-      kill -KILL "$pid" 2>/dev/null || true
-      for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    fi
-  fi
-  rm -f "$PIDFILE"
-}
-
-case "${1:-}" in
-  install) cmd_install ;;
-  start) cmd_start ;;
-  stop) cmd_stop ;;
-  status) if healthy; then exit 0; else exit 1; fi ;;
-  url) echo "http://$HOST:$PORT/v1" ;;
-  *) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" >&2; exit 2 ;;
-esac
+dispatch "$@"

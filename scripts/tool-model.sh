@@ -54,20 +54,12 @@ if [ "$(uname -m)" = x86_64 ]; then
 fi
 PINS="llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION $CMAKE_FLAGS"
 
-say() { echo "tool-model: $*" >&2; }
-die() { say "$*"; exit 1; }
-
-take_lock() {  # serialises install/start/stop across concurrent callers
-  mkdir -p "$CACHE"
-  exec 9>"$LOCK"
-  if command -v flock >/dev/null 2>&1; then
-    flock -w 1200 9 || die "timed out waiting for $LOCK"
-  else
-    say "flock not found; continuing without a lock"
-  fi
-}
-
-installed() { [ -x "$VENV/bin/python" ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$PINS" ]; }
+NAME=tool-model
+LOCK_WAIT=1200
+HEALTH_PATH=/v1/models
+CMDLINE_MARK="llama_cpp.server --host $HOST --port $PORT "
+# shellcheck source=server-lib.sh
+. "$HERE/server-lib.sh"
 
 gguf() {  # the SmolLM2 GGUF from local-model.sh's venv (installed there if needed)
   bash "$HERE/local-model.sh" install
@@ -94,37 +86,6 @@ install_locked() {
   say "installed in $((SECONDS - start))s"
 }
 
-healthy() {  # GET /v1/models == 200
-  local url="http://$HOST:$PORT/v1/models"
-  if command -v curl >/dev/null 2>&1; then
-    curl -fsS --noproxy '*' -m 2 -o /dev/null "$url" 2>/dev/null
-  else
-    "$PYTHON" - "$url" <<'EOF' 2>/dev/null
-import sys, urllib.request
-o = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-sys.exit(0 if o.open(sys.argv[1], timeout=2).status == 200 else 1)
-EOF
-  fi
-}
-
-our_pid() {  # print the pid from the pid file if it is our live server
-  local pid
-  pid="$(cat "$PIDFILE" 2>/dev/null)" || return 1
-  [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null \
-    && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null \
-       | grep -qF "llama_cpp.server --host $HOST --port $PORT " \
-    && echo "$pid"
-}
-
-fail_start() {
-  say "$1; last lines of $LOG:"
-  tail -n 40 "$LOG" >&2 2>/dev/null || true
-  local pid
-  if pid="$(our_pid)"; then kill -TERM "$pid" 2>/dev/null || true; fi
-  rm -f "$PIDFILE"
-  exit 1
-}
-
 cmd_install() {
   gguf >/dev/null
   installed && return 0
@@ -132,63 +93,18 @@ cmd_install() {
   install_locked
 }
 
+run_server() {
+  exec setsid nohup "$VENV/bin/python" -m llama_cpp.server --host "$HOST" --port "$PORT" \
+    --model "$MODEL" --model_alias smollm2-135m-instruct \
+    --chat_format chatml-function-calling --n_threads 1 --n_threads_batch 1 \
+    --n_ctx 4096 --verbose false
+}
+
 cmd_start() {
-  local model pid start
-  model="$(gguf)"
+  MODEL="$(gguf)"
   take_lock
   install_locked
-  if healthy; then say "already running on port $PORT"; return 0; fi
-  start=$SECONDS
-  if ! pid="$(our_pid)"; then
-    say "starting server on $HOST:$PORT (log: $LOG)"
-    # Fully detached, as in local-model.sh: new session, no stdin, output to the log, no
-    # inherited descriptors (incl. the lock on fd 9).
-    set +m
-    (
-      for fd in "/proc/$BASHPID/fd/"*; do
-        fd="${fd##*/}"
-        if [ "$fd" -gt 2 ]; then eval "exec $fd>&-"; fi
-      done
-      cd /
-      exec setsid nohup "$VENV/bin/python" -m llama_cpp.server --host "$HOST" --port "$PORT" \
-        --model "$model" --model_alias smollm2-135m-instruct \
-        --chat_format chatml-function-calling --n_threads 1 --n_threads_batch 1 \
-        --n_ctx 4096 --verbose false
-    ) </dev/null >"$LOG" 2>&1 &
-    pid=$!
-    echo "$pid" >"$PIDFILE"
-  else
-    say "server (pid $pid) is still starting; waiting for it"
-  fi
-  while ! healthy; do
-    kill -0 "$pid" 2>/dev/null || fail_start "server exited during startup"
-    (( SECONDS - start < TIMEOUT )) || fail_start "server not answering after ${TIMEOUT}s"
-    sleep 0.25
-  done
-  say "ready at http://$HOST:$PORT/v1 after $((SECONDS - start))s (pid $pid)"
+  start_server
 }
 
-cmd_stop() {
-  take_lock
-  local pid i
-  if pid="$(our_pid)"; then
-    say "stopping pid $pid"
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$pid" 2>/dev/null; then
-      say "pid $pid ignored SIGTERM for 10s; sending SIGKILL"
-      kill -KILL "$pid" 2>/dev/null || true
-      for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    fi
-  fi
-  rm -f "$PIDFILE"
-}
-
-case "${1:-}" in
-  install) cmd_install ;;
-  start) cmd_start ;;
-  stop) cmd_stop ;;
-  status) if healthy; then exit 0; else exit 1; fi ;;
-  url) echo "http://$HOST:$PORT/v1" ;;
-  *) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" >&2; exit 2 ;;
-esac
+dispatch "$@"

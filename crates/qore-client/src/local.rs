@@ -16,6 +16,7 @@ use qore_core::ErrorInfo;
 
 const SCRIPT: &str = include_str!("../../../scripts/local-model.sh");
 const LAUNCHER: &str = include_str!("../../../scripts/llama_server.py");
+const SCRIPT_LIB: &str = include_str!("../../../scripts/server-lib.sh");
 
 /// The model id the local server lists.
 pub const MODEL_ID: &str = "smollm2-135m-instruct";
@@ -113,7 +114,8 @@ fn write_scripts() -> Result<(PathBuf, PathBuf), ErrorInfo> {
         .map_err(|err| ErrorInfo::config(format!("cannot create {}: {err}", dir.display())))?;
     let script = dir.join("local-model.sh");
     let launcher = dir.join("llama_server.py");
-    for (path, text) in [(&script, SCRIPT), (&launcher, LAUNCHER)] {
+    let lib = dir.join("server-lib.sh");
+    for (path, text) in [(&script, SCRIPT), (&launcher, LAUNCHER), (&lib, SCRIPT_LIB)] {
         if std::fs::read_to_string(path).ok().as_deref() == Some(text) {
             continue;
         }
