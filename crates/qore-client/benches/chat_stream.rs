@@ -77,12 +77,47 @@ struct Case {
     server: ReplayServer,
 }
 
-/// CPU time used so far by one thread, from `/proc/<...>/schedstat` (nanoseconds on CPU).
-fn cpu_ns(schedstat: &str) -> u64 {
-    std::fs::read_to_string(schedstat)
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+/// CPU time used so far by one thread (nanoseconds on CPU) and how many times it has been
+/// scheduled onto a CPU, from `/proc/<...>/schedstat`.
+fn schedstat(path: &str) -> (u64, u64) {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let mut fields = text.split_whitespace().map(|f| f.parse().unwrap_or(0));
+    let cpu = fields.next().unwrap_or(0);
+    let runs = fields.nth(1).unwrap_or(0);
+    (cpu, runs)
+}
+
+/// User-mode CPU time of the calling thread so far, from `/proc/thread-self/stat`
+/// (`utime`, in clock ticks of 10 ms: summed over many runs only).
+fn user_ticks() -> u64 {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+    // The fields after the `(comm)`: state is field 3, utime field 14.
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(11)?.parse().ok())
         .unwrap_or(0)
+}
+
+fn cpu_ns(path: &str) -> u64 {
+    schedstat(path).0
+}
+
+/// Pin the calling thread to one CPU (`QORE_BENCH_PIN=1`): the client on CPU 0, the
+/// server's threads on CPU 1, so the scheduler never puts both on one core (which turns a
+/// per-event stream into large batches for whichever run it happens to) or migrates them.
+fn pin_to(cpu: usize) {
+    if !std::env::var_os("QORE_BENCH_PIN").is_some_and(|v| v == "1") {
+        return;
+    }
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET writes inside it, and
+    // sched_setaffinity(0, ..) only reads it.
+    let rc = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if rc != 0 {
+        eprintln!("note: could not pin a thread to CPU {cpu}");
+    }
 }
 
 /// `/proc/self/task/<tid>/schedstat` of the calling thread.
@@ -99,6 +134,11 @@ struct Sample {
     client_cpu: Duration,
     /// CPU time of the replay server's threads.
     server_cpu: Duration,
+    /// Times the client thread was put on a CPU: about one per delta when it sleeps
+    /// between one-event chunks, far fewer when it reads a backlog.
+    client_runs: u64,
+    /// User-mode clock ticks (10 ms) of the client thread.
+    client_user_ticks: u64,
 }
 
 struct Env {
@@ -112,12 +152,14 @@ struct Env {
 
 impl Env {
     fn new(filter: Option<&str>) -> Env {
+        pin_to(0);
         let server_threads = Arc::new(Mutex::new(Vec::new()));
         let recorded = Arc::clone(&server_threads);
         let server_rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
             .on_thread_start(move || {
+                pin_to(1);
                 if let Some(path) = this_thread_schedstat() {
                     recorded.lock().unwrap().push(path);
                 }
@@ -195,7 +237,8 @@ impl Env {
 
     /// One request on `path`, timed (the answer is dropped inside the timing).
     async fn timed(&self, case: &Case, path: Path) -> Sample {
-        let client0 = cpu_ns(&self.client_thread);
+        let (client0, runs0) = schedstat(&self.client_thread);
+        let user0 = user_ticks();
         let server0 = self.server_cpu_ns();
         let start = Instant::now();
         let paused = match path {
@@ -211,10 +254,13 @@ impl Env {
             }
         };
         let wall = start.elapsed().saturating_sub(paused);
+        let (client1, runs1) = schedstat(&self.client_thread);
         Sample {
             wall,
-            client_cpu: Duration::from_nanos(cpu_ns(&self.client_thread) - client0),
+            client_cpu: Duration::from_nanos(client1 - client0),
             server_cpu: Duration::from_nanos(self.server_cpu_ns() - server0),
+            client_runs: runs1 - runs0,
+            client_user_ticks: user_ticks() - user0,
         }
     }
 }
@@ -418,12 +464,79 @@ fn print_table(env: &Env, records: &Records, source: &str) {
     }
 }
 
+/// The ratio mode's second table: each round's floor run and qore run, back to back, give
+/// one paired wall ratio; the spread of those says how far one run's ratio can be trusted.
+/// `wakes/d`: client thread runs per delta (median), ~1 when it sleeps between events.
+fn print_paired(env: &Env, records: &Records) {
+    println!();
+    println!("paired wall ratios (floor wall / qore wall of the same round; >1: qore faster)");
+    println!(
+        "{:<22} {:>5} {:>8} {:>8} {:>8} {:>9} {:>10} {:>10} {:>9} {:>9} {:>8}",
+        "case",
+        "pairs",
+        "p25",
+        "median",
+        "p75",
+        "qore won",
+        "wakes/d q",
+        "wakes/d f",
+        "user/d q",
+        "user/d f",
+        "ratio"
+    );
+    for case in &env.cases {
+        let (Some(q), Some(f)) = (
+            records.get(&(case.name.clone(), Path::Qore)),
+            records.get(&(case.name.clone(), Path::Floor)),
+        ) else {
+            continue;
+        };
+        let mut ratios: Vec<f64> = q
+            .iter()
+            .zip(f)
+            .map(|(q, f)| f.wall.as_secs_f64() / q.wall.as_secs_f64())
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        let at = |p: f64| ratios[((ratios.len() - 1) as f64 * p).round() as usize];
+        let won = ratios.iter().filter(|&&r| r >= 1.0).count();
+        let n = case.workload.n as f64;
+        let wakes = |s: &[Sample]| {
+            let mut w: Vec<f64> = s.iter().map(|s| s.client_runs as f64 / n).collect();
+            w.sort_by(f64::total_cmp);
+            w[w.len() / 2]
+        };
+        // Summed user time over all runs (ticks are too coarse for one run), ns per delta.
+        let user = |s: &[Sample]| {
+            let ticks: u64 = s.iter().map(|s| s.client_user_ticks).sum();
+            ticks as f64 * 1e7 / (n * s.len() as f64)
+        };
+        let (uq, uf) = (user(q), user(f));
+        println!(
+            "{:<22} {:>5} {:>7.2}x {:>7.2}x {:>7.2}x {:>5}/{:<3} {:>10.2} {:>10.2} {:>9.0} {:>9.0} {:>7.2}x",
+            case.name,
+            ratios.len(),
+            at(0.25),
+            at(0.5),
+            at(0.75),
+            won,
+            ratios.len(),
+            wakes(q),
+            wakes(f),
+            uq,
+            uf,
+            uf / uq,
+        );
+    }
+}
+
 /// `QORE_BENCH_RATIOS=1`: K alternating runs per case and path, outside criterion.
 fn ratio_mode(env: &Env) {
     let k: usize = std::env::var("QORE_BENCH_K")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(7);
+    // `QORE_BENCH_ONLY=qore|floor`: run one path only (for profiling it).
+    let only = std::env::var("QORE_BENCH_ONLY").ok();
     let mut records = Records::new();
     for case in &env.cases {
         for round in 0..k {
@@ -433,7 +546,21 @@ fn ratio_mode(env: &Env) {
                 [Path::Floor, Path::Qore]
             };
             for path in order {
+                if only.as_deref().is_some_and(|o| o != path.name()) {
+                    continue;
+                }
                 let sample = env.client_rt.block_on(env.timed(case, path));
+                if std::env::var_os("QORE_BENCH_SAMPLES").is_some() {
+                    println!(
+                        "sample {} {} wall_ms={:.2} client_cpu_ms={:.2} server_cpu_ms={:.2} client_runs={}",
+                        case.name,
+                        path.name(),
+                        sample.wall.as_secs_f64() * 1e3,
+                        sample.client_cpu.as_secs_f64() * 1e3,
+                        sample.server_cpu.as_secs_f64() * 1e3,
+                        sample.client_runs
+                    );
+                }
                 records
                     .entry((case.name.clone(), path))
                     .or_default()
@@ -442,6 +569,7 @@ fn ratio_mode(env: &Env) {
         }
     }
     print_table(env, &records, &format!("ratio mode, K={k}"));
+    print_paired(env, &records);
     println!();
     for case in env.cases.iter().filter(|c| c.framing == "fixed64k") {
         let name = case.name.replace("/fixed64k", "");

@@ -15,6 +15,7 @@
 mod cancel;
 mod client;
 mod codec;
+mod idle;
 pub mod local;
 mod models;
 pub mod protocols;

@@ -7,8 +7,8 @@
 //! - bytes are framed and decoded right where the socket is polled: no channel, no spawned
 //!   task, no per-chunk wake-up of another thread;
 //! - the idle timeout bounds the silence between received pieces (and the wait for the
-//!   response head); it costs one clock read per chunk, the timer is re-armed only when it
-//!   fires;
+//!   response head); it is kept by [`IdleWatch`], so a chunk costs one plain store and no
+//!   timer is armed in the runtime;
 //! - cancelling the token, or dropping the stream, closes the connection; a cancelled
 //!   stream ends with [`TurnOutcome::Cancelled`] and its partial message is dropped;
 //! - a request the server answers with "try later" (see [`crate::transport::retry`]), or
@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -31,11 +31,12 @@ use futures_util::Stream;
 use qore_core::{
     ErrorCategory, ErrorInfo, MessageAssembler, ProviderDetail, ResponseEvent, TurnOutcome,
 };
-use tokio::time::{Instant, Sleep};
+use tokio::time::Sleep;
 use tokio_util::sync::CancellationToken;
 
 use crate::cancel::CancelSignal;
 use crate::codec::{Protocol, StreamDecoder};
+use crate::idle::IdleWatch;
 use crate::transport::framing::Framer;
 use crate::transport::http::network_error;
 use crate::transport::retry::{is_retryable_status, server_wait, RetryPolicy};
@@ -98,11 +99,7 @@ pub struct ResponseStream {
     assembler: Option<MessageAssembler>,
     outcome: Option<TurnOutcome>,
     cancel: CancelSignal,
-    /// The waker the idle timer was last polled with.
-    timer_waker: Option<Waker>,
-    idle: Duration,
-    last_progress: Instant,
-    timer: Pin<Box<Sleep>>,
+    idle: IdleWatch,
 }
 
 impl ResponseStream {
@@ -120,21 +117,16 @@ impl ResponseStream {
                 ErrorInfo::validation("the request body cannot be sent (not cloneable)"),
             );
         };
-        let mut stream = Self::new(protocol, decoder, Body::Connecting(pending), idle, cancel);
+        let mut stream = Self::new(protocol, decoder, Body::Connecting(pending), cancel);
         stream.attempts = Some(attempts);
+        stream.idle = IdleWatch::new(idle);
         stream
     }
 
     /// A stream that fails at once with `error` (nothing was sent).
     pub(crate) fn failed(protocol: Arc<dyn Protocol>, error: ErrorInfo) -> Self {
         let decoder = protocol.decoder();
-        let mut stream = Self::new(
-            protocol,
-            decoder,
-            Body::Done,
-            Duration::from_secs(1),
-            CancellationToken::new(),
-        );
+        let mut stream = Self::new(protocol, decoder, Body::Done, CancellationToken::new());
         stream.queue.push_back(ResponseEvent::Error { error });
         stream
     }
@@ -143,10 +135,8 @@ impl ResponseStream {
         protocol: Arc<dyn Protocol>,
         decoder: Box<dyn StreamDecoder>,
         body: Body,
-        idle: Duration,
         cancel: CancellationToken,
     ) -> Self {
-        let now = Instant::now();
         ResponseStream {
             protocol,
             decoder,
@@ -157,10 +147,7 @@ impl ResponseStream {
             assembler: Some(MessageAssembler::new()),
             outcome: None,
             cancel: CancelSignal::new(cancel),
-            timer_waker: None,
-            idle,
-            last_progress: now,
-            timer: Box::pin(tokio::time::sleep_until(now + idle)),
+            idle: IdleWatch::unwatched(Duration::ZERO),
         }
     }
 
@@ -220,26 +207,10 @@ impl ResponseStream {
             "{why}; retrying"
         );
         self.decoder = (attempts.new_decoder)(&*self.protocol);
-        let now = Instant::now();
         // The idle timeout restarts after the wait.
-        self.last_progress = now + delay;
-        self.body = Body::Backoff(Box::pin(tokio::time::sleep_until(now + delay)));
+        self.idle.suspend();
+        self.body = Body::Backoff(Box::pin(tokio::time::sleep(delay)));
         true
-    }
-
-    /// Poll the idle timer; `Err` when the silence has lasted longer than allowed.
-    fn poll_idle(&mut self, cx: &mut Context<'_>) -> Result<(), ErrorInfo> {
-        while self.timer.as_mut().poll(cx).is_ready() {
-            let deadline = self.last_progress + self.idle;
-            if Instant::now() >= deadline {
-                return Err(ErrorInfo::network(format!(
-                    "no data received for {} s (idle timeout)",
-                    self.idle.as_secs_f64()
-                )));
-            }
-            self.timer.as_mut().reset(deadline);
-        }
-        Ok(())
     }
 
     fn on_response(&mut self, response: reqwest::Response) {
@@ -281,7 +252,7 @@ impl ResponseStream {
             Body::Done => Poll::Ready(()),
             Body::Connecting(response) => match response.as_mut().poll(cx) {
                 Poll::Ready(Ok(response)) => {
-                    this.last_progress = Instant::now();
+                    this.idle.progress();
                     this.on_response(response);
                     Poll::Ready(())
                 }
@@ -296,6 +267,7 @@ impl ResponseStream {
             },
             Body::Backoff(sleep) => match sleep.as_mut().poll(cx) {
                 Poll::Ready(()) => {
+                    this.idle.resume();
                     match this.attempts.as_mut().and_then(Attempts::send) {
                         Some(pending) => this.body = Body::Connecting(pending),
                         None => this.fail(ErrorInfo::validation("the request cannot be resent")),
@@ -310,7 +282,7 @@ impl ResponseStream {
                 status,
             } => match bytes.as_mut().poll_next(cx) {
                 Poll::Ready(Some(Ok(chunk))) => {
-                    this.last_progress = Instant::now();
+                    this.idle.progress();
                     let (queue, decoder) = (&mut this.queue, &mut this.decoder);
                     if let Err(err) = framer.feed(&chunk, |frame| decoder.frame(frame, queue)) {
                         this.fail(err);
@@ -349,7 +321,7 @@ impl ResponseStream {
                 error,
             } => match bytes.as_mut().poll_next(cx) {
                 Poll::Ready(Some(Ok(chunk))) => {
-                    this.last_progress = Instant::now();
+                    this.idle.progress();
                     buf.extend_from_slice(&chunk);
                     Poll::Ready(())
                 }
@@ -431,18 +403,12 @@ impl Stream for ResponseStream {
                     this.end(true);
                     return Poll::Ready(None);
                 }
-                // The timer keeps the waker it was polled with: poll it again only for a
-                // new waker or once it has fired.
-                let same_waker = this
-                    .timer_waker
-                    .as_ref()
-                    .is_some_and(|w| w.will_wake(cx.waker()));
-                if !same_waker || this.timer.is_elapsed() {
-                    this.timer_waker = Some(cx.waker().clone());
-                    if let Err(err) = this.poll_idle(cx) {
-                        this.fail(err);
-                        continue;
-                    }
+                if this.idle.register(cx) {
+                    let secs = this.idle.idle().as_secs_f64();
+                    this.fail(ErrorInfo::network(format!(
+                        "no data received for {secs} s (idle timeout)"
+                    )));
+                    continue;
                 }
                 return Poll::Pending;
             }

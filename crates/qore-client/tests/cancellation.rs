@@ -121,3 +121,85 @@ async fn silence_longer_than_the_idle_timeout_fails_as_network() {
     assert!(error.message.contains("idle timeout"), "{}", error.message);
     drop(listener);
 }
+
+/// A server that answers with the response head at once, then writes `events` SSE events
+/// `gap` apart (each its own HTTP chunk) and, unless `stall`, the final chunk.
+async fn paced_server(events: usize, gap: Duration, stall: bool) -> String {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut request = vec![0u8; 64 * 1024];
+        let _ = socket.read(&mut request).await;
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
+                    transfer-encoding: chunked\r\n\r\n";
+        socket.write_all(head.as_bytes()).await.unwrap();
+        for i in 0..events {
+            tokio::time::sleep(gap).await;
+            let event = format!(
+                "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"w{i} \"}}}}]}}\n\n"
+            );
+            let chunk = format!("{:x}\r\n{event}\r\n", event.len());
+            if socket.write_all(chunk.as_bytes()).await.is_err() {
+                return;
+            }
+        }
+        if stall {
+            // Hold the connection open, silent.
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            return;
+        }
+        let end = "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n\
+                   data: [DONE]\n\n";
+        let chunk = format!("{:x}\r\n{end}\r\n0\r\n\r\n", end.len());
+        let _ = socket.write_all(chunk.as_bytes()).await;
+    });
+    url
+}
+
+#[tokio::test]
+async fn a_slow_steady_stream_outlasts_the_idle_timeout() {
+    // Ten gaps of a third of the idle time: the whole answer takes over three idle periods,
+    // no single silence reaches one.
+    let idle = Duration::from_millis(300);
+    let url = paced_server(10, idle / 3, false).await;
+    let outcome = support::say_hi(&client(&url, idle), CancellationToken::new())
+        .finish()
+        .await;
+    let TurnOutcome::Finished { message, .. } = outcome else {
+        panic!("expected a finished turn, got {outcome:?}");
+    };
+    assert_eq!(
+        message.text(),
+        (0..10).map(|i| format!("w{i} ")).collect::<String>()
+    );
+}
+
+#[tokio::test]
+async fn silence_after_some_events_fails_as_network_and_not_early() {
+    let idle = Duration::from_millis(300);
+    let url = paced_server(3, Duration::from_millis(10), true).await;
+    let mut stream = support::say_hi(&client(&url, idle), CancellationToken::new());
+    let mut deltas = 0;
+    let mut last_delta = std::time::Instant::now();
+    let error = loop {
+        match stream.next().await {
+            Some(ResponseEvent::TextDelta { .. }) => {
+                deltas += 1;
+                last_delta = std::time::Instant::now();
+            }
+            Some(ResponseEvent::Error { error }) => break error,
+            Some(_) => {}
+            None => panic!("the stream ended without an error"),
+        }
+    };
+    assert_eq!(deltas, 3);
+    assert!(
+        last_delta.elapsed() >= idle,
+        "failed {:?} after the last delta",
+        last_delta.elapsed()
+    );
+    assert_eq!(error.category, qore_core::ErrorCategory::Network);
+    assert!(error.message.contains("idle timeout"), "{}", error.message);
+}
