@@ -18,8 +18,18 @@
 //! printed (`peak_mem ...`). After criterion, a table of medians of the same run's iterations:
 //! deltas/s and qore/floor ratios (wall and client CPU). `QORE_BENCH_RATIOS=1` skips
 //! criterion and instead runs each case `QORE_BENCH_K` (default 7) times per path,
-//! alternating, and prints the same table. `QORE_BENCH_CASES=text/per_event` keeps only the
-//! cases whose name contains that text.
+//! alternating, and prints the same table, then a paired one (each round's floor wall ÷
+//! qore wall: quartiles, how often qore won, client wake-ups and user time per delta).
+//! `QORE_BENCH_CASES=text/per_event` keeps only the cases whose name contains that text;
+//! `QORE_BENCH_ONLY=qore|floor` runs one path (for a profiler); `QORE_BENCH_SAMPLES=1`
+//! prints every run.
+//!
+//! Reading the per-event numbers: with one event per HTTP chunk, most of both sides' time
+//! per event is the kernel's loopback TCP work (a send per event on the server; reads,
+//! ACKs and socket-lock backlog on the client), shared by any reqwest-based client. How
+//! that work splits between the two threads changes from run to run, so single wall ratios
+//! scatter widely; the paired quartiles and the user time per delta show what the client's
+//! own code costs.
 
 #[path = "chat_stream/alloc.rs"]
 mod alloc;
@@ -27,6 +37,10 @@ mod alloc;
 mod decode_only;
 #[path = "chat_stream/floor.rs"]
 mod floor;
+#[path = "chat_stream/report.rs"]
+mod report;
+#[path = "chat_stream/threads.rs"]
+mod threads;
 #[path = "chat_stream/workload.rs"]
 mod workload;
 
@@ -43,25 +57,12 @@ use qore_core::{ContentBlock, StopReason, TurnOutcome};
 use qore_testkit::{ReplayServer, Reply, Slicing};
 use tokio::runtime::Runtime;
 
+use report::{Path, Records, Sample};
+use threads::{cpu_ns, schedstat, this_thread_schedstat, user_ticks};
 use workload::{Kind, Workload};
 
 #[global_allocator]
 static GLOBAL: alloc::Counting = alloc::Counting;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Path {
-    Qore,
-    Floor,
-}
-
-impl Path {
-    fn name(self) -> &'static str {
-        match self {
-            Path::Qore => "qore",
-            Path::Floor => "floor",
-        }
-    }
-}
 
 struct Case {
     /// `text/per_event/200k`.
@@ -77,70 +78,6 @@ struct Case {
     server: ReplayServer,
 }
 
-/// CPU time used so far by one thread (nanoseconds on CPU) and how many times it has been
-/// scheduled onto a CPU, from `/proc/<...>/schedstat`.
-fn schedstat(path: &str) -> (u64, u64) {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let mut fields = text.split_whitespace().map(|f| f.parse().unwrap_or(0));
-    let cpu = fields.next().unwrap_or(0);
-    let runs = fields.nth(1).unwrap_or(0);
-    (cpu, runs)
-}
-
-/// User-mode CPU time of the calling thread so far, from `/proc/thread-self/stat`
-/// (`utime`, in clock ticks of 10 ms: summed over many runs only).
-fn user_ticks() -> u64 {
-    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
-    // The fields after the `(comm)`: state is field 3, utime field 14.
-    stat.rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().nth(11)?.parse().ok())
-        .unwrap_or(0)
-}
-
-fn cpu_ns(path: &str) -> u64 {
-    schedstat(path).0
-}
-
-/// Pin the calling thread to one CPU (`QORE_BENCH_PIN=1`): the client on CPU 0, the
-/// server's threads on CPU 1, so the scheduler never puts both on one core (which turns a
-/// per-event stream into large batches for whichever run it happens to) or migrates them.
-fn pin_to(cpu: usize) {
-    if !std::env::var_os("QORE_BENCH_PIN").is_some_and(|v| v == "1") {
-        return;
-    }
-    // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET writes inside it, and
-    // sched_setaffinity(0, ..) only reads it.
-    let rc = unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
-    };
-    if rc != 0 {
-        eprintln!("note: could not pin a thread to CPU {cpu}");
-    }
-}
-
-/// `/proc/self/task/<tid>/schedstat` of the calling thread.
-fn this_thread_schedstat() -> Option<String> {
-    let link = std::fs::read_link("/proc/thread-self").ok()?;
-    let tid = link.file_name()?.to_str()?.to_owned();
-    Some(format!("/proc/self/task/{tid}/schedstat"))
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Sample {
-    wall: Duration,
-    /// CPU time of the client thread (the bench's main thread).
-    client_cpu: Duration,
-    /// CPU time of the replay server's threads.
-    server_cpu: Duration,
-    /// Times the client thread was put on a CPU: about one per delta when it sleeps
-    /// between one-event chunks, far fewer when it reads a backlog.
-    client_runs: u64,
-    /// User-mode clock ticks (10 ms) of the client thread.
-    client_user_ticks: u64,
-}
-
 struct Env {
     // Field order is drop order: servers go before their runtime.
     cases: Vec<Case>,
@@ -152,14 +89,12 @@ struct Env {
 
 impl Env {
     fn new(filter: Option<&str>) -> Env {
-        pin_to(0);
         let server_threads = Arc::new(Mutex::new(Vec::new()));
         let recorded = Arc::clone(&server_threads);
         let server_rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
             .on_thread_start(move || {
-                pin_to(1);
                 if let Some(path) = this_thread_schedstat() {
                     recorded.lock().unwrap().push(path);
                 }
@@ -224,6 +159,14 @@ impl Env {
             server_threads,
             client_thread: this_thread_schedstat().unwrap_or_default(),
         }
+    }
+
+    /// Each case's name and number of deltas, for the tables.
+    fn case_names(&self) -> Vec<(String, usize)> {
+        self.cases
+            .iter()
+            .map(|c| (c.name.clone(), c.workload.n))
+            .collect()
     }
 
     fn server_cpu_ns(&self) -> u64 {
@@ -396,139 +339,6 @@ fn check_and_peak(env: &Env) {
     }
 }
 
-type Records = BTreeMap<(String, Path), Vec<Sample>>;
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn print_table(env: &Env, records: &Records, source: &str) {
-    println!();
-    println!(
-        "ratios ({source}); medians; ratio = qore deltas/s / floor deltas/s (>1: qore faster)"
-    );
-    println!(
-        "{:<22} {:>5} {:>11} {:>11} {:>10} {:>11} {:>11} {:>10} {:>10} {:>10}",
-        "case",
-        "runs",
-        "qore Md/s",
-        "floor Md/s",
-        "ratio",
-        "qore ns/d",
-        "floor ns/d",
-        "ratio",
-        "srv cpu/",
-        "srv cpu/"
-    );
-    println!(
-        "{:<22} {:>5} {:>11} {:>11} {:>10} {:>11} {:>11} {:>10} {:>10} {:>10}",
-        "",
-        "",
-        "(wall)",
-        "(wall)",
-        "(wall)",
-        "(cli cpu)",
-        "(cli cpu)",
-        "(cli cpu)",
-        "wall q",
-        "wall f"
-    );
-    for case in &env.cases {
-        let (Some(q), Some(f)) = (
-            records.get(&(case.name.clone(), Path::Qore)),
-            records.get(&(case.name.clone(), Path::Floor)),
-        ) else {
-            continue;
-        };
-        let n = case.workload.n as f64;
-        let med = |s: &[Sample], pick: fn(&Sample) -> Duration| {
-            median(s.iter().map(pick).collect()).as_secs_f64()
-        };
-        let (qw, fw) = (med(q, |s| s.wall), med(f, |s| s.wall));
-        let (qc, fc) = (med(q, |s| s.client_cpu), med(f, |s| s.client_cpu));
-        let (qs, fs) = (med(q, |s| s.server_cpu), med(f, |s| s.server_cpu));
-        println!(
-            "{:<22} {:>5} {:>11.3} {:>11.3} {:>9.2}x {:>11.0} {:>11.0} {:>9.2}x {:>10.2} {:>10.2}",
-            case.name,
-            q.len().min(f.len()),
-            n / qw / 1e6,
-            n / fw / 1e6,
-            fw / qw,
-            qc / n * 1e9,
-            fc / n * 1e9,
-            fc / qc,
-            qs / qw,
-            fs / fw,
-        );
-    }
-}
-
-/// The ratio mode's second table: each round's floor run and qore run, back to back, give
-/// one paired wall ratio; the spread of those says how far one run's ratio can be trusted.
-/// `wakes/d`: client thread runs per delta (median), ~1 when it sleeps between events.
-fn print_paired(env: &Env, records: &Records) {
-    println!();
-    println!("paired wall ratios (floor wall / qore wall of the same round; >1: qore faster)");
-    println!(
-        "{:<22} {:>5} {:>8} {:>8} {:>8} {:>9} {:>10} {:>10} {:>9} {:>9} {:>8}",
-        "case",
-        "pairs",
-        "p25",
-        "median",
-        "p75",
-        "qore won",
-        "wakes/d q",
-        "wakes/d f",
-        "user/d q",
-        "user/d f",
-        "ratio"
-    );
-    for case in &env.cases {
-        let (Some(q), Some(f)) = (
-            records.get(&(case.name.clone(), Path::Qore)),
-            records.get(&(case.name.clone(), Path::Floor)),
-        ) else {
-            continue;
-        };
-        let mut ratios: Vec<f64> = q
-            .iter()
-            .zip(f)
-            .map(|(q, f)| f.wall.as_secs_f64() / q.wall.as_secs_f64())
-            .collect();
-        ratios.sort_by(f64::total_cmp);
-        let at = |p: f64| ratios[((ratios.len() - 1) as f64 * p).round() as usize];
-        let won = ratios.iter().filter(|&&r| r >= 1.0).count();
-        let n = case.workload.n as f64;
-        let wakes = |s: &[Sample]| {
-            let mut w: Vec<f64> = s.iter().map(|s| s.client_runs as f64 / n).collect();
-            w.sort_by(f64::total_cmp);
-            w[w.len() / 2]
-        };
-        // Summed user time over all runs (ticks are too coarse for one run), ns per delta.
-        let user = |s: &[Sample]| {
-            let ticks: u64 = s.iter().map(|s| s.client_user_ticks).sum();
-            ticks as f64 * 1e7 / (n * s.len() as f64)
-        };
-        let (uq, uf) = (user(q), user(f));
-        println!(
-            "{:<22} {:>5} {:>7.2}x {:>7.2}x {:>7.2}x {:>5}/{:<3} {:>10.2} {:>10.2} {:>9.0} {:>9.0} {:>7.2}x",
-            case.name,
-            ratios.len(),
-            at(0.25),
-            at(0.5),
-            at(0.75),
-            won,
-            ratios.len(),
-            wakes(q),
-            wakes(f),
-            uq,
-            uf,
-            uf / uq,
-        );
-    }
-}
-
 /// `QORE_BENCH_RATIOS=1`: K alternating runs per case and path, outside criterion.
 fn ratio_mode(env: &Env) {
     let k: usize = std::env::var("QORE_BENCH_K")
@@ -568,8 +378,9 @@ fn ratio_mode(env: &Env) {
             }
         }
     }
-    print_table(env, &records, &format!("ratio mode, K={k}"));
-    print_paired(env, &records);
+    let names = env.case_names();
+    report::print_table(&names, &records, &format!("ratio mode, K={k}"));
+    report::print_paired(&names, &records);
     println!();
     for case in env.cases.iter().filter(|c| c.framing == "fixed64k") {
         let name = case.name.replace("/fixed64k", "");
@@ -637,8 +448,8 @@ fn main() {
         let records = criterion_benches(&mut c, &env);
         c.final_summary();
         if benchmarking {
-            print_table(
-                &env,
+            report::print_table(
+                &env.case_names(),
                 &records,
                 "criterion run, all iterations incl. warm-up",
             );
