@@ -31,13 +31,27 @@ impl Wake for Flag {
     }
 }
 
+/// The waker last registered with an [`AtomicWaker`], so the same one is not registered
+/// (cloned, swapped) again on every poll.
+#[derive(Default)]
+pub(crate) struct LastWaker(Option<Waker>);
+
+impl LastWaker {
+    /// Register `cx`'s waker with `target` unless it is the one registered last.
+    pub fn register(&mut self, target: &AtomicWaker, cx: &Context<'_>) {
+        if !self.0.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            target.register(cx.waker());
+            self.0 = Some(cx.waker().clone());
+        }
+    }
+}
+
 /// Watches one [`CancellationToken`].
 pub struct CancelSignal {
     flag: Arc<Flag>,
     /// Kept alive so the token keeps our waker registered.
     _cancelled: Pin<Box<WaitForCancellationFutureOwned>>,
-    /// The task waker last registered, to skip re-registering the same one.
-    registered: Option<Waker>,
+    registered: LastWaker,
 }
 
 impl CancelSignal {
@@ -58,7 +72,7 @@ impl CancelSignal {
         CancelSignal {
             flag,
             _cancelled: cancelled,
-            registered: None,
+            registered: LastWaker::default(),
         }
     }
 
@@ -70,14 +84,7 @@ impl CancelSignal {
     /// Make a cancel wake the task polling with `cx`. Returns `fired()` as seen after
     /// registering, so a cancel that raced the registration is not missed.
     pub fn register(&mut self, cx: &Context<'_>) -> bool {
-        if !self
-            .registered
-            .as_ref()
-            .is_some_and(|w| w.will_wake(cx.waker()))
-        {
-            self.flag.task.register(cx.waker());
-            self.registered = Some(cx.waker().clone());
-        }
+        self.registered.register(&self.flag.task, cx);
         self.fired()
     }
 }

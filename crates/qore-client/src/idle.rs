@@ -21,10 +21,12 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
-use std::task::{Context, Waker};
+use std::task::Context;
 use std::time::{Duration, Instant};
 
 use futures_util::task::AtomicWaker;
+
+use crate::cancel::LastWaker;
 
 /// Shortest and longest pause between two checks of the watchdog.
 const MIN_TICK: Duration = Duration::from_millis(1);
@@ -43,8 +45,7 @@ pub struct IdleWatch {
     shared: Arc<Shared>,
     /// Progress counter (only this side writes it).
     count: u64,
-    /// The waker last registered, to skip registering the same one again.
-    registered: Option<Waker>,
+    registered: LastWaker,
 }
 
 impl IdleWatch {
@@ -66,7 +67,7 @@ impl IdleWatch {
                 waker: AtomicWaker::new(),
             }),
             count: 0,
-            registered: None,
+            registered: LastWaker::default(),
         }
     }
 
@@ -96,14 +97,7 @@ impl IdleWatch {
     /// Wake the task polling with `cx` when the watch expires. Returns [`Self::expired`] as
     /// seen after registering, so an expiry that raced the registration is not missed.
     pub fn register(&mut self, cx: &Context<'_>) -> bool {
-        if !self
-            .registered
-            .as_ref()
-            .is_some_and(|w| w.will_wake(cx.waker()))
-        {
-            self.shared.waker.register(cx.waker());
-            self.registered = Some(cx.waker().clone());
-        }
+        self.registered.register(&self.shared.waker, cx);
         self.expired()
     }
 

@@ -39,6 +39,18 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
+/// The cases measured on both paths: name, deltas, qore's samples, the floor's.
+fn both_paths<'a>(
+    cases: &'a [(String, usize)],
+    records: &'a Records,
+) -> impl Iterator<Item = (&'a str, usize, &'a [Sample], &'a [Sample])> {
+    cases.iter().filter_map(|(name, n)| {
+        let q = records.get(&(name.clone(), Path::Qore))?;
+        let f = records.get(&(name.clone(), Path::Floor))?;
+        Some((name.as_str(), *n, q.as_slice(), f.as_slice()))
+    })
+}
+
 pub fn print_table(cases: &[(String, usize)], records: &Records, source: &str) {
     println!();
     println!(
@@ -70,14 +82,8 @@ pub fn print_table(cases: &[(String, usize)], records: &Records, source: &str) {
         "wall q",
         "wall f"
     );
-    for (name, n) in cases {
-        let (Some(q), Some(f)) = (
-            records.get(&(name.clone(), Path::Qore)),
-            records.get(&(name.clone(), Path::Floor)),
-        ) else {
-            continue;
-        };
-        let n = *n as f64;
+    for (name, n, q, f) in both_paths(cases, records) {
+        let n = n as f64;
         let med = |s: &[Sample], pick: fn(&Sample) -> Duration| {
             median(s.iter().map(pick).collect()).as_secs_f64()
         };
@@ -120,13 +126,7 @@ pub fn print_paired(cases: &[(String, usize)], records: &Records) {
         "user/d f",
         "ratio"
     );
-    for (name, n) in cases {
-        let (Some(q), Some(f)) = (
-            records.get(&(name.clone(), Path::Qore)),
-            records.get(&(name.clone(), Path::Floor)),
-        ) else {
-            continue;
-        };
+    for (name, n, q, f) in both_paths(cases, records) {
         let mut ratios: Vec<f64> = q
             .iter()
             .zip(f)
@@ -135,7 +135,7 @@ pub fn print_paired(cases: &[(String, usize)], records: &Records) {
         ratios.sort_by(f64::total_cmp);
         let at = |p: f64| ratios[((ratios.len() - 1) as f64 * p).round() as usize];
         let won = ratios.iter().filter(|&&r| r >= 1.0).count();
-        let n = *n as f64;
+        let n = n as f64;
         let wakes = |s: &[Sample]| {
             let mut w: Vec<f64> = s.iter().map(|s| s.client_runs as f64 / n).collect();
             w.sort_by(f64::total_cmp);
