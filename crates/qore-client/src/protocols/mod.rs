@@ -11,6 +11,7 @@ use crate::Protocol;
 
 pub mod anthropic;
 pub mod gemini;
+mod json_scan;
 pub mod llamacpp;
 pub mod mistral;
 pub mod ollama;

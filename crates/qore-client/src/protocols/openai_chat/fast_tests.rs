@@ -101,33 +101,3 @@ fn deep_nesting_is_left_to_serde() {
     );
     assert!(parse(&shallow).is_some());
 }
-
-#[test]
-fn the_word_scan_stops_exactly_where_the_byte_scan_does() {
-    let slow = |bytes: &[u8], pos: usize| {
-        (pos..bytes.len())
-            .find(|&i| bytes[i] == b'"' || bytes[i] == b'\\' || bytes[i] < 0x20)
-            .unwrap_or(bytes.len())
-    };
-    let alphabet: &[u8] = b"ab\"\\\x00\x1f\x20\x7f\x80\xff\x21\x5b\x5d";
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    for len in 0..40 {
-        for _ in 0..200 {
-            let bytes: Vec<u8> = (0..len)
-                .map(|_| {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 7;
-                    seed ^= seed << 17;
-                    alphabet[(seed % alphabet.len() as u64) as usize]
-                })
-                .collect();
-            for pos in 0..=len {
-                assert_eq!(
-                    plain_run(&bytes, pos),
-                    slow(&bytes, pos),
-                    "{bytes:?} from {pos}"
-                );
-            }
-        }
-    }
-}
