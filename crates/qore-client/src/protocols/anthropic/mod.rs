@@ -17,6 +17,7 @@
 //! would make the engine run a tool the provider already ran.
 
 mod error;
+mod fast;
 mod models;
 mod request;
 mod stream;

@@ -25,6 +25,7 @@ use qore_core::{ErrorInfo, ProviderDetail, ResponseEvent, StopReason, ToolCallIn
 use serde_json::Value;
 
 use super::error;
+use super::fast::{self, FastEvent};
 use super::wire::{Block, BlockKind, Delta, EventKind, MessageBody, StreamEvent, WireUsage};
 use crate::codec::StreamDecoder;
 use crate::protocols::shared;
@@ -45,6 +46,8 @@ pub struct MessagesStreamDecoder {
     complete: bool,
     /// An `error` event ended the stream.
     failed: bool,
+    /// Decode every frame through serde, never [`fast`] (to compare the two in tests).
+    serde_only: bool,
 }
 
 #[derive(Debug)]
@@ -73,6 +76,14 @@ enum BlockState {
 impl MessagesStreamDecoder {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A decoder that never takes the fast path (for differential tests and benchmarks).
+    pub fn serde_only() -> Self {
+        MessagesStreamDecoder {
+            serde_only: true,
+            ..Self::default()
+        }
     }
 
     fn start(&mut self, id: Option<String>, model: Option<String>, out: &mut Out) {
@@ -396,6 +407,16 @@ impl StreamDecoder for MessagesStreamDecoder {
     fn frame(&mut self, frame: SseFrame<'_>, out: &mut Out) -> Result<(), ErrorInfo> {
         if self.complete || self.failed || frame.is_done() || frame.data.trim().is_empty() {
             return Ok(());
+        }
+        if !self.serde_only {
+            match fast::parse(frame.data) {
+                Some(FastEvent::BlockDelta(index, delta)) => {
+                    self.block_delta(index, delta, out);
+                    return Ok(());
+                }
+                Some(FastEvent::Nothing) => return Ok(()),
+                None => {}
+            }
         }
         let event: StreamEvent<'_> =
             serde_json::from_str(frame.data).map_err(|err| undecodable(err, frame.data))?;
