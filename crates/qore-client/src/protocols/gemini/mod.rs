@@ -14,6 +14,7 @@
 //! reads the server's retry advice from an error body.
 
 mod error;
+mod fast;
 mod finish;
 mod ids;
 mod models;

@@ -3,6 +3,9 @@
 //! Streamed (`:streamGenerateContent?alt=sse`, one response object per SSE frame) and whole
 //! answers (`:generateContent`: one object, or an array of them) go through the same
 //! [`GeminiStreamDecoder`]. Only the first candidate (`index` 0) is the assistant's turn.
+//! A streamed frame of the common delta shape (text or thought parts, usage, no finish
+//! reason) is read by [`fast`] and goes through the same steps (`GeminiStreamDecoder::head`,
+//! `GeminiStreamDecoder::part`); anything else, and every whole body, through serde.
 //!
 //! Promises, per part of that candidate, in order:
 //! - `text` becomes [`ResponseEvent::TextDelta`], or [`ResponseEvent::ThinkingDelta`] when
@@ -32,11 +35,13 @@
 //! (`thoughtsTokenCount`), so input + output = Gemini's `totalTokenCount`;
 //! `reasoning_tokens` = the thoughts; `cached_input_tokens` = `cachedContentTokenCount`.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 use qore_core::{ErrorInfo, ResponseEvent, ToolCallInput, Usage};
 use serde_json::Value;
 
+use super::fast::{self, FastChunk};
 use super::finish::{self, Finish};
 use super::wire::{Chunk, FunctionCall, Part, UsageMetadata};
 use super::{error, ids};
@@ -70,11 +75,21 @@ pub struct GeminiStreamDecoder {
     /// [`StreamDecoder::finish`] ran.
     finished: bool,
     usage: Usage,
+    /// Decode every frame through serde, never [`fast`] (to compare the two in tests).
+    serde_only: bool,
 }
 
 impl GeminiStreamDecoder {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A decoder that never takes the fast path (for differential tests and benchmarks).
+    pub fn serde_only() -> Self {
+        Self {
+            serde_only: true,
+            ..Self::default()
+        }
     }
 
     /// Decode one response object; `raw` is the text it came in (kept in errors).
@@ -85,16 +100,12 @@ impl GeminiStreamDecoder {
         if let Some(error) = chunk.error.as_ref().filter(|e| !e.is_null()) {
             return self.fail(error::in_stream(error, raw), out);
         }
-        if !self.started {
-            self.started = true;
-            out.push_back(ResponseEvent::MessageStart {
-                id: chunk.response_id.map(Into::into),
-                model: chunk.model_version.map(Into::into),
-            });
-        }
-        if let Some(metadata) = &chunk.usage_metadata {
-            self.usage.merge(&usage(metadata));
-        }
+        self.head(
+            chunk.response_id,
+            chunk.model_version,
+            chunk.usage_metadata.as_ref(),
+            out,
+        );
         if let Some(feedback) = chunk.prompt_feedback {
             if let Some(reason) = feedback.block_reason {
                 let detail = feedback.block_reason_message.as_deref();
@@ -121,6 +132,43 @@ impl GeminiStreamDecoder {
                     }
                     Finish::Stop(_) => self.finish_reason = Some(reason.into_owned()),
                 }
+            }
+        }
+    }
+
+    /// What every chunk starts with: the message start (first chunk only) and its usage.
+    fn head(
+        &mut self,
+        response_id: Option<Cow<'_, str>>,
+        model_version: Option<Cow<'_, str>>,
+        usage_metadata: Option<&UsageMetadata>,
+        out: &mut VecDeque<ResponseEvent>,
+    ) {
+        if !self.started {
+            self.started = true;
+            out.push_back(ResponseEvent::MessageStart {
+                id: response_id.map(Into::into),
+                model: model_version.map(Into::into),
+            });
+        }
+        if let Some(metadata) = usage_metadata {
+            self.usage.merge(&usage(metadata));
+        }
+    }
+
+    /// A chunk [`fast::parse`] read: the same steps as [`Self::chunk`] takes for that shape
+    /// (no error, no prompt feedback, the first candidate's parts, no finish reason).
+    fn fast_chunk(&mut self, chunk: FastChunk<'_>, out: &mut VecDeque<ResponseEvent>) {
+        self.head(
+            chunk.response_id,
+            chunk.model_version,
+            chunk.usage_metadata.as_ref(),
+            out,
+        );
+        for part in chunk.parts {
+            self.part(part, out);
+            if self.failed {
+                return;
             }
         }
     }
@@ -254,6 +302,12 @@ impl StreamDecoder for GeminiStreamDecoder {
     ) -> Result<(), ErrorInfo> {
         if self.failed || frame.data.trim().is_empty() || frame.is_done() {
             return Ok(());
+        }
+        if !self.serde_only {
+            if let Some(chunk) = fast::parse(frame.data) {
+                self.fast_chunk(chunk, out);
+                return Ok(());
+            }
         }
         self.decode_text(frame.data, out)
     }
