@@ -19,6 +19,7 @@
 //! keeps the status and body. [`health`] and [`props`] are typed probes.
 
 mod error;
+mod fast;
 mod probe;
 mod request;
 mod stream;

@@ -12,11 +12,13 @@
 //! becomes a provider error that keeps the frame; an answer that ends without its stop
 //! chunk is a network error. A `[DONE]` sentinel (proxies) is ignored.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 use qore_core::{ErrorInfo, ResponseEvent, StopReason, Usage};
 
 use super::error;
+use super::fast;
 use super::wire::CompletionChunk;
 use crate::codec::StreamDecoder;
 use crate::protocols::shared;
@@ -28,6 +30,8 @@ pub struct CompletionDecoder {
     started: bool,
     stopped: bool,
     failed: bool,
+    /// Decode every chunk through serde, never [`fast`] (to compare the two in tests).
+    serde_only: bool,
 }
 
 impl CompletionDecoder {
@@ -35,11 +39,37 @@ impl CompletionDecoder {
         Self::default()
     }
 
+    /// A decoder that never takes the fast path (for differential tests and benchmarks).
+    pub fn serde_only() -> Self {
+        CompletionDecoder {
+            serde_only: true,
+            ..Self::default()
+        }
+    }
+
+    /// The `MessageStart` of the answer, on its first chunk.
+    fn start(&mut self, model: Option<Cow<'_, str>>, out: &mut VecDeque<ResponseEvent>) {
+        if !self.started {
+            self.started = true;
+            out.push_back(ResponseEvent::MessageStart {
+                id: None,
+                model: model.map(Cow::into_owned),
+            });
+        }
+    }
+
     fn chunk(&mut self, data: &str, out: &mut VecDeque<ResponseEvent>) -> Result<(), ErrorInfo> {
         if self.stopped || self.failed {
             return Ok(());
         }
-        let chunk: CompletionChunk<'_> =
+        if !self.serde_only {
+            if let Some(chunk) = fast::parse(data) {
+                self.start(chunk.model, out);
+                push_text(chunk.content, out);
+                return Ok(());
+            }
+        }
+        let mut chunk: CompletionChunk<'_> =
             serde_json::from_str(data).map_err(|err| undecodable(&err, data))?;
         if let Some(err) = chunk.error.as_ref().filter(|e| !e.is_null()) {
             self.failed = true;
@@ -48,18 +78,8 @@ impl CompletionDecoder {
             });
             return Ok(());
         }
-        if !self.started {
-            self.started = true;
-            out.push_back(ResponseEvent::MessageStart {
-                id: None,
-                model: chunk.model.as_deref().map(str::to_owned),
-            });
-        }
-        if let Some(text) = chunk.content.as_ref().filter(|t| !t.is_empty()) {
-            out.push_back(ResponseEvent::TextDelta {
-                text: text.as_ref().into(),
-            });
-        }
+        self.start(chunk.model.take(), out);
+        push_text(chunk.content.take(), out);
         if chunk.stop {
             self.stopped = true;
             let usage = Usage {
@@ -76,6 +96,13 @@ impl CompletionDecoder {
             });
         }
         Ok(())
+    }
+}
+
+/// A chunk's text delta (an empty one is not an event).
+fn push_text(content: Option<Cow<'_, str>>, out: &mut VecDeque<ResponseEvent>) {
+    if let Some(text) = content.filter(|t| !t.is_empty()) {
+        out.push_back(ResponseEvent::TextDelta { text: text.into() });
     }
 }
 

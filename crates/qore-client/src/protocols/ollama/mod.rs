@@ -12,6 +12,7 @@
 //! Ollama's own server needs no key; a key (Ollama's hosted API) is sent as a bearer token.
 
 mod error;
+mod fast;
 mod models;
 mod request;
 mod stream;

@@ -16,6 +16,7 @@
 //! - `{"error": "..."}` inside a 200 answer becomes a provider error and ends the decoding;
 //! - a body that ends without a `done: true` line is a network error (incomplete answer).
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -24,6 +25,7 @@ use qore_core::{ErrorInfo, ResponseEvent, StopReason, ToolCallInput, Usage};
 use serde_json::Value;
 
 use super::error;
+use super::fast;
 use super::wire::{ChatLine, WireToolCall};
 use crate::codec::{Framing, StreamDecoder};
 use crate::protocols::shared;
@@ -36,6 +38,8 @@ pub struct OllamaStreamDecoder {
     made_calls: bool,
     done: bool,
     failed: bool,
+    /// Decode every line through serde, never [`fast`] (to compare the two in tests).
+    serde_only: bool,
 }
 
 impl OllamaStreamDecoder {
@@ -43,10 +47,25 @@ impl OllamaStreamDecoder {
         Self::default()
     }
 
+    /// A decoder that never takes the fast path (for differential tests and benchmarks).
+    pub fn serde_only() -> Self {
+        OllamaStreamDecoder {
+            serde_only: true,
+            ..Self::default()
+        }
+    }
+
     /// Decode one line.
     fn line(&mut self, data: &str, out: &mut VecDeque<ResponseEvent>) -> Result<(), ErrorInfo> {
         if self.done || self.failed || data.trim().is_empty() {
             return Ok(());
+        }
+        if !self.serde_only {
+            if let Some(line) = fast::parse(data) {
+                self.start(line.model, out);
+                push_deltas(line.thinking, line.content, out);
+                return Ok(());
+            }
         }
         let line: ChatLine<'_> =
             serde_json::from_str(data).map_err(|err| undecodable(&err, data))?;
@@ -57,22 +76,9 @@ impl OllamaStreamDecoder {
             });
             return Ok(());
         }
-        if !self.started {
-            self.started = true;
-            out.push_back(ResponseEvent::MessageStart {
-                id: None,
-                model: line.model.map(|m| m.into_owned()),
-            });
-        }
+        self.start(line.model, out);
         if let Some(message) = line.message {
-            if let Some(thinking) = message.thinking.filter(|t| !t.is_empty()) {
-                out.push_back(ResponseEvent::ThinkingDelta {
-                    text: thinking.into(),
-                });
-            }
-            if let Some(text) = message.content.filter(|t| !t.is_empty()) {
-                out.push_back(ResponseEvent::TextDelta { text: text.into() });
-            }
+            push_deltas(message.thinking, message.content, out);
             for call in message.tool_calls.into_iter().flatten() {
                 self.tool_call(call, out);
             }
@@ -91,6 +97,17 @@ impl OllamaStreamDecoder {
             out.push_back(ResponseEvent::Stop { reason });
         }
         Ok(())
+    }
+
+    /// The `MessageStart` of the answer, on its first line.
+    fn start(&mut self, model: Option<Cow<'_, str>>, out: &mut VecDeque<ResponseEvent>) {
+        if !self.started {
+            self.started = true;
+            out.push_back(ResponseEvent::MessageStart {
+                id: None,
+                model: model.map(Cow::into_owned),
+            });
+        }
     }
 
     fn tool_call(&mut self, call: WireToolCall<'_>, out: &mut VecDeque<ResponseEvent>) {
@@ -129,6 +146,22 @@ impl OllamaStreamDecoder {
             }
         };
         out.push_back(ResponseEvent::ToolCallEnd { id, input });
+    }
+}
+
+/// A line's thinking and text deltas, in that order (empty ones are not events).
+fn push_deltas(
+    thinking: Option<Cow<'_, str>>,
+    content: Option<Cow<'_, str>>,
+    out: &mut VecDeque<ResponseEvent>,
+) {
+    if let Some(thinking) = thinking.filter(|t| !t.is_empty()) {
+        out.push_back(ResponseEvent::ThinkingDelta {
+            text: thinking.into(),
+        });
+    }
+    if let Some(text) = content.filter(|t| !t.is_empty()) {
+        out.push_back(ResponseEvent::TextDelta { text: text.into() });
     }
 }
 
