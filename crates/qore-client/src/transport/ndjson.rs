@@ -76,7 +76,7 @@ fn dispatch<E>(
     if line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
         return Ok(());
     }
-    let data = String::from_utf8_lossy(line);
+    let data = super::sse::decode(line);
     on_frame(SseFrame {
         event: None,
         data: match &data {
