@@ -11,6 +11,7 @@
 //! reasoning included and sent back). Error envelopes keep status, type and body.
 
 mod error;
+mod fast;
 mod items;
 mod models;
 mod request;

@@ -4,7 +4,9 @@
 //! `event:` line only stands in when the data has no `type`), so both framings seen in the
 //! wild decode alike: `event:` + `data:` lines ending with the terminal event (OpenAI, the
 //! ChatGPT Codex backend, llama.cpp) and `data:`-only lines ending in `[DONE]`
-//! (OpenRouter). Output items are followed by [`super::items`].
+//! (OpenRouter). Output items are followed by [`super::items`]. The small events (every
+//! delta) are read by [`super::fast`] when it understands them, else by serde; both build
+//! the same [`WireEvent`], handled alike from there.
 //!
 //! The response ends with exactly one terminal event: `response.completed` (stop reason
 //! `ToolUse` when function calls were made, `Refusal` after a refusal, else `EndTurn`),
@@ -24,6 +26,7 @@ use std::collections::VecDeque;
 use qore_core::{ErrorInfo, ProviderDetail, ResponseEvent, StopReason, Usage};
 
 use super::error;
+use super::fast;
 use super::items::{Channel, ItemRef, Items};
 use super::wire::{WireEvent, WireResponse, WireUsage};
 use crate::codec::StreamDecoder;
@@ -37,11 +40,21 @@ pub struct ResponsesDecoder {
     items: Items,
     /// The terminal event (or an error event) was decoded.
     ended: bool,
+    /// Decode every event through serde, never [`fast`] (to compare the two in tests).
+    serde_only: bool,
 }
 
 impl ResponsesDecoder {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A decoder that never takes the fast path (for differential tests and benchmarks).
+    pub fn serde_only() -> Self {
+        ResponsesDecoder {
+            serde_only: true,
+            ..Self::default()
+        }
     }
 
     fn start(&mut self, id: Option<Cow<'_, str>>, model: Option<Cow<'_, str>>, out: &mut Out) {
@@ -54,10 +67,18 @@ impl ResponsesDecoder {
         }
     }
 
-    /// Decode one event (the data of one frame).
+    /// Decode one event (the data of one frame): with [`fast`] when it reads the event's
+    /// shape, else with serde; both give the same [`WireEvent`].
     fn event(&mut self, data: &str, name: Option<&str>, out: &mut Out) -> Result<(), ErrorInfo> {
-        let event: WireEvent<'_> =
-            serde_json::from_str(data).map_err(|err| undecodable(&err, data))?;
+        let fast = if self.serde_only {
+            None
+        } else {
+            fast::parse(data)
+        };
+        let event: WireEvent<'_> = match fast {
+            Some(event) => event,
+            None => serde_json::from_str(data).map_err(|err| undecodable(&err, data))?,
+        };
         let kind = event.kind.as_deref().or(name).unwrap_or("");
         if kind == "error" {
             out.push_back(ResponseEvent::Error {
@@ -67,9 +88,10 @@ impl ResponsesDecoder {
             return Ok(());
         }
         if let Some(status) = terminal_status(kind) {
-            return self.terminal(status, event.response, data, out);
+            return self.terminal(status, event.response.map(|r| *r), data, out);
         }
         if let Some(response) = event.response {
+            let response = *response;
             self.start(response.id, response.model, out);
             return Ok(());
         }
@@ -84,12 +106,12 @@ impl ResponsesDecoder {
         match kind {
             "response.output_item.added" => {
                 if let Some(item) = event.item {
-                    items.added(event.output_index, item, out);
+                    items.added(event.output_index, *item, out);
                 }
             }
             "response.output_item.done" => {
                 if let Some(item) = event.item {
-                    items.done(event.output_index, item, out);
+                    items.done(event.output_index, *item, out);
                 }
             }
             "response.output_text.delta" => {
@@ -275,7 +297,10 @@ impl StreamDecoder for ResponsesDecoder {
     }
 
     fn frame(&mut self, frame: SseFrame<'_>, out: &mut Out) -> Result<(), ErrorInfo> {
-        if self.ended || frame.is_done() || frame.data.trim().is_empty() {
+        // An event starts with `{`: no need to trim it to know it is neither `[DONE]` nor
+        // blank.
+        let event = frame.data.starts_with('{');
+        if self.ended || (!event && (frame.is_done() || frame.data.trim().is_empty())) {
             return Ok(());
         }
         self.event(frame.data, frame.event, out)

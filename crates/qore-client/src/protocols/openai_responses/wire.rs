@@ -38,10 +38,12 @@ pub struct WireEvent<'a> {
     /// `response.function_call_arguments.done`: the final arguments.
     #[serde(borrow, default)]
     pub arguments: Option<Arguments<'a>>,
+    /// Boxed, as is `response`: a handful per response, and the event that carries every
+    /// delta stays small to move.
     #[serde(borrow, default)]
-    pub item: Option<WireItem<'a>>,
+    pub item: Option<Box<WireItem<'a>>>,
     #[serde(borrow, default)]
-    pub response: Option<WireResponse<'a>>,
+    pub response: Option<Box<WireResponse<'a>>>,
 }
 
 /// The parts of a `response` object the decoder reads (lifecycle events, whole bodies).
