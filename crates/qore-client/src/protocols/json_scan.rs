@@ -25,8 +25,6 @@ pub struct Scanner<'a> {
     pos: usize,
 }
 
-// `bool` and `str` are for the fast paths of the other wires, being written now.
-#[allow(dead_code)]
 impl<'a> Scanner<'a> {
     pub fn new(text: &'a str) -> Self {
         Scanner {
