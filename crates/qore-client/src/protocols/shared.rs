@@ -12,6 +12,22 @@ use serde_json::{json, Map, Value};
 
 use crate::codec::RequestOptions;
 
+/// Queue the `MessageStart` of an answer whose chunks name only the model, unless `started`
+/// (then set): the first chunk's model, or none.
+pub fn start_once(
+    started: &mut bool,
+    model: Option<std::borrow::Cow<'_, str>>,
+    out: &mut std::collections::VecDeque<qore_core::ResponseEvent>,
+) {
+    if !*started {
+        *started = true;
+        out.push_back(qore_core::ResponseEvent::MessageStart {
+            id: None,
+            model: model.map(std::borrow::Cow::into_owned),
+        });
+    }
+}
+
 /// The text blocks of a message, joined by newlines (what a system or plain-text turn
 /// sends).
 pub fn joined_text(blocks: &[ContentBlock]) -> String {

@@ -73,3 +73,24 @@ pub fn finished_blocks(events: &[ResponseEvent]) -> (Vec<ContentBlock>, Option<S
     let (message, stop_reason, usage) = finished(events);
     (message.blocks, stop_reason, usage)
 }
+
+/// Every proper prefix of `base` that ends on a character boundary (a payload cut short).
+pub fn prefixes(base: &str) -> impl Iterator<Item = &str> {
+    (0..base.len()).filter_map(|end| base.get(..end))
+}
+
+/// `base` with the byte at each position replaced by each of `bytes`, where the result is
+/// still UTF-8 (the near misses a fast path must refuse or read exactly as serde does).
+pub fn byte_changes(base: &str, bytes: &[u8]) -> Vec<String> {
+    let mut changed = Vec::new();
+    for at in 0..base.len() {
+        for &byte in bytes {
+            let mut text = base.as_bytes().to_vec();
+            text[at] = byte;
+            if let Ok(text) = String::from_utf8(text) {
+                changed.push(text);
+            }
+        }
+    }
+    changed
+}

@@ -154,21 +154,11 @@ fn leaves_everything_else_to_serde() {
 #[test]
 fn every_prefix_and_every_byte_change_falls_back_or_agrees() {
     for base in [CHUNK, ESCAPED, LAST] {
-        for end in 0..base.len() {
-            if let Some(prefix) = base.get(..end) {
-                agrees_with_serde(prefix);
-            }
+        for prefix in test_support::prefixes(base) {
+            agrees_with_serde(prefix);
         }
-        for at in 0..base.len() {
-            for byte in [
-                b'"', b'\\', b'{', b'}', b',', b':', b'1', b'-', b'.', b' ', b'x',
-            ] {
-                let mut bytes = base.as_bytes().to_vec();
-                bytes[at] = byte;
-                if let Ok(changed) = String::from_utf8(bytes) {
-                    agrees_with_serde(&changed);
-                }
-            }
+        for changed in test_support::byte_changes(base, b"\"\\{},:1-. x") {
+            agrees_with_serde(&changed);
         }
     }
 }

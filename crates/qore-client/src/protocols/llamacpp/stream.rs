@@ -47,24 +47,13 @@ impl CompletionDecoder {
         }
     }
 
-    /// The `MessageStart` of the answer, on its first chunk.
-    fn start(&mut self, model: Option<Cow<'_, str>>, out: &mut VecDeque<ResponseEvent>) {
-        if !self.started {
-            self.started = true;
-            out.push_back(ResponseEvent::MessageStart {
-                id: None,
-                model: model.map(Cow::into_owned),
-            });
-        }
-    }
-
     fn chunk(&mut self, data: &str, out: &mut VecDeque<ResponseEvent>) -> Result<(), ErrorInfo> {
         if self.stopped || self.failed {
             return Ok(());
         }
         if !self.serde_only {
             if let Some(chunk) = fast::parse(data) {
-                self.start(chunk.model, out);
+                crate::protocols::shared::start_once(&mut self.started, chunk.model, out);
                 push_text(chunk.content, out);
                 return Ok(());
             }
@@ -78,7 +67,7 @@ impl CompletionDecoder {
             });
             return Ok(());
         }
-        self.start(chunk.model.take(), out);
+        crate::protocols::shared::start_once(&mut self.started, chunk.model.take(), out);
         push_text(chunk.content.take(), out);
         if chunk.stop {
             self.stopped = true;

@@ -62,7 +62,7 @@ impl OllamaStreamDecoder {
         }
         if !self.serde_only {
             if let Some(line) = fast::parse(data) {
-                self.start(line.model, out);
+                crate::protocols::shared::start_once(&mut self.started, line.model, out);
                 push_deltas(line.thinking, line.content, out);
                 return Ok(());
             }
@@ -76,7 +76,7 @@ impl OllamaStreamDecoder {
             });
             return Ok(());
         }
-        self.start(line.model, out);
+        crate::protocols::shared::start_once(&mut self.started, line.model, out);
         if let Some(message) = line.message {
             push_deltas(message.thinking, message.content, out);
             for call in message.tool_calls.into_iter().flatten() {
@@ -97,17 +97,6 @@ impl OllamaStreamDecoder {
             out.push_back(ResponseEvent::Stop { reason });
         }
         Ok(())
-    }
-
-    /// The `MessageStart` of the answer, on its first line.
-    fn start(&mut self, model: Option<Cow<'_, str>>, out: &mut VecDeque<ResponseEvent>) {
-        if !self.started {
-            self.started = true;
-            out.push_back(ResponseEvent::MessageStart {
-                id: None,
-                model: model.map(Cow::into_owned),
-            });
-        }
     }
 
     fn tool_call(&mut self, call: WireToolCall<'_>, out: &mut VecDeque<ResponseEvent>) {
