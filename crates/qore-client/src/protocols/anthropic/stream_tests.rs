@@ -1,7 +1,7 @@
 use super::*;
 use crate::protocols::test_support::{self, finished, fold};
 use qore_core::{ContentBlock, ErrorCategory, TurnOutcome};
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// Decode data payloads (one per frame), then end the body.
 fn decode(frames: &[String]) -> (Vec<ResponseEvent>, Result<(), ErrorInfo>) {
