@@ -22,12 +22,10 @@ use qore_core::{ErrorInfo, ResponseEvent, ToolCallInput};
 
 use super::wire::{WireItem, WirePart};
 
-/// Where reasoning text comes from: the summary, or the raw reasoning text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Channel {
-    Summary,
-    Text,
-}
+#[path = "reasoning.rs"]
+mod reasoning;
+pub use reasoning::Channel;
+use reasoning::{push_reasoning, reasoning_done, ReasoningState};
 
 /// How an event names its item.
 #[derive(Debug, Clone, Copy)]
@@ -49,15 +47,6 @@ enum ItemState {
     Reasoning(ReasoningState),
     Call(CallState),
     Other,
-}
-
-#[derive(Debug, Default)]
-struct ReasoningState {
-    text_emitted: bool,
-    /// The part the last text went to.
-    part: Option<(Channel, u32)>,
-    /// `encrypted_content` as announced (the finished item's wins).
-    encrypted: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -364,63 +353,4 @@ fn announce(call: &mut CallState, out: &mut VecDeque<ResponseEvent>) {
             delta: call.args.as_str().into(),
         });
     }
-}
-
-fn push_reasoning(
-    state: &mut ReasoningState,
-    part: (Channel, u32),
-    text: Cow<'_, str>,
-    out: &mut VecDeque<ResponseEvent>,
-) {
-    if text.is_empty() {
-        return;
-    }
-    if state.text_emitted && state.part != Some(part) {
-        out.push_back(ResponseEvent::ThinkingDelta {
-            text: "\n\n".into(),
-        });
-    }
-    state.part = Some(part);
-    state.text_emitted = true;
-    out.push_back(ResponseEvent::ThinkingDelta { text: text.into() });
-}
-
-fn reasoning_done(
-    mut state: ReasoningState,
-    item: WireItem<'_>,
-    out: &mut VecDeque<ResponseEvent>,
-) {
-    if !state.text_emitted {
-        let summary = part_texts(item.summary, "summary_text");
-        let (channel, parts) = if summary.iter().any(|t| !t.is_empty()) {
-            (Channel::Summary, summary)
-        } else {
-            (Channel::Text, part_texts(item.content, "reasoning_text"))
-        };
-        for (index, text) in parts.into_iter().enumerate() {
-            push_reasoning(&mut state, (channel, index as u32), text, out);
-        }
-    }
-    let encrypted = item
-        .encrypted_content
-        .filter(|e| !e.is_empty())
-        .map(Cow::into_owned)
-        .or(state.encrypted);
-    if let Some(signature) = encrypted {
-        if !state.text_emitted {
-            // Open this item's own block, so the signature does not land on an earlier one.
-            out.push_back(ResponseEvent::ThinkingDelta { text: "".into() });
-        }
-        out.push_back(ResponseEvent::ThinkingSignature { signature });
-    }
-}
-
-/// The texts of the parts of one kind (parts that name no kind count too).
-fn part_texts<'a>(parts: Option<Vec<WirePart<'a>>>, kind: &str) -> Vec<Cow<'a, str>> {
-    parts
-        .into_iter()
-        .flatten()
-        .filter(|p| p.kind.as_deref().map_or(true, |k| k == kind))
-        .filter_map(|p| p.text.and_then(|t| t.into_text()))
-        .collect()
 }
