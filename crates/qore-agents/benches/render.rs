@@ -54,6 +54,7 @@ use qore_agents::validate::validate_catalog;
 use qore_agents::{Catalog, Partials};
 use qore_client::{protocols, ChatRequest, Protocol, RequestOptions};
 use qore_core::{ContentBlock, History, Message, Role, ToolResultPart, ToolSpec};
+use qore_testkit::bench::{median, us, BenchRun};
 use serde_json::{json, Value};
 
 /// The profiles rendered, and the body key that carries the conversation.
@@ -571,15 +572,6 @@ fn check(env: &mut Env) {
 
 type Records = BTreeMap<(String, Variant), Vec<Duration>>;
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v.get(v.len() / 2).copied().unwrap_or_default()
-}
-
-fn us(d: f64) -> String {
-    format!("{:.1}", d * 1e6)
-}
-
 fn print_table(env: &Env, records: &Records, source: &str) {
     let med = |case: &str, v: Variant| {
         (records.get(&(case.to_owned(), v))).map(|s| (median(s.clone()).as_secs_f64(), s.len()))
@@ -791,11 +783,7 @@ fn breakdown(env: &Env, k: usize) {
 // Modes.
 
 /// `QORE_BENCH_RATIOS=1`: K samples per variant, the variants in rotating order.
-fn ratio_mode(env: &Env) {
-    let k: usize = std::env::var("QORE_BENCH_K")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(21);
+fn ratio_mode(env: &Env, k: usize) {
     let mut records = Records::new();
     let mut groups: Vec<Option<&Case>> = env.cases.iter().map(Some).collect();
     if env.validate {
@@ -870,15 +858,12 @@ fn criterion_benches(c: &mut Criterion, env: &Env) -> Records {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    // `cargo bench` passes --bench; `cargo test --benches` does not (criterion's test mode).
-    let benchmarking =
-        args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--test" || a == "--list");
-    let filter = std::env::var("QORE_BENCH_CASES").ok();
-    let mut env = Env::new(filter.as_deref());
+    let run = BenchRun::from_env(21);
+    let benchmarking = run.benchmarking;
+    let mut env = Env::new(run.filter.as_deref());
     check(&mut env);
-    if std::env::var_os("QORE_BENCH_RATIOS").is_some_and(|v| v == "1") {
-        ratio_mode(&env);
+    if run.ratios {
+        ratio_mode(&env, run.k);
     } else {
         let mut c = Criterion::default().configure_from_args();
         let records = criterion_benches(&mut c, &env);

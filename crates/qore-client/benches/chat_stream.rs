@@ -57,6 +57,7 @@ use qore_core::{ContentBlock, StopReason, TurnOutcome};
 use qore_testkit::{ReplayServer, Reply, Slicing};
 use tokio::runtime::Runtime;
 
+use qore_testkit::bench::BenchRun;
 use report::{Path, Records, Sample};
 use threads::{cpu_ns, schedstat, this_thread_schedstat, user_ticks};
 use workload::{Kind, Workload};
@@ -340,11 +341,7 @@ fn check_and_peak(env: &Env) {
 }
 
 /// `QORE_BENCH_RATIOS=1`: K alternating runs per case and path, outside criterion.
-fn ratio_mode(env: &Env) {
-    let k: usize = std::env::var("QORE_BENCH_K")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(7);
+fn ratio_mode(env: &Env, k: usize) {
     // `QORE_BENCH_ONLY=qore|floor`: run one path only (for profiling it).
     let only = std::env::var("QORE_BENCH_ONLY").ok();
     let mut records = Records::new();
@@ -432,17 +429,14 @@ fn main() {
         decode_only::one_stage(&spec);
         return;
     }
-    let args: Vec<String> = std::env::args().collect();
-    // `cargo bench` passes --bench; `cargo test --benches` does not (criterion's test mode).
-    let benchmarking =
-        args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--test" || a == "--list");
-    let filter = std::env::var("QORE_BENCH_CASES").ok();
-    let env = Env::new(filter.as_deref());
+    let run = BenchRun::from_env(7);
+    let benchmarking = run.benchmarking;
+    let env = Env::new(run.filter.as_deref());
     if benchmarking {
         check_and_peak(&env);
     }
-    if std::env::var_os("QORE_BENCH_RATIOS").is_some_and(|v| v == "1") {
-        ratio_mode(&env);
+    if run.ratios {
+        ratio_mode(&env, run.k);
     } else {
         let mut c = Criterion::default().configure_from_args();
         let records = criterion_benches(&mut c, &env);

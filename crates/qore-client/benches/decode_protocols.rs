@@ -50,6 +50,7 @@ use criterion::{Criterion, SamplingMode, Throughput};
 use qore_client::transport::framing::Framer;
 use qore_client::{protocols, Protocol};
 use qore_core::{ContentBlock, ErrorInfo, MessageAssembler, StopReason, TurnOutcome};
+use qore_testkit::bench::{median, BenchRun};
 
 /// One wire protocol under test.
 struct Wire {
@@ -281,11 +282,6 @@ impl Row {
     }
 }
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
 fn print_table(rows: &[Row], skipped: &[String], source: &str) {
     println!();
     println!(
@@ -397,22 +393,13 @@ fn criterion_case(c: &mut Criterion, case: &Case) -> Row {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    // `cargo bench` passes --bench; `cargo test --benches` does not (criterion's test mode).
-    let benchmarking =
-        args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--test" || a == "--list");
+    let run = BenchRun::from_env(7);
+    let (benchmarking, ratios, k) = (run.benchmarking, run.ratios, run.k);
     let sizes: [usize; 2] = if benchmarking {
         [200_000, 20_000]
     } else {
         [2_000, 200]
     };
-    let filter = std::env::var("QORE_BENCH_CASES").ok();
-    let ratios = std::env::var_os("QORE_BENCH_RATIOS").is_some_and(|v| v == "1");
-    let k: usize = std::env::var("QORE_BENCH_K")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|&k| k > 0)
-        .unwrap_or(7);
     let mut criterion = (!ratios).then(|| Criterion::default().configure_from_args());
 
     let mut rows = Vec::new();
@@ -426,10 +413,7 @@ fn main() {
             continue;
         };
         for n in sizes {
-            if filter
-                .as_deref()
-                .is_some_and(|f| !case_name(wire, n).contains(f))
-            {
+            if !run.keeps(&case_name(wire, n)) {
                 continue;
             }
             // One body in memory at a time.

@@ -57,6 +57,7 @@ use qore_core::{ContentBlock, History, Role, StopReason, TurnOutcome};
 use qore_testkit::{ReplayServer, Reply};
 use tokio::runtime::Runtime;
 
+use qore_testkit::bench::{median, us, BenchRun};
 use workload::CountingApprover;
 
 /// Requests per `bare` sample in ratio mode (one per iteration under criterion).
@@ -400,15 +401,6 @@ fn check(env: &mut Env) {
 
 type Records = BTreeMap<(String, Variant), Vec<Sample>>;
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v.get(v.len() / 2).copied().unwrap_or_default()
-}
-
-fn us(d: f64) -> String {
-    format!("{:.1}", d * 1e6)
-}
-
 fn print_table(env: &Env, records: &Records, source: &str) {
     println!();
     println!("tool loop ({source}); medians, µs; ratios to one bare request of the same run");
@@ -612,11 +604,7 @@ fn breakdown(env: &Env, k: usize) {
 }
 
 /// `QORE_BENCH_RATIOS=1`: K samples per variant, the variants in rotating order.
-fn ratio_mode(env: &Env) {
-    let k: usize = std::env::var("QORE_BENCH_K")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(21);
+fn ratio_mode(env: &Env, k: usize) {
     let mut records = Records::new();
     let mut failed: BTreeMap<(String, Variant), String> = BTreeMap::new();
     for case in &env.cases {
@@ -696,11 +684,8 @@ fn criterion_benches(c: &mut Criterion, env: &Env) -> (Records, usize) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    // `cargo bench` passes --bench; `cargo test --benches` does not (criterion's test mode).
-    let benchmarking =
-        args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--test" || a == "--list");
-    let filter = std::env::var("QORE_BENCH_CASES").ok();
+    let run = BenchRun::from_env(21);
+    let benchmarking = run.benchmarking;
     let rounds: Vec<u32> = std::env::var("QORE_BENCH_ROUNDS")
         .ok()
         .map(|v| {
@@ -711,10 +696,10 @@ fn main() {
         })
         .filter(|v: &Vec<u32>| !v.is_empty())
         .unwrap_or_else(|| vec![1, 10, 50]);
-    let mut env = Env::new(filter.as_deref(), &rounds);
+    let mut env = Env::new(run.filter.as_deref(), &rounds);
     check(&mut env);
-    if std::env::var_os("QORE_BENCH_RATIOS").is_some_and(|v| v == "1") {
-        ratio_mode(&env);
+    if run.ratios {
+        ratio_mode(&env, run.k);
     } else {
         let mut c = Criterion::default().configure_from_args();
         let (records, failed) = criterion_benches(&mut c, &env);

@@ -14,8 +14,11 @@
 //! - [`proxy`]: [`RecordingProxy`], a loopback proxy that records each request and forwards
 //!   it to a real server on this machine (tests against a real local model).
 //!
+//! - [`bench`]: the run settings and statistics the benches share.
+//!
 //! Nothing here is meant for production code: depend on it as a dev-dependency only.
 
+pub mod bench;
 pub mod cassette;
 pub mod proxy;
 pub mod server;

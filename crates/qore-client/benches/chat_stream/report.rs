@@ -3,6 +3,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use qore_testkit::bench::median;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Path {
     Qore,
@@ -33,11 +35,6 @@ pub struct Sample {
 }
 
 pub type Records = BTreeMap<(String, Path), Vec<Sample>>;
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
 
 /// The cases measured on both paths: name, deltas, qore's samples, the floor's.
 fn both_paths<'a>(
