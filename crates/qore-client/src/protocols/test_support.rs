@@ -38,6 +38,19 @@ pub fn decode<S: AsRef<str>>(
     decode_frames(decoder, data.iter().map(|d| (None, d.as_ref())))
 }
 
+/// Decode `data` with `fast` and with `serde_only` (the same decoder with its fast path
+/// off): both must give the same events and the same end, which are returned.
+pub fn decode_both_ways<S: AsRef<str>>(
+    fast: impl StreamDecoder,
+    serde_only: impl StreamDecoder,
+    data: &[S],
+) -> (Vec<ResponseEvent>, Result<(), ErrorInfo>) {
+    let with_fast = decode(fast, data);
+    let without = decode(serde_only, data);
+    assert_eq!(with_fast, without, "the fast path changed the events");
+    with_fast
+}
+
 /// The events of a whole (non-streamed) body.
 pub fn decode_body(
     mut decoder: impl StreamDecoder,
@@ -74,23 +87,22 @@ pub fn finished_blocks(events: &[ResponseEvent]) -> (Vec<ContentBlock>, Option<S
     (message.blocks, stop_reason, usage)
 }
 
-/// Every proper prefix of `base` that ends on a character boundary (a payload cut short).
-pub fn prefixes(base: &str) -> impl Iterator<Item = &str> {
-    (0..base.len()).filter_map(|end| base.get(..end))
-}
-
-/// `base` with the byte at each position replaced by each of `bytes`, where the result is
-/// still UTF-8 (the near misses a fast path must refuse or read exactly as serde does).
-pub fn byte_changes(base: &str, bytes: &[u8]) -> Vec<String> {
-    let mut changed = Vec::new();
+/// The near misses of a payload a fast path must refuse or read exactly as serde does:
+/// every proper prefix of `base` (a payload cut short) and `base` with the byte at each
+/// position replaced by each of `bytes`, wherever the result is still UTF-8.
+pub fn near_misses(base: &str, bytes: &[u8]) -> Vec<String> {
+    let mut misses: Vec<String> = (0..base.len())
+        .filter_map(|end| base.get(..end))
+        .map(str::to_owned)
+        .collect();
     for at in 0..base.len() {
         for &byte in bytes {
             let mut text = base.as_bytes().to_vec();
             text[at] = byte;
             if let Ok(text) = String::from_utf8(text) {
-                changed.push(text);
+                misses.push(text);
             }
         }
     }
-    changed
+    misses
 }

@@ -174,13 +174,13 @@ fn never_accepts_what_serde_reads_otherwise() {
     frames.extend(RECORDED);
     let mut accepted = 0;
     for frame in frames {
-        for prefix in test_support::prefixes(frame) {
+        for prefix in (0..frame.len()).filter_map(|end| frame.get(..end)) {
             assert!(
                 parse(prefix).is_none(),
                 "fast path took the prefix {prefix}"
             );
         }
-        for data in test_support::byte_changes(frame, b"\"\\,:{}[]0-n x") {
+        for data in test_support::near_misses(frame, b"\"\\,:{}[]0-n x") {
             if let Some(fast) = fast_view(&data) {
                 accepted += 1;
                 assert_eq!(Some(fast), serde_view(&data), "{data}");
@@ -224,9 +224,11 @@ fn decodes_a_stream_exactly_like_the_serde_path() {
         r#"{"type":"message_stop"}"#,
         r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"after the end"}}"#,
     ];
-    let fast = test_support::decode(MessagesStreamDecoder::new(), &frames);
-    let serde = test_support::decode(MessagesStreamDecoder::serde_only(), &frames);
-    assert_eq!(fast, serde);
+    let fast = test_support::decode_both_ways(
+        MessagesStreamDecoder::new(),
+        MessagesStreamDecoder::serde_only(),
+        &frames,
+    );
     assert!(fast.1.is_ok(), "{fast:?}");
     assert!(fast.0.len() > 12, "{fast:?}");
 
@@ -237,8 +239,10 @@ fn decodes_a_stream_exactly_like_the_serde_path() {
         r#"{"type":"content_block_delta","index":1,"delta":{"text":"x"}"#,
         TYPICAL,
     ];
-    let fast = test_support::decode(MessagesStreamDecoder::new(), &broken);
-    let serde = test_support::decode(MessagesStreamDecoder::serde_only(), &broken);
-    assert_eq!(fast, serde);
+    let fast = test_support::decode_both_ways(
+        MessagesStreamDecoder::new(),
+        MessagesStreamDecoder::serde_only(),
+        &broken,
+    );
     assert!(fast.1.is_err());
 }

@@ -186,11 +186,8 @@ fn leaves_everything_else_to_serde() {
 #[test]
 fn every_prefix_and_every_byte_change_falls_back_or_agrees() {
     for base in [TEXT, THINKING, ESCAPED, CALL, DONE] {
-        for prefix in test_support::prefixes(base) {
-            agrees_with_serde(prefix);
-        }
-        for changed in test_support::byte_changes(base, b"\"\\{},:1n x") {
-            agrees_with_serde(&changed);
+        for miss in test_support::near_misses(base, b"\"\\{},:1n x") {
+            agrees_with_serde(&miss);
         }
     }
 }
@@ -221,10 +218,11 @@ fn a_stream_decodes_to_the_same_events_on_both_paths() {
         TEXT,
         DONE,
     ];
-    let with_fast = test_support::decode(OllamaStreamDecoder::new(), &lines);
-    let serde_only = test_support::decode(OllamaStreamDecoder::serde_only(), &lines);
-    assert_eq!(with_fast.0, serde_only.0);
-    assert_eq!(with_fast.1, serde_only.1);
+    let with_fast = test_support::decode_both_ways(
+        OllamaStreamDecoder::new(),
+        OllamaStreamDecoder::serde_only(),
+        &lines,
+    );
     assert_eq!(with_fast.0.len(), 11, "{:?}", with_fast.0);
     // The first line sets the model even on the fast path.
     assert!(matches!(
@@ -238,10 +236,11 @@ fn a_stream_decodes_to_the_same_events_on_both_paths() {
         r#"{"message":{"content":"dup","content":"dup"},"done":false}"#,
     ] {
         let broken = [TEXT, bad, TEXT];
-        let with_fast = test_support::decode(OllamaStreamDecoder::new(), &broken);
-        let serde_only = test_support::decode(OllamaStreamDecoder::serde_only(), &broken);
-        assert_eq!(with_fast.0, serde_only.0);
-        assert_eq!(with_fast.1, serde_only.1);
+        let with_fast = test_support::decode_both_ways(
+            OllamaStreamDecoder::new(),
+            OllamaStreamDecoder::serde_only(),
+            &broken,
+        );
         assert!(with_fast.1.is_err());
     }
 }
