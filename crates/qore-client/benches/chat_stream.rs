@@ -2,9 +2,10 @@
 //!
 //! Cases: {text, tool} x {per_event, per_event_backlog, fixed64k} x {200k, 20k} deltas.
 //! `per_event_backlog` is the per-event server with a client that pauses 40 ms (untimed)
-//! after the first event: the server runs ahead, so the client reads a backlog of one-event
-//! HTTP chunks and its own per-chunk cost is what is timed, not the server's write-and-wake
-//! cost (which bounds `per_event` on two cores). Each iteration is one
+//! after the first event: the server runs ahead until the socket buffers are full, so the
+//! client starts on a backlog of one-event HTTP chunks (a few thousand events; once it has
+//! caught up, the case is `per_event` again, so the effect is largest at 20k). Each iteration
+//! is one
 //! HTTP request to a `qore_testkit::ReplayServer` that replays the same SSE body forever.
 //! - `qore`: `Client::send` + `ResponseStream::finish` (frames, decodes and folds the message).
 //! - `floor`: reqwest `bytes_stream()` + memchr line splitter + `serde_json::from_slice` into
