@@ -1,6 +1,8 @@
-//! Decoding a Chat Completions stream over loopback HTTP: qore against the parse floor.
+//! Decoding a stream over loopback HTTP: qore against the parse floor, on two wires.
 //!
-//! Cases: {text, tool} x {per_event, per_event_backlog, fixed64k} x {200k, 20k} deltas.
+//! Cases: {openai (Chat Completions), anthropic (Messages)} x {text, tool} x {per_event,
+//! per_event_backlog, fixed64k} x {200k, 20k} deltas. Tool cases stream one call's arguments
+//! in fragments (`tool_calls[].function.arguments` / `input_json_delta`).
 //! `per_event_backlog` is the per-event server with a client that pauses 40 ms (untimed)
 //! after the first event: the server runs ahead until the socket buffers are full, so the
 //! client starts on a backlog of one-event HTTP chunks (a few thousand events; once it has
@@ -34,6 +36,8 @@
 
 #[path = "chat_stream/alloc.rs"]
 mod alloc;
+#[path = "chat_stream/check.rs"]
+mod check;
 #[path = "chat_stream/decode_only.rs"]
 mod decode_only;
 #[path = "chat_stream/floor.rs"]
@@ -54,14 +58,15 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, Throughput};
 use qore_client::{protocols, CancellationToken, Client, ClientConfig};
-use qore_core::{ContentBlock, StopReason, TurnOutcome};
+use qore_core::TurnOutcome;
 use qore_testkit::{ReplayServer, Reply, Slicing};
 use tokio::runtime::Runtime;
 
+use check::{check_floor, check_qore};
 use qore_testkit::bench::BenchRun;
 use report::{Path, Records, Sample};
 use threads::{cpu_ns, schedstat, this_thread_schedstat, user_ticks};
-use workload::{Kind, Workload};
+use workload::{Kind, Wire, Workload};
 
 #[global_allocator]
 static GLOBAL: alloc::Counting = alloc::Counting;
@@ -109,34 +114,37 @@ impl Env {
             .expect("client runtime");
         let mut cases = Vec::new();
         // One body per workload, shared by both framings.
-        let mut built: BTreeMap<(&str, usize), Arc<Workload>> = BTreeMap::new();
-        for kind in [Kind::Text, Kind::Tool] {
+        let mut built: BTreeMap<(Wire, &str, usize), Arc<Workload>> = BTreeMap::new();
+        for (wire, kind) in [Wire::OpenAiChat, Wire::Anthropic]
+            .into_iter()
+            .flat_map(|w| [(w, Kind::Text), (w, Kind::Tool)])
+        {
             for (framing, slicing) in [
                 ("per_event", Slicing::PerSseFrame),
                 ("per_event_backlog", Slicing::PerSseFrame),
                 ("fixed64k", Slicing::Fixed(65536)),
             ] {
                 for n in [200_000, 20_000] {
-                    let name = format!("{}/{framing}/{}k", kind.name(), n / 1000);
+                    let name = format!("{}/{}/{framing}/{}k", wire.name(), kind.name(), n / 1000);
                     if filter.is_some_and(|f| !name.contains(f)) {
                         continue;
                     }
                     let workload = Arc::clone(
                         built
-                            .entry((kind.name(), n))
-                            .or_insert_with(|| Arc::new(workload::build(kind, n))),
+                            .entry((wire, kind.name(), n))
+                            .or_insert_with(|| Arc::new(workload::build(wire, kind, n))),
                     );
                     let reply = Reply::sse(workload.body.clone()).with_slicing(slicing.clone());
                     let server = server_rt
                         .block_on(ReplayServer::start_repeating(reply))
                         .expect("replay server");
-                    let base = format!("{}/v1", server.url());
+                    let base = format!("{}{}", server.url(), wire.base_path());
                     let client = Client::new(
-                        protocols::by_name("openai-chat").unwrap(),
+                        protocols::by_name(wire.protocol()).unwrap(),
                         ClientConfig::new(base.clone()),
                     )
                     .expect("qore client");
-                    let url = client.chat_url("gpt-4o", true);
+                    let url = client.chat_url(wire.model(), true);
                     let http = reqwest::Client::builder()
                         .tcp_nodelay(true)
                         .build()
@@ -214,7 +222,7 @@ impl Env {
 async fn run_qore(case: &Case) -> (TurnOutcome, Duration) {
     let mut stream = case.client.send(
         &case.url,
-        workload::REQUEST.to_vec(),
+        case.workload.wire.request().to_vec(),
         true,
         CancellationToken::new(),
     );
@@ -231,76 +239,9 @@ async fn run_qore(case: &Case) -> (TurnOutcome, Duration) {
 }
 
 async fn run_floor(case: &Case) -> (floor::Outcome, Duration) {
-    floor::run(&case.http, &case.url, workload::REQUEST, case.pause)
+    floor::run(&case.http, &case.url, case.workload.wire, case.pause)
         .await
         .unwrap_or_else(|e| panic!("{}: floor failed: {e}", case.name))
-}
-
-fn check_qore(w: &Workload, outcome: &TurnOutcome) -> Result<(), String> {
-    let TurnOutcome::Finished {
-        message,
-        stop_reason,
-        usage,
-    } = outcome
-    else {
-        return Err(format!("not finished: {outcome:?}"));
-    };
-    if usage.output_tokens != Some(w.n as u64) {
-        return Err(format!("usage {usage:?}"));
-    }
-    match (w.kind, message.blocks.as_slice()) {
-        (Kind::Text, [ContentBlock::Text { text, .. }]) => {
-            if *text != w.expected {
-                return Err(format!(
-                    "text of {} bytes, wanted {}",
-                    text.len(),
-                    w.expected.len()
-                ));
-            }
-            if *stop_reason != Some(StopReason::EndTurn) {
-                return Err(format!("stop {stop_reason:?}"));
-            }
-        }
-        (
-            Kind::Tool,
-            [ContentBlock::ToolUse {
-                id,
-                name,
-                input,
-                raw_input: None,
-                ..
-            }],
-        ) => {
-            let want: serde_json::Value = serde_json::from_str(&w.expected).unwrap();
-            if input != &want || id != workload::TOOL_ID || name != workload::TOOL_NAME {
-                return Err(format!("tool call {id} {name}: wrong arguments"));
-            }
-            if *stop_reason != Some(StopReason::ToolUse) {
-                return Err(format!("stop {stop_reason:?}"));
-            }
-        }
-        (_, blocks) => return Err(format!("{} unexpected blocks", blocks.len())),
-    }
-    Ok(())
-}
-
-fn check_floor(w: &Workload, out: &floor::Outcome) -> Result<(), String> {
-    let folded = match w.kind {
-        Kind::Text => &out.text,
-        Kind::Tool => &out.args,
-    };
-    if out.deltas != w.n || *folded != w.expected || !out.done || out.finish_reason.is_none() {
-        return Err(format!(
-            "{} deltas, {} bytes, done {}",
-            out.deltas,
-            folded.len(),
-            out.done
-        ));
-    }
-    if w.kind == Kind::Tool && out.input.is_none() {
-        return Err("arguments not parsed".into());
-    }
-    Ok(())
 }
 
 /// Check both paths once, then measure each one's peak memory on a warm connection.
@@ -330,7 +271,8 @@ fn check_and_peak(env: &Env) {
         }
         let mib = |b: usize| b as f64 / (1024.0 * 1024.0);
         println!(
-            "peak_mem {} {} {}k qore={:.2} floor={:.2} (MiB; body {:.1} MiB)",
+            "peak_mem {} {} {} {}k qore={:.2} floor={:.2} (MiB; body {:.1} MiB)",
+            w.wire.name(),
             w.kind.name(),
             case.framing,
             w.n / 1000,
@@ -380,7 +322,12 @@ fn ratio_mode(env: &Env, k: usize) {
     report::print_table(&names, &records, &format!("ratio mode, K={k}"));
     report::print_paired(&names, &records);
     println!();
-    for case in env.cases.iter().filter(|c| c.framing == "fixed64k") {
+    // The in-memory breakdown reads Chat Completions only.
+    for case in env
+        .cases
+        .iter()
+        .filter(|c| c.framing == "fixed64k" && c.workload.wire == Wire::OpenAiChat)
+    {
         let name = case.name.replace("/fixed64k", "");
         decode_only::breakdown(&name, &case.workload, k.max(5));
     }

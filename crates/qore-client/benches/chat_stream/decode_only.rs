@@ -107,7 +107,7 @@ pub fn one_stage(spec: &str) {
     } else {
         crate::workload::Kind::Text
     };
-    let w = crate::workload::build(kind, 200_000);
+    let w = crate::workload::build(crate::workload::Wire::OpenAiChat, kind, 200_000);
     let chunks: Vec<&[u8]> = w.body.chunks(65536).collect();
     println!("{spec}: {}", black_box(run(stage, &chunks)));
 }

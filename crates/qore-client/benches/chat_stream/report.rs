@@ -54,7 +54,7 @@ pub fn print_table(cases: &[(String, usize)], records: &Records, source: &str) {
         "ratios ({source}); medians; ratio = qore deltas/s / floor deltas/s (>1: qore faster)"
     );
     println!(
-        "{:<22} {:>5} {:>11} {:>11} {:>10} {:>11} {:>11} {:>10} {:>10} {:>10}",
+        "{:<38} {:>5} {:>11} {:>11} {:>10} {:>11} {:>11} {:>10} {:>10} {:>10}",
         "case",
         "runs",
         "qore Md/s",
@@ -67,7 +67,7 @@ pub fn print_table(cases: &[(String, usize)], records: &Records, source: &str) {
         "srv cpu/"
     );
     println!(
-        "{:<22} {:>5} {:>11} {:>11} {:>10} {:>11} {:>11} {:>10} {:>10} {:>10}",
+        "{:<38} {:>5} {:>11} {:>11} {:>10} {:>11} {:>11} {:>10} {:>10} {:>10}",
         "",
         "",
         "(wall)",
@@ -88,7 +88,7 @@ pub fn print_table(cases: &[(String, usize)], records: &Records, source: &str) {
         let (qc, fc) = (med(q, |s| s.client_cpu), med(f, |s| s.client_cpu));
         let (qs, fs) = (med(q, |s| s.server_cpu), med(f, |s| s.server_cpu));
         println!(
-            "{:<22} {:>5} {:>11.3} {:>11.3} {:>9.2}x {:>11.0} {:>11.0} {:>9.2}x {:>10.2} {:>10.2}",
+            "{:<38} {:>5} {:>11.3} {:>11.3} {:>9.2}x {:>11.0} {:>11.0} {:>9.2}x {:>10.2} {:>10.2}",
             name,
             q.len().min(f.len()),
             n / qw / 1e6,
@@ -110,7 +110,7 @@ pub fn print_paired(cases: &[(String, usize)], records: &Records) {
     println!();
     println!("paired wall ratios (floor wall / qore wall of the same round; >1: qore faster)");
     println!(
-        "{:<22} {:>5} {:>8} {:>8} {:>8} {:>9} {:>10} {:>10} {:>9} {:>9} {:>8}",
+        "{:<38} {:>5} {:>8} {:>8} {:>8} {:>9} {:>10} {:>10} {:>9} {:>9} {:>8}",
         "case",
         "pairs",
         "p25",
@@ -145,7 +145,7 @@ pub fn print_paired(cases: &[(String, usize)], records: &Records) {
         };
         let (uq, uf) = (user(q), user(f));
         println!(
-            "{:<22} {:>5} {:>7.2}x {:>7.2}x {:>7.2}x {:>5}/{:<3} {:>10.2} {:>10.2} {:>9.0} {:>9.0} {:>7.2}x",
+            "{:<38} {:>5} {:>7.2}x {:>7.2}x {:>7.2}x {:>5}/{:<3} {:>10.2} {:>10.2} {:>9.0} {:>9.0} {:>7.2}x",
             name,
             ratios.len(),
             at(0.25),
