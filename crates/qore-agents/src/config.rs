@@ -369,7 +369,7 @@ mod tests {
         let resolved = config.resolve("gemini-chat", None).unwrap();
         assert_eq!(
             resolved.renderer.endpoint.as_deref(),
-            Some("v1beta/models/gemini-3-pro:streamGenerateContent?alt=sse")
+            Some("/v1beta/models/gemini-3-pro:streamGenerateContent?alt=sse")
         );
         let error = |name: &str| config.resolve(name, None).err().map(|e| e.message);
         assert!(error("base-gemini").is_some_and(|m| m.contains("abstract")));

@@ -300,7 +300,7 @@ mod tests {
         let variant =
             |text: &str| ProfileFile::parse(std::path::Path::new("v.toml"), text).unwrap();
         let catalog = Catalog::with_user_files(vec![
-            variant("name = \"whole\"\nextends = \"gemini-chat\"\nendpoint = \"v1beta/models/${MODEL}:generateContent\"\n"),
+            variant("name = \"whole\"\nextends = \"gemini-chat\"\nendpoint = \"/v1beta/models/${MODEL}:generateContent\"\n"),
             variant("name = \"quiet\"\nextends = \"openai-chat\"\n[body]\nstream = false\n"),
         ]);
         let streams = |name: &str| {
