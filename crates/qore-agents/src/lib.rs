@@ -18,6 +18,7 @@ pub mod error;
 pub mod json_commas;
 pub mod partials;
 pub mod profile;
+pub mod provider_names;
 pub mod providers;
 pub mod render;
 pub mod routing;
