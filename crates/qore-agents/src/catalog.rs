@@ -10,7 +10,10 @@
 //!   error at the `extends` line of each profile whose chain has it;
 //! - a broken profile is refused with its error and the others still load (so one typo
 //!   does not take every agent down); a profile whose parent is refused is refused too;
-//! - a profile without `name` is named after its file ([`ProfileFile::name`]).
+//! - a profile without `name` is named after its file ([`ProfileFile::name`]);
+//! - `extends` and [`Catalog::get`] take a profile's name, else the only profile whose name
+//!   is loosely the same (case, spaces, `_` and `-` aside: `"OpenAI Base Chat"` finds the
+//!   file `openai_base_chat.toml`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -19,6 +22,7 @@ use crate::error::{AgentError, Warning};
 use crate::profile::{
     CacheBreakpoint, CacheTtl, Fields, MatchRules, ProfileFile, ToolProtocolSetting,
 };
+use crate::provider_names::name_key;
 
 /// The deepest `extends` chain allowed.
 pub const MAX_DEPTH: usize = 32;
@@ -164,9 +168,10 @@ impl Catalog {
         self.agents.values()
     }
 
-    /// The profile called `name`.
+    /// The profile called `name`, else the only one loosely called so ([`name_key`]).
     pub fn get(&self, name: &str) -> Option<&Agent> {
-        self.agents.get(name)
+        (self.agents.get(name))
+            .or_else(|| find_loosely(self.agents.iter(), name).map(|(_, agent)| agent))
     }
 }
 
@@ -202,6 +207,14 @@ fn resolve(file: &ProfileFile, files: &Files) -> Result<(toml::Table, Vec<PathBu
             line: file.line_of("extends"),
             message,
         };
+        let found = (files.get_key_value(parent)).or_else(|| find_loosely(files.iter(), parent));
+        let Some((parent, (parent_file, _, _))) = found else {
+            let via = match names.len() {
+                1 => String::new(),
+                _ => format!(" (via {})", names.join(" -> ")),
+            };
+            return Err(fail(format!("extends unknown profile {parent:?}{via}")));
+        };
         if names.contains(parent) {
             names.push(parent.clone());
             return Err(fail(format!("extends cycle: {}", names.join(" -> "))));
@@ -211,13 +224,6 @@ fn resolve(file: &ProfileFile, files: &Files) -> Result<(toml::Table, Vec<PathBu
                 "the extends chain is deeper than {MAX_DEPTH} profiles"
             )));
         }
-        let Some((parent_file, _, _)) = files.get(parent) else {
-            let via = match names.len() {
-                1 => String::new(),
-                _ => format!(" (via {})", names.join(" -> ")),
-            };
-            return Err(fail(format!("extends unknown profile {parent:?}{via}")));
-        };
         names.push(parent.clone());
         chain.push(parent_file);
     }
@@ -233,6 +239,20 @@ fn resolve(file: &ProfileFile, files: &Files) -> Result<(toml::Table, Vec<PathBu
     }
     merged.insert("name".into(), toml::Value::String(names[0].clone()));
     Ok((merged, chain.iter().map(|f| f.path.clone()).collect()))
+}
+
+/// The only entry whose name is loosely `name` ([`name_key`]: `extends = "OpenAI Base Chat"`
+/// finds `openai_base_chat.toml`); `None` when none or several are.
+fn find_loosely<'a, T>(
+    entries: impl Iterator<Item = (&'a String, T)>,
+    name: &str,
+) -> Option<(&'a String, T)> {
+    let loose = name_key(name);
+    let mut found = entries.filter(|(n, _)| name_key(n) == loose);
+    match (found.next(), found.next()) {
+        (Some(one), None) => Some(one),
+        _ => None,
+    }
 }
 
 /// Merge `over` into `base`: tables recursively, everything else replaced.
