@@ -11,6 +11,8 @@
 //! - a broken profile is refused with its error and the others still load (so one typo
 //!   does not take every agent down); a profile whose parent is refused is refused too;
 //! - a profile without `name` is named after its file ([`ProfileFile::name`]);
+//! - `cache_prompt = true` without `cache_breakpoints` marks the whole stable prefix
+//!   (system, tools, the last user message: [`CacheBreakpoint::ALL`]);
 //! - `extends` and [`Catalog::get`] take a profile's name, else the only profile whose name
 //!   is loosely the same (case, spaces, `_` and `-` aside: `"OpenAI Base Chat"` finds the
 //!   file `openai_base_chat.toml`).
@@ -291,7 +293,12 @@ fn agent(
         enable_thinking: f.enable_thinking.unwrap_or(false),
         cache_prompt: f.cache_prompt.unwrap_or(false),
         cache_ttl: f.cache_ttl,
-        cache_breakpoints: f.cache_breakpoints.unwrap_or_default(),
+        cache_breakpoints: match (f.cache_breakpoints, f.cache_prompt) {
+            (Some(breakpoints), _) => breakpoints,
+            // Prompt caching without places given: the whole stable prefix.
+            (None, Some(true)) => CacheBreakpoint::ALL.to_vec(),
+            (None, _) => Vec::new(),
+        },
         is_abstract: f.is_abstract.unwrap_or(false),
         hidden: f.hidden.unwrap_or(false),
         matcher: f.matcher.unwrap_or_default(),

@@ -1,5 +1,6 @@
-//! The config dir and everything in it: `agents/`, `partials/`, `providers/`, `roles/`,
-//! `pipelines.toml`, `agent_models.toml` (model overrides).
+//! The config dir and everything in it: `agents/`, `partials/`, `providers/`, `roles/` (and
+//! the seed's `agent_roles/`), `pipelines.toml`, `agent_models.toml` or the seed's
+//! `agent_models.json` (model overrides, [`crate::overrides`]).
 //!
 //! Promises:
 //! - the dir is `QORE_CONFIG_DIR`, else `$XDG_CONFIG_HOME/qore`, else `~/.config/qore`; a
@@ -18,6 +19,7 @@ use qore_core::ErrorInfo;
 
 use crate::catalog::{Agent, Catalog};
 use crate::error::AgentError;
+use crate::overrides;
 use crate::partials::Partials;
 use crate::providers::{ProviderInstance, Providers};
 use crate::render::AgentRenderer;
@@ -53,8 +55,6 @@ pub fn default_dir() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config").join("qore"))
 }
 
-const OVERRIDES: &str = "agent_models.toml";
-
 impl Config {
     /// Load `dir` (or nothing but the bundled parts when `None`).
     pub fn load(dir: Option<&Path>) -> Config {
@@ -73,11 +73,12 @@ impl Config {
         if let Some(path) = &pipelines_path {
             errors.extend(pipelines.check(&catalog, path));
         }
-        let overrides = match sub(OVERRIDES) {
-            Some(path) => read_overrides(&path).unwrap_or_else(|err| {
-                errors.push(err);
-                BTreeMap::new()
-            }),
+        let overrides = match dir {
+            Some(dir) => {
+                let (overrides, mut problems) = overrides::read(dir);
+                errors.append(&mut problems);
+                overrides
+            }
             None => BTreeMap::new(),
         };
         let partials = Partials::new(sub("partials").filter(|p| p.is_dir()));
@@ -126,7 +127,7 @@ impl Config {
         }
         let model = model
             .map(str::to_owned)
-            .or_else(|| self.overrides.get(name).cloned())
+            .or_else(|| self.overrides.get(&agent.name).cloned())
             .or_else(|| agent.model.clone())
             .ok_or_else(|| {
                 ErrorInfo::config(format!(
@@ -191,26 +192,16 @@ impl Config {
 
     /// Persist `model` as `name`'s model.
     pub fn set_model(&mut self, name: &str, model: &str) -> Result<PathBuf, ErrorInfo> {
-        if self.catalog.get(name).is_none() {
+        let Some(agent) = self.catalog.get(name) else {
             return Err(ErrorInfo::config(format!("no agent {name:?}")));
-        }
+        };
+        let name = agent.name.clone();
         let dir = self
             .dir
             .clone()
             .ok_or_else(|| ErrorInfo::config("no config dir (set QORE_CONFIG_DIR)"))?;
-        self.overrides.insert(name.to_owned(), model.to_owned());
-        let mut text = String::from(
-            "# Model overrides: `qore agents set-model NAME MODEL` writes this file.\n[models]\n",
-        );
-        for (agent, model) in &self.overrides {
-            text.push_str(&format!("{} = {}\n", toml_key(agent), toml_string(model)));
-        }
-        std::fs::create_dir_all(&dir)
-            .map_err(|err| ErrorInfo::config(format!("{}: {err}", dir.display())))?;
-        let path = dir.join(OVERRIDES);
-        std::fs::write(&path, text)
-            .map_err(|err| ErrorInfo::config(format!("{}: {err}", path.display())))?;
-        Ok(path)
+        self.overrides.insert(name, model.to_owned());
+        overrides::write(&dir, &self.overrides)
     }
 
     /// Write a commented starter config into `dir`; returns the files written (existing
@@ -234,43 +225,6 @@ impl Config {
         }
         Ok(written)
     }
-}
-
-fn toml_string(s: &str) -> String {
-    toml::Value::String(s.to_owned()).to_string()
-}
-
-fn toml_key(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-    {
-        s.to_owned()
-    } else {
-        toml_string(s)
-    }
-}
-
-fn read_overrides(path: &Path) -> Result<BTreeMap<String, String>, AgentError> {
-    #[derive(serde::Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct File {
-        #[serde(default)]
-        models: BTreeMap<String, String>,
-    }
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
-        Err(err) => {
-            return Err(AgentError::Io {
-                path: path.to_owned(),
-                message: err.to_string(),
-            })
-        }
-    };
-    toml::from_str::<File>(&text)
-        .map(|f| f.models)
-        .map_err(|err| AgentError::toml(path, &text, &err))
 }
 
 const STARTER: &[(&str, &str)] = &[

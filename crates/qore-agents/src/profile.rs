@@ -102,6 +102,15 @@ pub enum CacheBreakpoint {
     LastUserMessage,
 }
 
+impl CacheBreakpoint {
+    /// Every breakpoint: the stable prefix of a conversation.
+    pub const ALL: [CacheBreakpoint; 3] = [
+        CacheBreakpoint::System,
+        CacheBreakpoint::Tools,
+        CacheBreakpoint::LastUserMessage,
+    ];
+}
+
 /// `[match]`: which files and projects an agent is for (see [`crate::routing`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 pub struct MatchRules {
