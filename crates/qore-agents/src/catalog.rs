@@ -61,6 +61,18 @@ pub struct Agent {
     pub sources: Vec<PathBuf>,
     /// The bundled file this user profile replaces.
     pub replaces: Option<PathBuf>,
+    /// For each top-level key: the file and line that set it (the child's, when several do).
+    pub key_lines: BTreeMap<String, (PathBuf, usize)>,
+}
+
+impl Agent {
+    /// The file and line that set top-level `key`; the profile's own file when none did.
+    pub fn where_set(&self, key: &str) -> (PathBuf, Option<usize>) {
+        match self.key_lines.get(key) {
+            Some((file, line)) => (file.clone(), Some(*line)),
+            None => (self.sources[0].clone(), None),
+        }
+    }
 }
 
 /// Every profile that loaded, and why the others did not.
@@ -144,16 +156,19 @@ impl Catalog {
         let mut agents = BTreeMap::new();
         for (name, (file, _, replaces)) in &by_name {
             match resolve(file, &by_name) {
-                Ok((merged, sources)) => match agent(name, merged, sources, replaces.clone()) {
-                    Ok(agent) => {
-                        agents.insert(name.clone(), agent);
+                Ok((merged, sources, lines)) => {
+                    match agent(name, merged, sources, replaces.clone()) {
+                        Ok(mut agent) => {
+                            agent.key_lines = lines;
+                            agents.insert(name.clone(), agent);
+                        }
+                        Err(message) => errors.push(AgentError::Profile {
+                            file: file.path.clone(),
+                            line: None,
+                            message,
+                        }),
                     }
-                    Err(message) => errors.push(AgentError::Profile {
-                        file: file.path.clone(),
-                        line: None,
-                        message,
-                    }),
-                },
+                }
                 Err(err) => errors.push(err),
             }
         }
@@ -198,8 +213,15 @@ fn read_dir_sorted(dir: &Path) -> Result<Vec<PathBuf>, AgentError> {
 
 type Files = HashMap<String, (ProfileFile, bool, Option<PathBuf>)>;
 
-/// The merged table of `file` and its ancestors, and their paths (own first).
-fn resolve(file: &ProfileFile, files: &Files) -> Result<(toml::Table, Vec<PathBuf>), AgentError> {
+/// The merged table of `file` and its ancestors, their paths (own first), and where each
+/// top-level key was set.
+type Resolved = (
+    toml::Table,
+    Vec<PathBuf>,
+    BTreeMap<String, (PathBuf, usize)>,
+);
+
+fn resolve(file: &ProfileFile, files: &Files) -> Result<Resolved, AgentError> {
     let mut chain: Vec<&ProfileFile> = vec![file];
     let mut names = vec![file.name()];
     while let Some(parent) = &chain[chain.len() - 1].fields.extends {
@@ -230,7 +252,11 @@ fn resolve(file: &ProfileFile, files: &Files) -> Result<(toml::Table, Vec<PathBu
         chain.push(parent_file);
     }
     let mut merged = toml::Table::new();
+    let mut lines = BTreeMap::new();
     for (depth, ancestor) in chain.iter().enumerate().rev() {
+        for (key, line) in &ancestor.key_lines {
+            lines.insert(key.clone(), (ancestor.path.clone(), *line));
+        }
         let mut table = ancestor.table.clone();
         table.remove("extends");
         if depth > 0 {
@@ -240,7 +266,11 @@ fn resolve(file: &ProfileFile, files: &Files) -> Result<(toml::Table, Vec<PathBu
         deep_merge(&mut merged, table);
     }
     merged.insert("name".into(), toml::Value::String(names[0].clone()));
-    Ok((merged, chain.iter().map(|f| f.path.clone()).collect()))
+    Ok((
+        merged,
+        chain.iter().map(|f| f.path.clone()).collect(),
+        lines,
+    ))
 }
 
 /// The only entry whose name is loosely `name` ([`name_key`]: `extends = "OpenAI Base Chat"`
@@ -306,6 +336,7 @@ fn agent(
         merged,
         sources,
         replaces,
+        key_lines: BTreeMap::new(),
     })
 }
 

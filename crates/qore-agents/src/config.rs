@@ -25,6 +25,7 @@ use crate::providers::{ProviderInstance, Providers};
 use crate::render::AgentRenderer;
 use crate::routing::Pipelines;
 use crate::system_prompt::PromptEnv;
+use crate::validate::validate_agent;
 
 /// Everything loaded from one config dir.
 pub struct Config {
@@ -173,6 +174,15 @@ impl Config {
         agent: &Agent,
         project_dir: Option<&Path>,
     ) -> Result<Option<String>, ErrorInfo> {
+        self.render_system_prompt(agent, project_dir)
+            .map_err(|err| ErrorInfo::config(err.to_string()))
+    }
+
+    fn render_system_prompt(
+        &self,
+        agent: &Agent,
+        project_dir: Option<&Path>,
+    ) -> Result<Option<String>, AgentError> {
         let Some(template) = &agent.system_prompt else {
             return Ok(None);
         };
@@ -182,12 +192,25 @@ impl Config {
             home: std::env::var_os("HOME").map(PathBuf::from),
         };
         let text = env.render(template).map_err(|message| {
-            ErrorInfo::config(format!(
-                "{}: system_prompt: {message}",
-                agent.sources[0].display()
-            ))
+            let (file, line) = agent.where_set("system_prompt");
+            AgentError::Profile {
+                file,
+                line,
+                message: format!("system_prompt: {message}"),
+            }
         })?;
         Ok(Some(text).filter(|t| !t.trim().is_empty()))
+    }
+
+    /// Check `agent` as `qore agents validate` does: its body renders for its wire
+    /// ([`validate_agent`]) and its system prompt renders (without a project dir: roles and
+    /// config-dir files resolve, an unknown role is an error at the line that uses it).
+    pub fn validate(&self, agent: &Agent) -> Result<(), AgentError> {
+        validate_agent(agent, &self.providers, &self.partials)?;
+        if !agent.is_abstract {
+            self.render_system_prompt(agent, None)?;
+        }
+        Ok(())
     }
 
     /// Persist `model` as `name`'s model.

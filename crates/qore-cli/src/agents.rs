@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use qore_agents::config::{default_dir, Config};
 use qore_agents::profile::{ProfileFile, ToolProtocolSetting};
 use qore_agents::providers::KeySource;
-use qore_agents::validate::validate_agent;
 use qore_agents::{AgentError, Catalog};
 use qore_client::{local, Client, RequestOptions};
 use qore_core::{ErrorInfo, History, Message};
@@ -105,6 +104,12 @@ pub fn agents(command: AgentsCommand) -> ExitCode {
                 }
                 if agent.replaces.is_some() {
                     notes.push("replaces a bundled agent".to_owned());
+                }
+                if agent.enable_thinking {
+                    notes.push("thinking".to_owned());
+                }
+                if !agent.tags.is_empty() {
+                    notes.push(format!("tags: {}", agent.tags.join(" ")));
                 }
                 let notes = match notes.is_empty() {
                     true => String::new(),
@@ -249,7 +254,7 @@ fn validate_config(config: &Config) -> Checked {
     let mut errors: Vec<AgentError> = config.catalog.errors.clone();
     errors.extend(config.errors.iter().cloned());
     for agent in config.catalog.all() {
-        if let Err(err) = validate_agent(agent, &config.providers, &config.partials) {
+        if let Err(err) = config.validate(agent) {
             errors.push(err);
         }
     }
@@ -271,7 +276,7 @@ fn validate_files(config: &Config, files: &[PathBuf]) -> Checked {
     let catalog = Catalog::with_user_files(extra);
     errors.extend(catalog.errors.iter().cloned());
     for agent in names.iter().filter_map(|n| catalog.get(n)) {
-        if let Err(err) = validate_agent(agent, &config.providers, &config.partials) {
+        if let Err(err) = config.validate(agent) {
             errors.push(err);
         }
     }
