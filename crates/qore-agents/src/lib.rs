@@ -10,6 +10,7 @@
 //! [`error`].
 
 pub mod body;
+pub mod body_edit;
 mod bundled;
 pub mod catalog;
 pub mod config;
