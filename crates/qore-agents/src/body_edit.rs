@@ -164,7 +164,11 @@ mod tests {
     #[test]
     fn defaults_never_replace_what_the_body_has() {
         let model = ("model", Value::from("m"), When::Absent);
-        let out = set_members(br#"{"model":"mine","a":1}"#.to_vec(), &[model.clone()]).unwrap();
+        let out = set_members(
+            br#"{"model":"mine","a":1}"#.to_vec(),
+            std::slice::from_ref(&model),
+        )
+        .unwrap();
         assert_eq!(out, br#"{"model":"mine","a":1}"#);
         let out = set_members(br#"{"a":""model":"}"#.to_vec(), &[model]).unwrap();
         assert_eq!(out, br#"{"a":""model":","model":"m"}"#);

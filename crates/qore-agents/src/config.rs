@@ -265,8 +265,10 @@ temperature = 0.3
     ("providers/example.toml.disabled", r#"# A provider instance (rename to .toml to use it). Agents name it in `provider`.
 name = "my-server"
 protocol = "openai-chat"          # openai-chat | openai-responses | anthropic | gemini | ollama | llamacpp | mistral
-url = "http://127.0.0.1:8000/v1"
-api_key_env = "MY_SERVER_KEY"     # or api_key_file = "/path", or keyring = { user = "my-server" }
+                                  # (or the seed's client_api = "OpenAI Compatible", "Claude", ...)
+url = "http://127.0.0.1:8000/v1"  # endpoints are appended: /chat/completions -> .../v1/chat/completions
+api_key_env = "MY_SERVER_KEY"     # or api_key_file = "/path", keyring = { user = "my-server" },
+                                  # or api_key_ref = "env:VAR" | "file:PATH" | "keyring entry name"
 # idle_timeout_secs = 120
 # [headers]
 # X-Title = "qore"
