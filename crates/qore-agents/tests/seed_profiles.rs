@@ -371,3 +371,30 @@ async fn the_seed_profiles_load_unchanged_and_send_what_the_vendors_document() {
 fn tools_schema() -> Value {
     json!({"type": "object", "properties": {"path": {"type": "string"}}})
 }
+
+#[test]
+fn against_the_built_in_instances_the_seed_profiles_reach_the_documented_urls() {
+    let dir = std::env::temp_dir().join(format!("qore-seed-built-in-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for (name, text) in SEED.iter().chain(CHILDREN) {
+        write(&dir, &format!("agents/{name}"), text);
+    }
+    let dir = TempDir(dir);
+    let config = Config::load(Some(&dir.0));
+    assert!(
+        config.catalog.errors.is_empty(),
+        "{:?}",
+        config.catalog.errors
+    );
+    for (agent, model, url) in [
+        ("OpenAI Chat", "gpt-4.1", "https://api.openai.com/v1/chat/completions"),
+        ("Mistral Reasoning Chat", "magistral-medium-latest", "https://api.mistral.ai/v1/chat/completions"),
+        ("Claude Sonnet", "claude-sonnet-4-5", "https://api.anthropic.com/v1/messages"),
+        ("Gemini Chat", "gemini-2.5-pro", "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"),
+    ] {
+        let resolved = config.resolve(agent, Some(model)).unwrap();
+        assert_eq!(resolved.provider.source, Path::new("<built-in>"), "{agent}");
+        let endpoint = resolved.renderer.endpoint.as_deref().unwrap();
+        assert_eq!(qore_client::join_endpoint(&resolved.provider.url, endpoint), url, "{agent}");
+    }
+}
