@@ -66,6 +66,14 @@ pub struct Agent {
 }
 
 impl Agent {
+    /// What a list shows beside the agent (the seed's UI badges): `thinking` when it has
+    /// `enable_thinking`, and its tags (`tags: chat completion`).
+    pub fn badges(&self) -> Vec<String> {
+        let thinking = self.enable_thinking.then(|| "thinking".to_owned());
+        let tags = (!self.tags.is_empty()).then(|| format!("tags: {}", self.tags.join(" ")));
+        thinking.into_iter().chain(tags).collect()
+    }
+
     /// The file and line that set top-level `key`; the profile's own file when none did.
     pub fn where_set(&self, key: &str) -> (PathBuf, Option<usize>) {
         match self.key_lines.get(key) {

@@ -180,7 +180,21 @@ fn cache_prompt_alone_marks_the_whole_stable_prefix() {
         ("none", "cache_ttl = \"5m\"\n"),
     ]);
     let marks = |n: &str| c.get(n).unwrap().cache_breakpoints.clone();
+    assert!(c.get("all").unwrap().badges().is_empty());
     assert_eq!(marks("all"), CacheBreakpoint::ALL);
     assert_eq!(marks("some"), [CacheBreakpoint::Tools]);
     assert!(marks("none").is_empty());
+}
+
+#[test]
+fn badges_show_thinking_and_tags() {
+    let c = catalog(&[
+        ("t", "enable_thinking = true\ntags = [\"chat\", \"fast\"]\n"),
+        ("plain", "tags = [\"completion\"]\n"),
+    ]);
+    assert_eq!(
+        c.get("t").unwrap().badges(),
+        ["thinking", "tags: chat fast"]
+    );
+    assert_eq!(c.get("plain").unwrap().badges(), ["tags: completion"]);
 }

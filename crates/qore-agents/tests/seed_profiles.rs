@@ -14,28 +14,19 @@ use qore_testkit::{RecordedRequest, ReplayServer, Reply, Slicing};
 use serde_json::{json, Value};
 
 /// The verbatim files: (file name, text).
-const SEED: &[(&str, &str)] = &[
-    (
-        "openai_base_chat.toml",
-        include_str!("seed_profiles/openai_base_chat.toml"),
-    ),
-    (
-        "mistral_reasoning_chat.toml",
-        include_str!("seed_profiles/mistral_reasoning_chat.toml"),
-    ),
-    (
-        "anthropic_base_chat.toml",
-        include_str!("seed_profiles/anthropic_base_chat.toml"),
-    ),
-    (
-        "claude_sonnet.toml",
-        include_str!("seed_profiles/claude_sonnet.toml"),
-    ),
-    (
-        "google_base_chat.toml",
-        include_str!("seed_profiles/google_base_chat.toml"),
-    ),
-];
+fn seed() -> Vec<(String, String)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/seed_profiles");
+    let mut files: Vec<(String, String)> = (std::fs::read_dir(dir).unwrap())
+        .map(|entry| entry.unwrap().path())
+        .map(|path| {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read_to_string(&path).unwrap())
+        })
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 5, "the five worked examples");
+    files
+}
 
 /// Children written for this test (the seed shows them only as a tree): concrete agents on
 /// the abstract bases, prompt caching, and tools switched off.
@@ -122,8 +113,9 @@ fn google_reply() -> Reply {
 fn config_dir(servers: &Servers) -> TempDir {
     let dir = std::env::temp_dir().join(format!("qore-seed-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    for (name, text) in SEED.iter().chain(CHILDREN) {
-        write(&dir, &format!("agents/{name}"), text);
+    let children = CHILDREN.iter().map(|(n, t)| (n.to_string(), t.to_string()));
+    for (name, text) in seed().into_iter().chain(children) {
+        write(&dir, &format!("agents/{name}"), &text);
     }
     let providers = [
         (
@@ -194,12 +186,11 @@ async fn send(
         input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
     }];
     let before = server.requests().len();
-    let options = RequestOptions::default();
     let request = ChatRequest {
         model: &renderer.model,
         history: &history,
         tools: &tools,
-        options: &options,
+        options: &RequestOptions::default(),
     };
     let outcome = client
         .stream(&request, CancellationToken::new())
@@ -376,8 +367,9 @@ fn tools_schema() -> Value {
 fn against_the_built_in_instances_the_seed_profiles_reach_the_documented_urls() {
     let dir = std::env::temp_dir().join(format!("qore-seed-built-in-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    for (name, text) in SEED.iter().chain(CHILDREN) {
-        write(&dir, &format!("agents/{name}"), text);
+    let children = CHILDREN.iter().map(|(n, t)| (n.to_string(), t.to_string()));
+    for (name, text) in seed().into_iter().chain(children) {
+        write(&dir, &format!("agents/{name}"), &text);
     }
     let dir = TempDir(dir);
     let config = Config::load(Some(&dir.0));

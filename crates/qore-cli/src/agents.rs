@@ -105,12 +105,7 @@ pub fn agents(command: AgentsCommand) -> ExitCode {
                 if agent.replaces.is_some() {
                     notes.push("replaces a bundled agent".to_owned());
                 }
-                if agent.enable_thinking {
-                    notes.push("thinking".to_owned());
-                }
-                if !agent.tags.is_empty() {
-                    notes.push(format!("tags: {}", agent.tags.join(" ")));
-                }
+                notes.extend(agent.badges());
                 let notes = match notes.is_empty() {
                     true => String::new(),
                     false => format!(" ({})", notes.join(", ")),
