@@ -10,7 +10,12 @@
 //!   error at the `extends` line of each profile whose chain has it;
 //! - a broken profile is refused with its error and the others still load (so one typo
 //!   does not take every agent down); a profile whose parent is refused is refused too;
-//! - a profile without `name` is named after its file ([`ProfileFile::name`]).
+//! - a profile without `name` is named after its file ([`ProfileFile::name`]);
+//! - `cache_prompt = true` without `cache_breakpoints` marks the whole stable prefix
+//!   (system, tools, the last user message: [`CacheBreakpoint::ALL`]);
+//! - `extends` and [`Catalog::get`] take a profile's name, else the only profile whose name
+//!   is loosely the same (case, spaces, `_` and `-` aside: `"OpenAI Base Chat"` finds the
+//!   file `openai_base_chat.toml`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -19,6 +24,7 @@ use crate::error::{AgentError, Warning};
 use crate::profile::{
     CacheBreakpoint, CacheTtl, Fields, MatchRules, ProfileFile, ToolProtocolSetting,
 };
+use crate::provider_names::name_key;
 
 /// The deepest `extends` chain allowed.
 pub const MAX_DEPTH: usize = 32;
@@ -55,6 +61,26 @@ pub struct Agent {
     pub sources: Vec<PathBuf>,
     /// The bundled file this user profile replaces.
     pub replaces: Option<PathBuf>,
+    /// For each top-level key: the file and line that set it (the child's, when several do).
+    pub key_lines: BTreeMap<String, (PathBuf, usize)>,
+}
+
+impl Agent {
+    /// What a list shows beside the agent (the seed's UI badges): `thinking` when it has
+    /// `enable_thinking`, and its tags (`tags: chat completion`).
+    pub fn badges(&self) -> Vec<String> {
+        let thinking = self.enable_thinking.then(|| "thinking".to_owned());
+        let tags = (!self.tags.is_empty()).then(|| format!("tags: {}", self.tags.join(" ")));
+        thinking.into_iter().chain(tags).collect()
+    }
+
+    /// The file and line that set top-level `key`; the profile's own file when none did.
+    pub fn where_set(&self, key: &str) -> (PathBuf, Option<usize>) {
+        match self.key_lines.get(key) {
+            Some((file, line)) => (file.clone(), Some(*line)),
+            None => (self.sources[0].clone(), None),
+        }
+    }
 }
 
 /// Every profile that loaded, and why the others did not.
@@ -138,16 +164,19 @@ impl Catalog {
         let mut agents = BTreeMap::new();
         for (name, (file, _, replaces)) in &by_name {
             match resolve(file, &by_name) {
-                Ok((merged, sources)) => match agent(name, merged, sources, replaces.clone()) {
-                    Ok(agent) => {
-                        agents.insert(name.clone(), agent);
+                Ok((merged, sources, lines)) => {
+                    match agent(name, merged, sources, replaces.clone()) {
+                        Ok(mut agent) => {
+                            agent.key_lines = lines;
+                            agents.insert(name.clone(), agent);
+                        }
+                        Err(message) => errors.push(AgentError::Profile {
+                            file: file.path.clone(),
+                            line: None,
+                            message,
+                        }),
                     }
-                    Err(message) => errors.push(AgentError::Profile {
-                        file: file.path.clone(),
-                        line: None,
-                        message,
-                    }),
-                },
+                }
                 Err(err) => errors.push(err),
             }
         }
@@ -164,9 +193,10 @@ impl Catalog {
         self.agents.values()
     }
 
-    /// The profile called `name`.
+    /// The profile called `name`, else the only one loosely called so ([`name_key`]).
     pub fn get(&self, name: &str) -> Option<&Agent> {
-        self.agents.get(name)
+        (self.agents.get(name))
+            .or_else(|| find_loosely(self.agents.iter(), name).map(|(_, agent)| agent))
     }
 }
 
@@ -191,8 +221,15 @@ fn read_dir_sorted(dir: &Path) -> Result<Vec<PathBuf>, AgentError> {
 
 type Files = HashMap<String, (ProfileFile, bool, Option<PathBuf>)>;
 
-/// The merged table of `file` and its ancestors, and their paths (own first).
-fn resolve(file: &ProfileFile, files: &Files) -> Result<(toml::Table, Vec<PathBuf>), AgentError> {
+/// The merged table of `file` and its ancestors, their paths (own first), and where each
+/// top-level key was set.
+type Resolved = (
+    toml::Table,
+    Vec<PathBuf>,
+    BTreeMap<String, (PathBuf, usize)>,
+);
+
+fn resolve(file: &ProfileFile, files: &Files) -> Result<Resolved, AgentError> {
     let mut chain: Vec<&ProfileFile> = vec![file];
     let mut names = vec![file.name()];
     while let Some(parent) = &chain[chain.len() - 1].fields.extends {
@@ -201,6 +238,14 @@ fn resolve(file: &ProfileFile, files: &Files) -> Result<(toml::Table, Vec<PathBu
             file: file.path.clone(),
             line: file.line_of("extends"),
             message,
+        };
+        let found = (files.get_key_value(parent)).or_else(|| find_loosely(files.iter(), parent));
+        let Some((parent, (parent_file, _, _))) = found else {
+            let via = match names.len() {
+                1 => String::new(),
+                _ => format!(" (via {})", names.join(" -> ")),
+            };
+            return Err(fail(format!("extends unknown profile {parent:?}{via}")));
         };
         if names.contains(parent) {
             names.push(parent.clone());
@@ -211,18 +256,15 @@ fn resolve(file: &ProfileFile, files: &Files) -> Result<(toml::Table, Vec<PathBu
                 "the extends chain is deeper than {MAX_DEPTH} profiles"
             )));
         }
-        let Some((parent_file, _, _)) = files.get(parent) else {
-            let via = match names.len() {
-                1 => String::new(),
-                _ => format!(" (via {})", names.join(" -> ")),
-            };
-            return Err(fail(format!("extends unknown profile {parent:?}{via}")));
-        };
         names.push(parent.clone());
         chain.push(parent_file);
     }
     let mut merged = toml::Table::new();
+    let mut lines = BTreeMap::new();
     for (depth, ancestor) in chain.iter().enumerate().rev() {
+        for (key, line) in &ancestor.key_lines {
+            lines.insert(key.clone(), (ancestor.path.clone(), *line));
+        }
         let mut table = ancestor.table.clone();
         table.remove("extends");
         if depth > 0 {
@@ -232,7 +274,25 @@ fn resolve(file: &ProfileFile, files: &Files) -> Result<(toml::Table, Vec<PathBu
         deep_merge(&mut merged, table);
     }
     merged.insert("name".into(), toml::Value::String(names[0].clone()));
-    Ok((merged, chain.iter().map(|f| f.path.clone()).collect()))
+    Ok((
+        merged,
+        chain.iter().map(|f| f.path.clone()).collect(),
+        lines,
+    ))
+}
+
+/// The only entry whose name is loosely `name` ([`name_key`]: `extends = "OpenAI Base Chat"`
+/// finds `openai_base_chat.toml`); `None` when none or several are.
+fn find_loosely<'a, T>(
+    entries: impl Iterator<Item = (&'a String, T)>,
+    name: &str,
+) -> Option<(&'a String, T)> {
+    let loose = name_key(name);
+    let mut found = entries.filter(|(n, _)| name_key(n) == loose);
+    match (found.next(), found.next()) {
+        (Some(one), None) => Some(one),
+        _ => None,
+    }
 }
 
 /// Merge `over` into `base`: tables recursively, everything else replaced.
@@ -271,7 +331,12 @@ fn agent(
         enable_thinking: f.enable_thinking.unwrap_or(false),
         cache_prompt: f.cache_prompt.unwrap_or(false),
         cache_ttl: f.cache_ttl,
-        cache_breakpoints: f.cache_breakpoints.unwrap_or_default(),
+        cache_breakpoints: match (f.cache_breakpoints, f.cache_prompt) {
+            (Some(breakpoints), _) => breakpoints,
+            // Prompt caching without places given: the whole stable prefix.
+            (None, Some(true)) => CacheBreakpoint::ALL.to_vec(),
+            (None, _) => Vec::new(),
+        },
         is_abstract: f.is_abstract.unwrap_or(false),
         hidden: f.hidden.unwrap_or(false),
         matcher: f.matcher.unwrap_or_default(),
@@ -279,6 +344,7 @@ fn agent(
         merged,
         sources,
         replaces,
+        key_lines: BTreeMap::new(),
     })
 }
 

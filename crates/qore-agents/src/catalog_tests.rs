@@ -146,3 +146,55 @@ fn a_profile_without_a_name_is_named_after_its_file() {
     let c = catalog(&[("nameless", "model = \"m\"\n")]);
     assert_eq!(c.get("nameless").unwrap().model.as_deref(), Some("m"));
 }
+
+#[test]
+fn extends_and_get_take_a_loosely_written_name_only_when_one_profile_has_it() {
+    let c = catalog(&[
+        ("openai_base_chat", "abstract = true\nmodel = \"m\"\n"),
+        (
+            "child",
+            "name = \"Child Chat\"\nextends = \"OpenAI Base Chat\"\n",
+        ),
+        ("a_b", "model = \"1\"\n"),
+        ("a-b", "model = \"2\"\n"),
+        ("ambiguous", "extends = \"A B\"\n"),
+    ]);
+    assert_eq!(c.get("Child Chat").unwrap().model.as_deref(), Some("m"));
+    assert_eq!(c.get("child_chat").unwrap().name, "Child Chat");
+    assert!(c.get("A B").is_none(), "two profiles are loosely `A B`");
+    let errors: Vec<String> = c.errors.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        errors,
+        ["agents/ambiguous.toml:1: extends unknown profile \"A B\""]
+    );
+}
+
+#[test]
+fn cache_prompt_alone_marks_the_whole_stable_prefix() {
+    let c = catalog(&[
+        ("all", "cache_prompt = true\n"),
+        (
+            "some",
+            "cache_prompt = true\ncache_breakpoints = [\"tools\"]\n",
+        ),
+        ("none", "cache_ttl = \"5m\"\n"),
+    ]);
+    let marks = |n: &str| c.get(n).unwrap().cache_breakpoints.clone();
+    assert!(c.get("all").unwrap().badges().is_empty());
+    assert_eq!(marks("all"), CacheBreakpoint::ALL);
+    assert_eq!(marks("some"), [CacheBreakpoint::Tools]);
+    assert!(marks("none").is_empty());
+}
+
+#[test]
+fn badges_show_thinking_and_tags() {
+    let c = catalog(&[
+        ("t", "enable_thinking = true\ntags = [\"chat\", \"fast\"]\n"),
+        ("plain", "tags = [\"completion\"]\n"),
+    ]);
+    assert_eq!(
+        c.get("t").unwrap().badges(),
+        ["thinking", "tags: chat fast"]
+    );
+    assert_eq!(c.get("plain").unwrap().badges(), ["tags: completion"]);
+}

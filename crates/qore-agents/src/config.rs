@@ -1,5 +1,6 @@
-//! The config dir and everything in it: `agents/`, `partials/`, `providers/`, `roles/`,
-//! `pipelines.toml`, `agent_models.toml` (model overrides).
+//! The config dir and everything in it: `agents/`, `partials/`, `providers/`, `roles/` (and
+//! the seed's `agent_roles/`), `pipelines.toml`, `agent_models.toml` or the seed's
+//! `agent_models.json` (model overrides, [`crate::overrides`]).
 //!
 //! Promises:
 //! - the dir is `QORE_CONFIG_DIR`, else `$XDG_CONFIG_HOME/qore`, else `~/.config/qore`; a
@@ -18,11 +19,13 @@ use qore_core::ErrorInfo;
 
 use crate::catalog::{Agent, Catalog};
 use crate::error::AgentError;
+use crate::overrides;
 use crate::partials::Partials;
 use crate::providers::{ProviderInstance, Providers};
 use crate::render::AgentRenderer;
 use crate::routing::Pipelines;
 use crate::system_prompt::PromptEnv;
+use crate::validate::validate_agent;
 
 /// Everything loaded from one config dir.
 pub struct Config {
@@ -53,8 +56,6 @@ pub fn default_dir() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config").join("qore"))
 }
 
-const OVERRIDES: &str = "agent_models.toml";
-
 impl Config {
     /// Load `dir` (or nothing but the bundled parts when `None`).
     pub fn load(dir: Option<&Path>) -> Config {
@@ -73,11 +74,12 @@ impl Config {
         if let Some(path) = &pipelines_path {
             errors.extend(pipelines.check(&catalog, path));
         }
-        let overrides = match sub(OVERRIDES) {
-            Some(path) => read_overrides(&path).unwrap_or_else(|err| {
-                errors.push(err);
-                BTreeMap::new()
-            }),
+        let overrides = match dir {
+            Some(dir) => {
+                let (overrides, mut problems) = overrides::read(dir);
+                errors.append(&mut problems);
+                overrides
+            }
             None => BTreeMap::new(),
         };
         let partials = Partials::new(sub("partials").filter(|p| p.is_dir()));
@@ -126,7 +128,7 @@ impl Config {
         }
         let model = model
             .map(str::to_owned)
-            .or_else(|| self.overrides.get(name).cloned())
+            .or_else(|| self.overrides.get(&agent.name).cloned())
             .or_else(|| agent.model.clone())
             .ok_or_else(|| {
                 ErrorInfo::config(format!(
@@ -172,6 +174,15 @@ impl Config {
         agent: &Agent,
         project_dir: Option<&Path>,
     ) -> Result<Option<String>, ErrorInfo> {
+        self.render_system_prompt(agent, project_dir)
+            .map_err(|err| ErrorInfo::config(err.to_string()))
+    }
+
+    fn render_system_prompt(
+        &self,
+        agent: &Agent,
+        project_dir: Option<&Path>,
+    ) -> Result<Option<String>, AgentError> {
         let Some(template) = &agent.system_prompt else {
             return Ok(None);
         };
@@ -181,36 +192,39 @@ impl Config {
             home: std::env::var_os("HOME").map(PathBuf::from),
         };
         let text = env.render(template).map_err(|message| {
-            ErrorInfo::config(format!(
-                "{}: system_prompt: {message}",
-                agent.sources[0].display()
-            ))
+            let (file, line) = agent.where_set("system_prompt");
+            AgentError::Profile {
+                file,
+                line,
+                message: format!("system_prompt: {message}"),
+            }
         })?;
         Ok(Some(text).filter(|t| !t.trim().is_empty()))
     }
 
+    /// Check `agent` as `qore agents validate` does: its body renders for its wire
+    /// ([`validate_agent`]) and its system prompt renders (without a project dir: roles and
+    /// config-dir files resolve, an unknown role is an error at the line that uses it).
+    pub fn validate(&self, agent: &Agent) -> Result<(), AgentError> {
+        validate_agent(agent, &self.providers, &self.partials)?;
+        if !agent.is_abstract {
+            self.render_system_prompt(agent, None)?;
+        }
+        Ok(())
+    }
+
     /// Persist `model` as `name`'s model.
     pub fn set_model(&mut self, name: &str, model: &str) -> Result<PathBuf, ErrorInfo> {
-        if self.catalog.get(name).is_none() {
+        let Some(agent) = self.catalog.get(name) else {
             return Err(ErrorInfo::config(format!("no agent {name:?}")));
-        }
+        };
+        let name = agent.name.clone();
         let dir = self
             .dir
             .clone()
             .ok_or_else(|| ErrorInfo::config("no config dir (set QORE_CONFIG_DIR)"))?;
-        self.overrides.insert(name.to_owned(), model.to_owned());
-        let mut text = String::from(
-            "# Model overrides: `qore agents set-model NAME MODEL` writes this file.\n[models]\n",
-        );
-        for (agent, model) in &self.overrides {
-            text.push_str(&format!("{} = {}\n", toml_key(agent), toml_string(model)));
-        }
-        std::fs::create_dir_all(&dir)
-            .map_err(|err| ErrorInfo::config(format!("{}: {err}", dir.display())))?;
-        let path = dir.join(OVERRIDES);
-        std::fs::write(&path, text)
-            .map_err(|err| ErrorInfo::config(format!("{}: {err}", path.display())))?;
-        Ok(path)
+        self.overrides.insert(name, model.to_owned());
+        overrides::write(&dir, &self.overrides)
     }
 
     /// Write a commented starter config into `dir`; returns the files written (existing
@@ -236,43 +250,6 @@ impl Config {
     }
 }
 
-fn toml_string(s: &str) -> String {
-    toml::Value::String(s.to_owned()).to_string()
-}
-
-fn toml_key(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-    {
-        s.to_owned()
-    } else {
-        toml_string(s)
-    }
-}
-
-fn read_overrides(path: &Path) -> Result<BTreeMap<String, String>, AgentError> {
-    #[derive(serde::Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct File {
-        #[serde(default)]
-        models: BTreeMap<String, String>,
-    }
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
-        Err(err) => {
-            return Err(AgentError::Io {
-                path: path.to_owned(),
-                message: err.to_string(),
-            })
-        }
-    };
-    toml::from_str::<File>(&text)
-        .map(|f| f.models)
-        .map_err(|err| AgentError::toml(path, &text, &err))
-}
-
 const STARTER: &[(&str, &str)] = &[
     ("agents/my-chat.toml", r#"# A user agent: two lines on top of a bundled one (`qore agents list` shows them all).
 # Every key of [body] is sent as is; strings with {{ }} or {% %} are Jinja rendered from
@@ -288,8 +265,10 @@ temperature = 0.3
     ("providers/example.toml.disabled", r#"# A provider instance (rename to .toml to use it). Agents name it in `provider`.
 name = "my-server"
 protocol = "openai-chat"          # openai-chat | openai-responses | anthropic | gemini | ollama | llamacpp | mistral
-url = "http://127.0.0.1:8000/v1"
-api_key_env = "MY_SERVER_KEY"     # or api_key_file = "/path", or keyring = { user = "my-server" }
+                                  # (or the seed's client_api = "OpenAI Compatible", "Claude", ...)
+url = "http://127.0.0.1:8000/v1"  # endpoints are appended: /chat/completions -> .../v1/chat/completions
+api_key_env = "MY_SERVER_KEY"     # or api_key_file = "/path", keyring = { user = "my-server" },
+                                  # or api_key_ref = "env:VAR" | "file:PATH" | "keyring entry name"
 # idle_timeout_secs = 120
 # [headers]
 # X-Title = "qore"
@@ -369,7 +348,7 @@ mod tests {
         let resolved = config.resolve("gemini-chat", None).unwrap();
         assert_eq!(
             resolved.renderer.endpoint.as_deref(),
-            Some("v1beta/models/gemini-3-pro:streamGenerateContent?alt=sse")
+            Some("/v1beta/models/gemini-3-pro:streamGenerateContent?alt=sse")
         );
         let error = |name: &str| config.resolve(name, None).err().map(|e| e.message);
         assert!(error("base-gemini").is_some_and(|m| m.contains("abstract")));

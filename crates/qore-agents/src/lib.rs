@@ -10,14 +10,17 @@
 //! [`error`].
 
 pub mod body;
+pub mod body_edit;
 mod bundled;
 pub mod catalog;
 pub mod config;
 pub mod context;
 pub mod error;
 pub mod json_commas;
+pub mod overrides;
 pub mod partials;
 pub mod profile;
+pub mod provider_names;
 pub mod providers;
 pub mod render;
 pub mod routing;

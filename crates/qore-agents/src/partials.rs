@@ -7,8 +7,9 @@
 //! - a leading `partials/` is optional (`"partials/x.jinja"` and `"x.jinja"` are the same
 //!   partial), so profiles written for the seed's layout carry over;
 //! - roots are searched in order: the partials bundled into the binary, then the user's
-//!   `partials/` directory; a user file that resolves (through symlinks) outside its root
-//!   is refused;
+//!   `partials/` directory, then the seed's names of bundled partials ([`SEED_NAMES`]:
+//!   `google_contents.jinja` is qore's `gemini_contents.jinja`); a user file that resolves
+//!   (through symlinks) outside its root is refused;
 //! - a partial that is found nowhere is an error at load time (validation renders every
 //!   profile), never an empty string.
 
@@ -54,6 +55,11 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ),
 ];
 
+/// The seed's partial names with a bundled equivalent: (seed name, bundled name). The
+/// seed's `openai_messages.jinja` and `anthropic_messages.jinja` are bundled under their
+/// own names.
+pub const SEED_NAMES: &[(&str, &str)] = &[("google_contents.jinja", "gemini_contents.jinja")];
+
 /// The include resolver: bundled partials, then an optional user directory.
 #[derive(Debug, Clone, Default)]
 pub struct Partials {
@@ -76,6 +82,11 @@ impl Partials {
             if let Some(text) = read_inside(dir, name)? {
                 return Ok(text);
             }
+        }
+        let bundled = |seed: &str| BUNDLED.iter().find(|(n, _)| *n == seed);
+        let seed = SEED_NAMES.iter().find(|(seed, _)| *seed == name);
+        if let Some((_, text)) = seed.and_then(|(_, ours)| bundled(ours)) {
+            return Ok((*text).to_owned());
         }
         let searched = match &self.user_dir {
             Some(dir) => format!("the bundled partials and {}", dir.display()),
@@ -166,6 +177,13 @@ mod tests {
         let partials = Partials::new(Some(dir.clone()));
         assert_eq!(partials.load("partials/mine.jinja").unwrap(), "mine");
         assert_ne!(partials.load("openai_messages.jinja").unwrap(), "shadow");
+        let gemini = partials.load("gemini_contents.jinja").unwrap();
+        assert_eq!(partials.load("partials/google_contents.jinja"), Ok(gemini));
+        std::fs::write(dir.join("google_contents.jinja"), "seed's own").unwrap();
+        assert_eq!(
+            partials.load("google_contents.jinja").unwrap(),
+            "seed's own"
+        );
         assert!(partials
             .load("missing.jinja")
             .unwrap_err()

@@ -6,6 +6,8 @@
 //! - a key qore does not know (top level or in `[match]`) is a [`Warning`] with its line and,
 //!   when a known key is close, the suggestion ("typo? did you mean `enable_tools`?"); the
 //!   profile still loads; `[body]` keys are the provider's and are never warned about;
+//! - the seed's `provider_instance` is read as `provider` (so a child's either one replaces
+//!   its parent's); a file setting both is an error at the second one's line;
 //! - the raw table is kept for `extends` (deep merge happens on tables, see
 //!   [`crate::catalog`]), with the line of every top-level key, so later errors can point
 //!   at the line that set a field.
@@ -23,6 +25,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "name",
     "description",
     "provider",
+    "provider_instance",
     "model",
     "endpoint",
     "system_prompt",
@@ -51,6 +54,8 @@ pub struct Fields {
     pub name: Option<String>,
     pub description: Option<String>,
     pub provider: Option<String>,
+    /// The seed's spelling of `provider` (moved there by [`ProfileFile::parse`]).
+    pub provider_instance: Option<String>,
     pub model: Option<String>,
     pub endpoint: Option<String>,
     pub system_prompt: Option<String>,
@@ -97,6 +102,15 @@ pub enum CacheBreakpoint {
     LastUserMessage,
 }
 
+impl CacheBreakpoint {
+    /// Every breakpoint: the stable prefix of a conversation.
+    pub const ALL: [CacheBreakpoint; 3] = [
+        CacheBreakpoint::System,
+        CacheBreakpoint::Tools,
+        CacheBreakpoint::LastUserMessage,
+    ];
+}
+
 /// `[match]`: which files and projects an agent is for (see [`crate::routing`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 pub struct MatchRules {
@@ -124,8 +138,8 @@ impl ProfileFile {
     /// Parse `text`, read from `path`.
     pub fn parse(path: &Path, text: &str) -> Result<ProfileFile, AgentError> {
         let toml_error = |err: toml::de::Error| AgentError::toml(path, text, &err);
-        let table: toml::Table = toml::from_str(text).map_err(toml_error)?;
-        let fields: Fields = toml::from_str(text).map_err(toml_error)?;
+        let mut table: toml::Table = toml::from_str(text).map_err(toml_error)?;
+        let mut fields: Fields = toml::from_str(text).map_err(toml_error)?;
         let mut key_lines = HashMap::new();
         let mut warnings = Vec::new();
         if let Ok(doc) = toml_edit::ImDocument::parse(text) {
@@ -153,6 +167,20 @@ impl ProfileFile {
                 }
             }
         }
+        if let Some(instance) = table.remove("provider_instance") {
+            if table.contains_key("provider") {
+                return Err(AgentError::Profile {
+                    file: path.to_owned(),
+                    line: key_lines.get("provider_instance").copied(),
+                    message: "give one of provider and provider_instance".to_owned(),
+                });
+            }
+            table.insert("provider".to_owned(), instance);
+            if let Some(line) = key_lines.get("provider_instance").copied() {
+                key_lines.insert("provider".to_owned(), line);
+            }
+        }
+        fields.provider = fields.provider.or(fields.provider_instance.take());
         Ok(ProfileFile {
             path: path.to_owned(),
             fields,

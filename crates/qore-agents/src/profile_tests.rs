@@ -92,3 +92,26 @@ stream = true
     );
     assert_eq!(f.body.as_ref().map(|b| b.len()), Some(1));
 }
+
+#[test]
+fn the_seed_s_provider_instance_is_provider_and_both_is_an_error_at_its_line() {
+    let file = parse("provider_instance = \"Claude\"\ncache_ttl = \"1h\"\n").unwrap();
+    assert_eq!(file.fields.provider.as_deref(), Some("Claude"));
+    assert_eq!(
+        file.table["provider"].as_str(),
+        Some("Claude"),
+        "merges as provider"
+    );
+    assert!(file.warnings.is_empty(), "{:?}", file.warnings);
+    let err = parse("provider = \"anthropic\"\n\nprovider_instance = \"Claude\"\n").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "agents/test.toml:3: give one of provider and provider_instance"
+    );
+    let typo = parse("provider_instanse = \"Claude\"\n").unwrap();
+    let warning = typo.warnings[0].to_string();
+    assert!(
+        warning.contains("did you mean `provider_instance`"),
+        "{warning}"
+    );
+}

@@ -1,6 +1,8 @@
 //! Provider instances: a name, a wire protocol, a base URL, where the key comes from, extra
 //! headers, timeouts and retries. `providers/*.toml` in the config dir override the
-//! built-in instances by name.
+//! built-in instances by name. A file gives the wire as `protocol` (qore's names) or
+//! `client_api` (the seed's, see [`crate::provider_names`]), and its key as `api_key_env`,
+//! `api_key_file`, `keyring` or `api_key_ref` (one of them).
 //!
 //! Promises:
 //! - a key is never stored in an instance, only where to get it ([`KeySource`]): an
@@ -8,8 +10,13 @@
 //!   and no error, log line or `Debug`/`show` output contains it;
 //! - a missing key is an `Auth` error naming where it was looked for (the variable, the
 //!   file, the keyring entry), not the key;
+//! - [`Providers::get`] finds an instance by its `name` or an alias (a file's stem, a
+//!   built-in's display name such as `"Claude"`), the user's files before the built-ins,
+//!   else by the loose form of those ([`name_key`]);
 //! - the built-in instances cover the well-known vendors with their documented base URLs
 //!   and usual variables; Ollama's honours `OLLAMA_HOST` (with or without a scheme).
+//!
+//! A file's mistakes (an unknown protocol or `client_api`, two key sources) name its line.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -20,6 +27,7 @@ use qore_core::ErrorInfo;
 use serde::{Deserialize, Serialize};
 
 use crate::error::AgentError;
+use crate::provider_names::{key_line, key_ref, name_key, protocol_of, BUILT_IN};
 
 /// Where an instance's key comes from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -48,14 +56,18 @@ pub struct ProviderInstance {
     pub retry: Option<RetryPolicy>,
     /// The file it was read from, or `<built-in>`.
     pub source: PathBuf,
+    /// Other names it is found by: a file's stem, a built-in's display name.
+    pub aliases: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct InstanceFile {
     name: String,
-    protocol: String,
+    protocol: Option<String>,
+    client_api: Option<String>,
     url: String,
+    api_key_ref: Option<String>,
     api_key_env: Option<String>,
     api_key_file: Option<PathBuf>,
     keyring: Option<KeyringEntry>,
@@ -86,79 +98,36 @@ struct RetryFile {
     max_delay_ms: Option<u64>,
 }
 
-/// (name, protocol, base URL, key variable).
-const BUILT_IN: &[(&str, &str, &str, Option<&str>)] = &[
-    (
-        "anthropic",
-        "anthropic",
-        "https://api.anthropic.com",
-        Some("ANTHROPIC_API_KEY"),
-    ),
-    (
-        "openai",
-        "openai-chat",
-        "https://api.openai.com/v1",
-        Some("OPENAI_API_KEY"),
-    ),
-    (
-        "openai-responses",
-        "openai-responses",
-        "https://api.openai.com/v1",
-        Some("OPENAI_API_KEY"),
-    ),
-    (
-        "gemini",
-        "gemini",
-        "https://generativelanguage.googleapis.com",
-        Some("GEMINI_API_KEY"),
-    ),
-    (
-        "mistral",
-        "mistral",
-        "https://api.mistral.ai/v1",
-        Some("MISTRAL_API_KEY"),
-    ),
-    (
-        "codestral",
-        "mistral",
-        "https://codestral.mistral.ai/v1",
-        Some("CODESTRAL_API_KEY"),
-    ),
-    (
-        "openrouter",
-        "openai-chat",
-        "https://openrouter.ai/api/v1",
-        Some("OPENROUTER_API_KEY"),
-    ),
-    (
-        "deepseek",
-        "openai-chat",
-        "https://api.deepseek.com",
-        Some("DEEPSEEK_API_KEY"),
-    ),
-    ("llamacpp", "llamacpp", "http://127.0.0.1:8080/v1", None),
-    ("lmstudio", "openai-chat", "http://127.0.0.1:1234/v1", None),
-    (
-        "lmstudio-responses",
-        "openai-responses",
-        "http://127.0.0.1:1234/v1",
-        None,
-    ),
-];
+impl RetryFile {
+    fn policy(self) -> RetryPolicy {
+        let defaults = RetryPolicy::default();
+        let ms = |ms: Option<u64>, default| ms.map_or(default, Duration::from_millis);
+        RetryPolicy {
+            max_attempts: self.max_attempts.max(1),
+            initial_delay: ms(self.initial_delay_ms, defaults.initial_delay),
+            max_delay: ms(self.max_delay_ms, defaults.max_delay),
+        }
+    }
+}
+
+/// The `source` of the built-in instances.
+pub const BUILT_IN_SOURCE: &str = "<built-in>";
 
 /// The built-in instances (Ollama's URL from `OLLAMA_HOST`, the local model server's
 /// from its configured port).
 pub fn built_in() -> Vec<ProviderInstance> {
     let mut out: Vec<ProviderInstance> = BUILT_IN
         .iter()
-        .map(|(name, protocol, url, env)| instance(name, protocol, url, *env))
+        .map(|(name, display, protocol, url, env)| {
+            let mut instance = instance(name, protocol, url, *env);
+            instance.aliases.push((*display).to_owned());
+            instance
+        })
         .collect();
-    out.push(instance(
-        "ollama",
-        "ollama",
-        &ollama_url(std::env::var("OLLAMA_HOST").ok().as_deref()),
-        None,
-    ));
+    let ollama = ollama_url(std::env::var("OLLAMA_HOST").ok().as_deref());
+    let mut ollama = instance("ollama", "ollama", &ollama, None);
+    ollama.aliases.push("Ollama (Native)".to_owned());
+    out.push(ollama);
     out.push(instance(
         "local",
         "openai-chat",
@@ -178,7 +147,8 @@ fn instance(name: &str, protocol: &str, url: &str, env: Option<&str>) -> Provide
         connect_timeout: None,
         idle_timeout: None,
         retry: None,
-        source: PathBuf::from("<built-in>"),
+        source: PathBuf::from(BUILT_IN_SOURCE),
+        aliases: Vec::new(),
     }
 }
 
@@ -197,14 +167,29 @@ impl ProviderInstance {
     pub fn parse(path: &Path, text: &str) -> Result<ProviderInstance, AgentError> {
         let file: InstanceFile =
             toml::from_str(text).map_err(|err| AgentError::toml(path, text, &err))?;
-        if qore_client::protocols::by_name(&file.protocol).is_none() {
-            return Err(AgentError::Profile {
-                file: path.to_owned(),
-                line: None,
-                message: format!("unknown protocol {:?}", file.protocol),
-            });
+        let fail = |key: &str, message: String| AgentError::Profile {
+            file: path.to_owned(),
+            line: key_line(text, key),
+            message,
+        };
+        let protocol = match (&file.protocol, &file.client_api) {
+            (Some(_), Some(_)) => {
+                let message = "give one of protocol and client_api".to_owned();
+                return Err(fail("client_api", message));
+            }
+            (Some(protocol), None) => protocol.clone(),
+            (None, Some(api)) => protocol_of(api).map_err(|m| fail("client_api", m))?.into(),
+            (None, None) => return Err(fail("name", "no protocol (or client_api)".into())),
+        };
+        if qore_client::protocols::by_name(&protocol).is_none() {
+            return Err(fail("protocol", format!("unknown protocol {protocol:?}")));
         }
+        let key_ref = (file.api_key_ref.as_deref())
+            .map(key_ref)
+            .transpose()
+            .map_err(|m| fail("api_key_ref", m))?;
         let sources = [
+            key_ref,
             file.api_key_env.clone().map(KeySource::Env),
             file.api_key_file.clone().map(KeySource::File),
             (file.keyring.as_ref()).map(|k| KeySource::Keyring {
@@ -215,36 +200,24 @@ impl ProviderInstance {
         let mut given = sources.into_iter().flatten();
         let key = given.next().unwrap_or(KeySource::None);
         if given.next().is_some() {
-            return Err(AgentError::Profile {
-                file: path.to_owned(),
-                line: None,
-                message: "give one of api_key_env, api_key_file and keyring".to_owned(),
-            });
+            let message = "give one of api_key_ref, api_key_env, api_key_file and keyring";
+            return Err(fail("name", message.to_owned()));
         }
         let secs = |s: Option<f64>| {
             s.filter(|s| s.is_finite() && *s > 0.0)
                 .map(Duration::from_secs_f64)
         };
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
         Ok(ProviderInstance {
+            aliases: stem.into_iter().filter(|s| *s != file.name).collect(),
             name: file.name,
-            protocol: file.protocol,
+            protocol,
             url: file.url,
             key,
             headers: file.headers,
             connect_timeout: secs(file.connect_timeout_secs),
             idle_timeout: secs(file.idle_timeout_secs),
-            retry: file.retry.map(|r| {
-                let defaults = RetryPolicy::default();
-                RetryPolicy {
-                    max_attempts: r.max_attempts.max(1),
-                    initial_delay: r
-                        .initial_delay_ms
-                        .map_or(defaults.initial_delay, Duration::from_millis),
-                    max_delay: r
-                        .max_delay_ms
-                        .map_or(defaults.max_delay, Duration::from_millis),
-                }
-            }),
+            retry: file.retry.map(RetryFile::policy),
             source: path.to_owned(),
         })
     }
@@ -344,8 +317,19 @@ impl Providers {
         providers
     }
 
+    /// The instance called `name` (see the module doc for the order).
     pub fn get(&self, name: &str) -> Option<&ProviderInstance> {
-        self.instances.get(name)
+        let built_in = |i: &&ProviderInstance| i.source == Path::new(BUILT_IN_SOURCE);
+        let mut user_first: Vec<&ProviderInstance> = self.instances.values().collect();
+        user_first.sort_by_key(|i| built_in(i));
+        let loose = name_key(name);
+        let matches = |i: &ProviderInstance, test: &dyn Fn(&str) -> bool| {
+            test(&i.name) || i.aliases.iter().any(|a| test(a))
+        };
+        (user_first.iter())
+            .find(|i| matches(i, &|n| n == name))
+            .or_else(|| (user_first.iter()).find(|i| matches(i, &|n| name_key(n) == loose)))
+            .copied()
     }
 
     pub fn all(&self) -> impl Iterator<Item = &ProviderInstance> {

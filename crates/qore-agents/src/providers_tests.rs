@@ -100,3 +100,63 @@ fn a_missing_variable_names_it_and_bad_files_are_refused() {
     .unwrap_err();
     assert!(err.to_string().contains("one of"), "{err}");
 }
+
+#[test]
+fn seed_provider_files_load_and_are_found_by_display_name_or_file_name() {
+    let dir = std::env::temp_dir().join(format!("qore-seed-providers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |file: &str, text: &str| std::fs::write(dir.join(file), text).unwrap();
+    write("claude.toml", "name = \"Claude\"\nclient_api = \"Claude\"\nurl = \"https://api.anthropic.com\"\napi_key_ref = \"env:ANTHROPIC_API_KEY\"\n");
+    write("mistral.toml", "name = \"Mistral AI\"\nclient_api = \"Mistral AI\"\nurl = \"https://api.mistral.ai\"\napi_key_ref = \"mistral key\"\n");
+    write(
+        "both.toml",
+        "name = \"x\"\nprotocol = \"openai-chat\"\nclient_api = \"Claude\"\nurl = \"http://h\"\n",
+    );
+    write(
+        "typo.toml",
+        "name = \"y\"\nurl = \"http://h\"\nclient_api = \"Claude Code\"\n",
+    );
+    write("twokeys.toml", "name = \"z\"\nprotocol = \"anthropic\"\nurl = \"http://h\"\napi_key_ref = \"env:A\"\napi_key_env = \"B\"\n");
+    let providers = Providers::load(Some(&dir));
+    let claude = providers.get("Claude").unwrap();
+    assert_eq!(
+        (
+            claude.protocol.as_str(),
+            claude.source.ends_with("claude.toml")
+        ),
+        ("anthropic", true)
+    );
+    assert_eq!(claude.key, KeySource::Env("ANTHROPIC_API_KEY".into()));
+    let mistral = providers.get("mistral").unwrap();
+    assert_eq!(
+        (mistral.name.as_str(), mistral.url.as_str()),
+        ("Mistral AI", "https://api.mistral.ai"),
+        "the file's own, found by its file name"
+    );
+    let keyring = KeySource::Keyring {
+        service: "qore".into(),
+        user: "mistral key".into(),
+    };
+    assert_eq!(mistral.key, keyring);
+    // Built-ins by display name, exactly or loosely; a user file first.
+    assert_eq!(providers.get("Google AI").unwrap().name, "gemini");
+    assert_eq!(providers.get("google_ai").unwrap().name, "gemini");
+    assert_eq!(
+        providers.get("OpenAI (Chat Completions)").unwrap().name,
+        "openai"
+    );
+    assert_eq!(providers.get("anthropic").unwrap().name, "anthropic");
+    assert!(providers.get("Nope").is_none());
+    let mut errors: Vec<String> = providers.errors.iter().map(ToString::to_string).collect();
+    errors.sort();
+    let expected = [
+        "both.toml:3: give one of protocol and client_api",
+        "twokeys.toml:1: give one of api_key_ref",
+        "typo.toml:3: unknown client_api \"Claude Code\"",
+    ];
+    assert_eq!(errors.len(), expected.len(), "{errors:?}");
+    for (error, want) in errors.iter().zip(expected) {
+        assert!(error.contains(want), "{error} should contain {want}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

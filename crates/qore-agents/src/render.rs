@@ -3,9 +3,20 @@
 //! request and every tool-loop continuation alike), or uses the protocol's default encoder
 //! when the profile has no `[body]`.
 //!
-//! Promises: `${MODEL}` in the endpoint is the resolved model; the same history and tools
-//! give the same bytes; a render failure is an `ErrorInfo` of category `Validation` naming
-//! the profile file and body key, and nothing is sent.
+//! Promises:
+//! - `${MODEL}` in the endpoint is the resolved model; the same history and tools give the
+//!   same bytes;
+//! - what the seed says the session adds, the renderer adds to every request of a run, as
+//!   defaults a `[body]` that sets the field keeps: `model` (the resolved model) when the
+//!   protocol carries it in the body (not Gemini: its model is in the URL), and `tools`
+//!   (the offered definitions in the protocol's dialect) when the profile has
+//!   `enable_tools`; with `enable_tools = false` no tool definition reaches the request;
+//! - Anthropic prompt caching (`cache_prompt` / `cache_breakpoints`, `cache_ttl`): a
+//!   rendered `system` that is a plain string becomes one text block carrying the
+//!   `cache_control` mark, and the added `tools` carry it on the last definition (the
+//!   bundled partials mark what they render themselves);
+//! - a render failure is an `ErrorInfo` of category `Validation` naming the profile file
+//!   and body key, and nothing is sent.
 
 use std::sync::Arc;
 
@@ -14,6 +25,7 @@ use qore_core::{ErrorInfo, History, Message, ToolSpec};
 use serde_json::Value;
 
 use crate::body::BodyTemplate;
+use crate::body_edit::{set_members, top_level_members, When};
 use crate::catalog::Agent;
 use crate::context::{CacheSettings, TemplateContext};
 use crate::error::AgentError;
@@ -67,6 +79,8 @@ pub struct AgentRenderer {
     /// The request path or URL, `${MODEL}` filled in; `None`: the protocol's own.
     pub endpoint: Option<String>,
     body: Option<BodyTemplate>,
+    /// Whether the protocol's requests carry the model in the body.
+    carries_model: bool,
 }
 
 impl AgentRenderer {
@@ -89,12 +103,22 @@ impl AgentRenderer {
                 None => None,
             };
         let endpoint = (agent.endpoint.as_deref()).map(|e| e.replace("${MODEL}", &model));
+        let history = History::from(vec![Message::user("-")]);
+        let probe = ChatRequest {
+            model: "m",
+            history: &history,
+            tools: &[],
+            options: &RequestOptions::default(),
+        };
+        let carries_model =
+            matches!(protocol.encode(&probe), Ok(Value::Object(o)) if o.contains_key("model"));
         Ok(AgentRenderer {
             agent: agent.clone(),
             protocol,
             model,
             endpoint,
             body,
+            carries_model,
         })
     }
 
@@ -115,13 +139,23 @@ impl AgentRenderer {
         self.body.is_some()
     }
 
+    /// The tools a request of this agent offers: none without `enable_tools`.
+    fn offered<'t>(&self, tools: &'t [ToolSpec]) -> &'t [ToolSpec] {
+        if self.agent.enable_tools {
+            tools
+        } else {
+            &[]
+        }
+    }
+
     /// The template context of a chat request.
     pub fn chat_context<'a>(
         &'a self,
         history: &'a History,
         tools: &[ToolSpec],
     ) -> TemplateContext<'a> {
-        let mut ctx = TemplateContext::chat(history, tool_definitions(&*self.protocol, tools));
+        let definitions = tool_definitions(&*self.protocol, self.offered(tools));
+        let mut ctx = TemplateContext::chat(history, definitions);
         ctx.model = Some(&self.model);
         ctx.cache = cache_settings(&self.agent);
         ctx
@@ -136,14 +170,15 @@ impl AgentRenderer {
     ) -> Result<Vec<u8>, ErrorInfo> {
         match &self.body {
             Some(body) => {
-                let bytes = self.render(body, &self.chat_context(history, tools))?;
-                with_extra(bytes, &options.extra)
+                let ctx = self.chat_context(history, tools);
+                let bytes = self.render(body, &ctx)?;
+                self.complete(bytes, &ctx, &options.extra)
             }
             None => {
                 let request = ChatRequest {
                     model: &self.model,
                     history,
-                    tools,
+                    tools: self.offered(tools),
                     options,
                 };
                 let body = self.protocol.encode(&request)?;
@@ -152,6 +187,53 @@ impl AgentRenderer {
                 })
             }
         }
+    }
+
+    /// A rendered body with what the session adds (see the module doc), then `extra`'s
+    /// fields (they win).
+    pub fn complete(
+        &self,
+        bytes: Vec<u8>,
+        ctx: &TemplateContext<'_>,
+        extra: &serde_json::Map<String, Value>,
+    ) -> Result<Vec<u8>, ErrorInfo> {
+        let anthropic = self.protocol.name() == "anthropic";
+        let mark = |key: &str| anthropic && ctx.cache.breakpoints.contains(&key);
+        let cache_control = || {
+            let mut control = serde_json::json!({"type": "ephemeral"});
+            if let Some(ttl) = ctx.cache.ttl {
+                control["ttl"] = ttl.into();
+            }
+            control
+        };
+        let mut members = Vec::new();
+        if self.carries_model {
+            members.push(("model", Value::from(self.model.as_str()), When::Absent));
+        }
+        if !ctx.tools.is_empty() {
+            let mut tools = ctx.tools.clone();
+            if let (true, Some(Value::Object(last))) = (mark("tools"), tools.last_mut()) {
+                last.insert("cache_control".into(), cache_control());
+            }
+            members.push(("tools", Value::Array(tools), When::Absent));
+        }
+        if mark("system") {
+            let members_now = top_level_members(&bytes).unwrap_or_default();
+            let system = (members_now.iter()).find(|(key, _, _)| key == "system");
+            let text = system.and_then(|(_, start, end)| {
+                serde_json::from_slice::<String>(&bytes[*start..*end]).ok()
+            });
+            if let Some(text) = text {
+                let block = serde_json::json!([{"type": "text", "text": text, "cache_control": cache_control()}]);
+                members.push(("system", block, When::Always));
+            }
+        }
+        members.extend(
+            extra
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.clone(), When::Always)),
+        );
+        set_members(bytes, &members)
     }
 
     /// Render `body` for `ctx`.
@@ -182,113 +264,6 @@ impl BodyRenderer for AgentRenderer {
     }
 }
 
-/// `body` with `extra`'s fields at the top level (they win), edited as text so every byte
-/// before an edit stays as it was (the conversation prefix stays byte-identical): a field
-/// the body has gets its value replaced in place, the others are appended before the
-/// closing brace.
-fn with_extra(body: Vec<u8>, extra: &serde_json::Map<String, Value>) -> Result<Vec<u8>, ErrorInfo> {
-    if extra.is_empty() {
-        return Ok(body);
-    }
-    let not_object = || ErrorInfo::validation("the rendered body is not a JSON object");
-    let members = top_level_members(&body).ok_or_else(not_object)?;
-    let close = body
-        .iter()
-        .rposition(|b| *b == b'}')
-        .ok_or_else(not_object)?;
-    let json = |v: &Value| serde_json::to_vec(v).unwrap_or_default();
-    // Replacements, in body order, then appends.
-    let mut edits: Vec<(usize, usize, Vec<u8>)> = Vec::new();
-    let mut appended = Vec::new();
-    for (key, value) in extra {
-        match members.iter().find(|(k, _, _)| k == key) {
-            Some((_, start, end)) => edits.push((*start, *end, json(value))),
-            None => {
-                if !members.is_empty() || !appended.is_empty() {
-                    appended.push(b',');
-                }
-                appended.extend(json(&Value::String(key.clone())));
-                appended.push(b':');
-                appended.extend(json(value));
-            }
-        }
-    }
-    edits.push((close, close, appended));
-    edits.sort_by_key(|(start, _, _)| *start);
-    let mut out = Vec::with_capacity(body.len() + 64);
-    let mut last = 0;
-    for (start, end, text) in edits {
-        out.extend_from_slice(&body[last..start]);
-        out.extend(text);
-        last = end;
-    }
-    out.extend_from_slice(&body[last..]);
-    Ok(out)
-}
-
-/// The members of a JSON object: (key, value start, value end), or `None` when `body` is
-/// not an object. String-aware; values are skipped by bracket depth.
-fn top_level_members(body: &[u8]) -> Option<Vec<(String, usize, usize)>> {
-    let skip_ws = |mut i: usize| {
-        while i < body.len() && body[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        i
-    };
-    let string_end = |start: usize| {
-        let mut i = start + 1;
-        while i < body.len() {
-            match body[i] {
-                b'\\' => i += 2,
-                b'"' => return Some(i + 1),
-                _ => i += 1,
-            }
-        }
-        None
-    };
-    let mut i = skip_ws(0);
-    if body.get(i) != Some(&b'{') {
-        return None;
-    }
-    i = skip_ws(i + 1);
-    let mut members = Vec::new();
-    while body.get(i) == Some(&b'"') {
-        let key_end = string_end(i)?;
-        let key: String = serde_json::from_slice(&body[i..key_end]).ok()?;
-        i = skip_ws(key_end);
-        if body.get(i) != Some(&b':') {
-            return None;
-        }
-        let start = skip_ws(i + 1);
-        let mut depth = 0usize;
-        let mut j = start;
-        while j < body.len() {
-            match body[j] {
-                b'"' => {
-                    j = string_end(j)?;
-                    continue;
-                }
-                b'{' | b'[' => depth += 1,
-                b'}' | b']' if depth == 0 => break,
-                b'}' | b']' => depth -= 1,
-                b',' if depth == 0 => break,
-                _ => {}
-            }
-            j += 1;
-        }
-        let mut end = j;
-        while end > start && body[end - 1].is_ascii_whitespace() {
-            end -= 1;
-        }
-        members.push((key, start, end));
-        i = skip_ws(j);
-        if body.get(i) == Some(&b',') {
-            i = skip_ws(i + 1);
-        }
-    }
-    (body.get(i) == Some(&b'}')).then_some(members)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,7 +275,7 @@ mod tests {
         let variant =
             |text: &str| ProfileFile::parse(std::path::Path::new("v.toml"), text).unwrap();
         let catalog = Catalog::with_user_files(vec![
-            variant("name = \"whole\"\nextends = \"gemini-chat\"\nendpoint = \"v1beta/models/${MODEL}:generateContent\"\n"),
+            variant("name = \"whole\"\nextends = \"gemini-chat\"\nendpoint = \"/v1beta/models/${MODEL}:generateContent\"\n"),
             variant("name = \"quiet\"\nextends = \"openai-chat\"\n[body]\nstream = false\n"),
         ]);
         let streams = |name: &str| {
@@ -314,25 +289,5 @@ mod tests {
         assert!(!streams("whole"));
         assert!(streams("openai-chat"));
         assert!(!streams("quiet"));
-    }
-
-    #[test]
-    fn extra_fields_are_appended_without_touching_the_rest() {
-        let mut extra = serde_json::Map::new();
-        extra.insert("tool_choice".into(), "none".into());
-        let out = with_extra(br#"{"b":1,"a":[2]}"#.to_vec(), &extra).unwrap();
-        assert_eq!(out, br#"{"b":1,"a":[2],"tool_choice":"none"}"#);
-        let out = with_extra(b"{ }".to_vec(), &extra).unwrap();
-        assert_eq!(out, br#"{ "tool_choice":"none"}"#);
-        let body = br#"{"m": [{"a": "}\"],"}], "tool_choice" : "auto" ,"x":1}"#;
-        let out = with_extra(body.to_vec(), &extra).unwrap();
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            r#"{"m": [{"a": "}\"],"}], "tool_choice" : "none" ,"x":1}"#
-        );
-        extra.insert("y".into(), serde_json::json!([1]));
-        let out = with_extra(br#"{"tool_choice": {"type": "auto"}}"#.to_vec(), &extra).unwrap();
-        assert_eq!(out, br#"{"tool_choice": "none","y":[1]}"#);
-        assert!(with_extra(b"[1]".to_vec(), &extra).is_err());
     }
 }

@@ -7,6 +7,9 @@
 //! refactor = ["claude-refactor"]
 //! ```
 //!
+//! The seed's roster names are read too: `codeCompletion`, `chatAssistant`,
+//! `chatCompression`, `quickRefactor`.
+//!
 //! Promises: an agent matches a file when its `[match]` accepts it: an empty `[match]` is a
 //! catch-all; dimensions (file patterns, path patterns, project names) AND; patterns within
 //! one dimension OR; file patterns are case-insensitive globs tested against the file name
@@ -27,13 +30,13 @@ use crate::profile::MatchRules;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Pipelines {
-    #[serde(default)]
+    #[serde(default, alias = "codeCompletion")]
     pub code_completion: Vec<String>,
-    #[serde(default)]
+    #[serde(default, alias = "chatAssistant")]
     pub chat: Vec<String>,
-    #[serde(default)]
+    #[serde(default, alias = "chatCompression")]
     pub compression: Vec<String>,
-    #[serde(default)]
+    #[serde(default, alias = "quickRefactor")]
     pub refactor: Vec<String>,
 }
 
@@ -177,6 +180,15 @@ mod tests {
             file: Some(Path::new(file)),
             project_name: project,
         }
+    }
+
+    #[test]
+    fn the_seed_roster_names_are_read_as_qore_s() {
+        let seed = "codeCompletion = [\"a\"]\nchatAssistant = [\"b\"]\nchatCompression = [\"c\"]\nquickRefactor = [\"d\"]\n";
+        let ours = "code_completion = [\"a\"]\nchat = [\"b\"]\ncompression = [\"c\"]\nrefactor = [\"d\"]\n";
+        let read = |text: &str| toml::from_str::<Pipelines>(text).unwrap();
+        assert_eq!(read(seed), read(ours));
+        assert_eq!(read(seed).chat, ["b"]);
     }
 
     #[test]

@@ -5,8 +5,9 @@
 //!   when unknown);
 //! - then, if it holds `{{` or `{%`, it renders with minijinja, with `read_file(path)`,
 //!   `file_exists(path)`, `read_dir(path)` (sorted entry names; directories end in `/`),
-//!   `role(id)` (alias `agent_role`: `roles/<id>.md` of the config dir, else the bundled
-//!   one, else empty), and the variables `project_dir`, `config_dir` and `agents_md` (the
+//!   `role(id)` (alias `agent_role`: `roles/<id>.md` of the config dir, else the seed's
+//!   `agent_roles/<id>.json` there (its `systemPrompt`), else the bundled one, else an
+//!   error naming the id and where it was looked for), and the variables `project_dir`, `config_dir` and `agents_md` (the
 //!   project's `AGENTS.md`, absent when there is none);
 //! - file functions are sandboxed: a relative path is taken in the project dir; any path
 //!   must resolve (symlinks followed) inside the project dir, the config dir, or be a
@@ -162,9 +163,32 @@ impl PromptEnv {
                     .read_file(&path.to_string_lossy())
                     .map(|t| t.trim_end().to_owned());
             }
+            let path = dir.join("agent_roles").join(format!("{id}.json"));
+            if path.is_file() {
+                let text = self.read_file(&path.to_string_lossy())?;
+                let role: SeedRole = serde_json::from_str(&text)
+                    .map_err(|err| format!("{}: {err}", path.display()))?;
+                return Ok(role.system_prompt.trim_end().to_owned());
+            }
         }
-        Ok(bundled_role(id).unwrap_or_default().trim_end().to_owned())
+        let looked = match &self.config_dir {
+            Some(dir) => format!(
+                "{0}/roles/{id}.md, {0}/agent_roles/{id}.json or ",
+                dir.display()
+            ),
+            None => String::new(),
+        };
+        bundled_role(id)
+            .map(|t| t.trim_end().to_owned())
+            .ok_or_else(|| format!("unknown role {id:?}: not in {looked}the bundled roles"))
     }
+}
+
+/// A role file of the seed's `agent_roles/`.
+#[derive(serde::Deserialize)]
+struct SeedRole {
+    #[serde(rename = "systemPrompt")]
+    system_prompt: String,
 }
 
 fn bundled_role(id: &str) -> Option<String> {
@@ -195,6 +219,9 @@ mod tests {
         std::fs::write(project.join("AGENTS.md"), "Use tabs.").unwrap();
         std::fs::write(project.join("notes.txt"), "note").unwrap();
         std::fs::write(config.join("roles/reviewer.md"), "Review hard.\n").unwrap();
+        std::fs::create_dir_all(config.join("agent_roles")).unwrap();
+        let seed = r#"{"name": "Researcher", "systemPrompt": "Dig deep.\n"}"#;
+        std::fs::write(config.join("agent_roles/researcher.json"), seed).unwrap();
         std::fs::write(base.join("secret.txt"), "secret").unwrap();
         let env = PromptEnv {
             project_dir: Some(project),
@@ -221,6 +248,10 @@ mod tests {
             "You are an e|Review hard.|note|yesno|AGENTS.md,notes.txt,src/|Use tabs.|/home/u"
         );
         assert_eq!(env.render("plain ${HOME}").unwrap(), "plain /home/u");
+        let seed = env.render("{{ agent_role('researcher') }}|{{ role('reviewer') }}");
+        assert_eq!(seed.unwrap(), "Dig deep.|Review hard.");
+        let unknown = env.render("{{ agent_role('reviwer') }}").unwrap_err();
+        assert!(unknown.contains("unknown role \"reviwer\""), "{unknown}");
         std::fs::remove_dir_all(base).unwrap();
     }
 

@@ -4,7 +4,8 @@
 //! The conversation has quotes, backslashes, newlines, non-ASCII text, template-looking
 //! text, thinking with a signature, redacted thinking, two tool calls (one answered with
 //! an error), an inline image and an image URL; with tools on offer when the profile
-//! enables them, and a completion prefix and suffix. A profile is refused with its file
+//! enables them, and a completion prefix and suffix; what the renderer adds to every
+//! request (the model, the tools) is added too. A profile is refused with its file
 //! and the body key that broke: a template that does not compile, a render error, text
 //! that is not JSON, or JSON the protocol would reject. Abstract profiles are not
 //! rendered (their children are).
@@ -177,6 +178,8 @@ pub fn validate_agent(
     let bytes = body
         .render(&ctx)
         .map_err(|err| body_error(err.key, err.message))?;
+    let bytes = (renderer.complete(bytes, &ctx, &serde_json::Map::new()))
+        .map_err(|err| body_error(String::new(), err.message))?;
     let value: serde_json::Value = serde_json::from_slice(&bytes)
         .map_err(|err| body_error(String::new(), format!("the body is not JSON: {err}")))?;
     crate::shape::check(protocol.name(), &value).map_err(|(at, message)| {

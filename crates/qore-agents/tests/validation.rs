@@ -109,3 +109,27 @@ fn a_typo_a_bad_include_and_a_bad_provider_are_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn validate_renders_the_system_prompt_and_an_unknown_role_names_the_file_and_line() {
+    let dir = std::env::temp_dir().join(format!("qore-validate-role-{}", std::process::id()));
+    let agents = dir.join("agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    let base = "abstract = true\nname = \"base\"\nextends = \"claude-chat\"\n\nsystem_prompt = \"{{ agent_role('developr') }}\"\n";
+    std::fs::write(agents.join("base.toml"), base).unwrap();
+    std::fs::write(
+        agents.join("child.toml"),
+        "name = \"child\"\nextends = \"base\"\n",
+    )
+    .unwrap();
+    let config = qore_agents::config::Config::load(Some(&dir));
+    let child = config.catalog.get("child").unwrap();
+    let err = config.validate(child).unwrap_err().to_string();
+    let want = format!("{}:5: system_prompt:", agents.join("base.toml").display());
+    assert!(err.starts_with(&want), "{err}");
+    assert!(err.contains("unknown role \"developr\""), "{err}");
+    assert!(config
+        .validate(config.catalog.get("claude-chat").unwrap())
+        .is_ok());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

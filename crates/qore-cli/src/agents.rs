@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use qore_agents::config::{default_dir, Config};
 use qore_agents::profile::{ProfileFile, ToolProtocolSetting};
 use qore_agents::providers::KeySource;
-use qore_agents::validate::validate_agent;
 use qore_agents::{AgentError, Catalog};
 use qore_client::{local, Client, RequestOptions};
 use qore_core::{ErrorInfo, History, Message};
@@ -106,6 +105,7 @@ pub fn agents(command: AgentsCommand) -> ExitCode {
                 if agent.replaces.is_some() {
                     notes.push("replaces a bundled agent".to_owned());
                 }
+                notes.extend(agent.badges());
                 let notes = match notes.is_empty() {
                     true => String::new(),
                     false => format!(" ({})", notes.join(", ")),
@@ -249,7 +249,7 @@ fn validate_config(config: &Config) -> Checked {
     let mut errors: Vec<AgentError> = config.catalog.errors.clone();
     errors.extend(config.errors.iter().cloned());
     for agent in config.catalog.all() {
-        if let Err(err) = validate_agent(agent, &config.providers, &config.partials) {
+        if let Err(err) = config.validate(agent) {
             errors.push(err);
         }
     }
@@ -271,7 +271,7 @@ fn validate_files(config: &Config, files: &[PathBuf]) -> Checked {
     let catalog = Catalog::with_user_files(extra);
     errors.extend(catalog.errors.iter().cloned());
     for agent in names.iter().filter_map(|n| catalog.get(n)) {
-        if let Err(err) = validate_agent(agent, &config.providers, &config.partials) {
+        if let Err(err) = config.validate(agent) {
             errors.push(err);
         }
     }

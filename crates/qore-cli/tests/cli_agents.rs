@@ -54,7 +54,7 @@ async fn the_bundled_agents_validate_and_list() {
     let run = qore_in(&config, &["agents", "list"]).await;
     assert_eq!(run.code, Some(0), "{run:?}");
     assert!(
-        run.stdout.lines().any(|l| l.starts_with("claude-chat ")),
+        (run.stdout.lines()).any(|l| l.starts_with("claude-chat ") && l.ends_with("(tags: chat)")),
         "{}",
         run.stdout
     );

@@ -287,7 +287,7 @@ async fn endpoint_overrides_the_request_path() {
     .await;
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_eq!(run.stdout, text_stdout(&wire(&ex.response_body).text));
-    check_chat_request(&server, "/custom/chat", "hello");
+    check_chat_request(&server, "/v1/custom/chat", "hello");
 }
 
 const KEY_VAR: &str = "QORE_CLI_TEST_API_KEY";

@@ -1,9 +1,11 @@
 //! [`Client`]: a protocol, a base URL and credentials, ready to stream.
 //!
-//! URL rules: `base_url` is the URL as the provider documents it (OpenAI style ends in
-//! `/v1`); the protocol's path is appended. `endpoint` overrides that path: a full URL is
-//! used as is, a path starting with `/` replaces the base URL's path, anything else is
-//! appended to the base URL. An empty API key sends no credential header.
+//! URL rule ([`join_endpoint`]): `base_url` is the URL as the provider documents it (OpenAI
+//! style ends in `/v1`); a path — the protocol's own, or the `endpoint` that overrides it —
+//! is appended to it, with or without a leading `/`, and path segments the URL already ends
+//! with are not repeated (`https://api.mistral.ai/v1` + `/v1/chat/completions` is
+//! `https://api.mistral.ai/v1/chat/completions`); a full `http(s)://` URL is used as is. An
+//! empty API key sends no credential header.
 
 use std::sync::Arc;
 
@@ -117,21 +119,7 @@ impl Client {
     }
 
     fn resolve(&self, path: &str) -> String {
-        if path.starts_with("http://") || path.starts_with("https://") {
-            return path.to_owned();
-        }
-        let base = self.config.base_url.trim_end_matches('/');
-        if path.starts_with('/') {
-            if let Ok(mut url) = reqwest::Url::parse(base) {
-                let (path, query) = path
-                    .split_once('?')
-                    .map_or((path, None), |(p, q)| (p, Some(q)));
-                url.set_path(path);
-                url.set_query(query);
-                return url.to_string();
-            }
-        }
-        format!("{base}/{}", path.trim_start_matches('/'))
+        join_endpoint(&self.config.base_url, path)
     }
 
     /// The request body for `request`, as bytes: the renderer's when there is one, else
@@ -294,5 +282,57 @@ impl Client {
             .await
             .map_err(|_| ErrorInfo::network(format!("GET {url} timed out")))?
             .map_err(|err| network_error(&format!("GET {url} failed"), &err))
+    }
+}
+
+/// `endpoint` joined to `base_url` by the module's URL rule.
+pub fn join_endpoint(base_url: &str, endpoint: &str) -> String {
+    if endpoint.starts_with("http://") || endpoint.starts_with("https://") {
+        return endpoint.to_owned();
+    }
+    let base = base_url.trim_end_matches('/');
+    let endpoint = endpoint.trim_start_matches('/');
+    let base_path = reqwest::Url::parse(base).map_or(String::new(), |u| u.path().to_owned());
+    let ends: Vec<&str> = base_path.split('/').filter(|s| !s.is_empty()).collect();
+    let path_part = endpoint.split(['?', '#']).next().unwrap_or_default();
+    let starts: Vec<&str> = path_part.split('/').collect();
+    // The longest run of segments that ends the URL's path and starts the endpoint's.
+    let repeated = (1..=ends.len().min(starts.len().saturating_sub(1)))
+        .rev()
+        .find(|&n| ends[ends.len() - n..] == starts[..n])
+        .unwrap_or(0);
+    let skip: usize = starts[..repeated].iter().map(|s| s.len() + 1).sum();
+    format!("{base}/{}", &endpoint[skip..])
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn endpoints_append_to_the_url_without_repeating_its_last_segments() {
+        let cases = [
+            // The vendors' documented URLs, from the seed's examples.
+            ("https://api.openai.com/v1", "/chat/completions", "https://api.openai.com/v1/chat/completions"),
+            ("https://api.anthropic.com", "/v1/messages", "https://api.anthropic.com/v1/messages"),
+            ("https://generativelanguage.googleapis.com/v1beta", "/models/g:streamGenerateContent?alt=sse", "https://generativelanguage.googleapis.com/v1beta/models/g:streamGenerateContent?alt=sse"),
+            ("https://api.mistral.ai", "/v1/chat/completions", "https://api.mistral.ai/v1/chat/completions"),
+            // The same with the URL already ending in the version.
+            ("https://api.mistral.ai/v1", "/v1/chat/completions", "https://api.mistral.ai/v1/chat/completions"),
+            ("https://generativelanguage.googleapis.com/v1beta", "v1beta/models/g:generateContent", "https://generativelanguage.googleapis.com/v1beta/models/g:generateContent"),
+            ("https://generativelanguage.googleapis.com", "v1beta/models/g:generateContent", "https://generativelanguage.googleapis.com/v1beta/models/g:generateContent"),
+            // Plain appends, trailing slashes, dot segments, queries, full URLs.
+            ("http://h:1/v1/", "chat/completions", "http://h:1/v1/chat/completions"),
+            ("http://h:1/llama/v1", "../infill", "http://h:1/llama/v1/../infill"),
+            ("http://h:1/api/v1", "/v1/x?a=/v1", "http://h:1/api/v1/x?a=/v1"),
+            ("http://h:1/v1", "/v1", "http://h:1/v1/v1"),
+            ("http://h:1/v1", "https://other/x", "https://other/x"),
+            ("http://h:1", "/custom/chat", "http://h:1/custom/chat"),
+        ];
+        for (base, endpoint, want) in cases {
+            assert_eq!(
+                super::join_endpoint(base, endpoint),
+                want,
+                "{base} + {endpoint}"
+            );
+        }
     }
 }

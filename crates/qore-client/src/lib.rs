@@ -23,7 +23,7 @@ mod stream;
 pub mod tool_loop;
 pub mod transport;
 
-pub use client::{Client, ClientConfig};
+pub use client::{join_endpoint, Client, ClientConfig};
 pub use codec::{
     BodyRenderer, ChatRequest, FimRequest, Framing, Protocol, RequestOptions, StreamDecoder,
 };
