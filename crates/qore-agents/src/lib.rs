@@ -16,6 +16,7 @@ pub mod config;
 pub mod context;
 pub mod error;
 pub mod json_commas;
+mod os_keyring;
 pub mod partials;
 pub mod profile;
 pub mod providers;

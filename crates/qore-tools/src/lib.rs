@@ -21,6 +21,7 @@ mod edit_file;
 mod find_file;
 mod list_files;
 mod read_file;
+mod rooted;
 mod run_command;
 mod sandbox;
 mod search;
