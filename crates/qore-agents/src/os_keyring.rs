@@ -91,4 +91,25 @@ mod tests {
             assert!(err.contains("kernel keyring"), "{err}");
         }
     }
+
+    /// Without D-Bus, a key put in the kernel keyring (where `keyctl` or the keyring crate
+    /// stores it) is found there. Skipped where the kernel keyring is not available either.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn without_d_bus_the_kernel_keyring_answers() {
+        if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some() {
+            return;
+        }
+        let service = format!("qore-test-kernel-{}", std::process::id());
+        let stored = keyring::keyutils::KeyutilsCredential::new_with_target(None, &service, "u")
+            .map(|c| keyring::Entry::new_with_credential(Box::new(c)))
+            .and_then(|entry| entry.set_password(" sk-kernel\n").map(|()| entry));
+        let entry = match stored {
+            Ok(entry) => entry,
+            Err(err) => return eprintln!("skipped: no kernel keyring here ({err})"),
+        };
+        let read = super::read(&service, "u");
+        let _ = entry.delete_credential();
+        assert_eq!(read.as_deref(), Ok("sk-kernel"));
+    }
 }
