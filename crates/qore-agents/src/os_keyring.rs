@@ -72,7 +72,10 @@ fn fallback(
 
 /// An error's text on one line (D-Bus errors span several).
 fn one_line(err: &keyring::Error) -> String {
-    err.to_string().split_whitespace().collect::<Vec<_>>().join(" ")
+    err.to_string()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{command, run_cmd, Run};
-use qore_testkit::{Reply, ReplayServer};
+use qore_testkit::{ReplayServer, Reply};
 
 const CANARY: &str = "sk-canary-7f3a9c1e5b";
 
@@ -35,7 +35,10 @@ async fn run_against_echo(args: &[&str], credential_header: &str) -> Run {
     assert!(sent.contains(CANARY), "{args:?}: the key was not sent");
     assert_eq!(run.code, Some(1), "{args:?}: {run:?}");
     for (stream, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
-        assert!(!text.contains(CANARY), "{args:?}: the key is on {stream}: {text}");
+        assert!(
+            !text.contains(CANARY),
+            "{args:?}: the key is on {stream}: {text}"
+        );
     }
     run
 }
@@ -51,11 +54,27 @@ async fn an_echoed_key_is_redacted_in_every_output_mode() {
             "authorization",
         ),
         (
-            &["run", "--protocol", "anthropic", "--model", "m", "--json", "hi"],
+            &[
+                "run",
+                "--protocol",
+                "anthropic",
+                "--model",
+                "m",
+                "--json",
+                "hi",
+            ],
             "x-api-key",
         ),
         (
-            &["run", "--protocol", "gemini", "--model", "m", "--json", "hi"],
+            &[
+                "run",
+                "--protocol",
+                "gemini",
+                "--model",
+                "m",
+                "--json",
+                "hi",
+            ],
             "x-goog-api-key",
         ),
         (&["models", "--json"], "authorization"),
@@ -66,6 +85,9 @@ async fn an_echoed_key_is_redacted_in_every_output_mode() {
         // The rest of the provider's answer still comes through, marked where the key was.
         let all = format!("{}{}", run.stdout, run.stderr);
         assert!(all.contains("[redacted]"), "{args:?}: {run:?}");
-        assert!(all.contains("Incorrect API key provided"), "{args:?}: {run:?}");
+        assert!(
+            all.contains("Incorrect API key provided"),
+            "{args:?}: {run:?}"
+        );
     }
 }

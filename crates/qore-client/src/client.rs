@@ -290,7 +290,10 @@ impl Client {
                 }
                 _ => {
                     let mut error = self.protocol.error(status, &text);
-                    redact(&mut error, self.config.api_key.as_deref().unwrap_or_default());
+                    redact(
+                        &mut error,
+                        self.config.api_key.as_deref().unwrap_or_default(),
+                    );
                     return Err(error);
                 }
             }

@@ -119,8 +119,9 @@ fn write_scripts() -> Result<(PathBuf, PathBuf), ErrorInfo> {
         if std::fs::read_to_string(path).ok().as_deref() == Some(text) {
             continue;
         }
-        let mut tmp = tempfile::NamedTempFile::new_in(&dir)
-            .map_err(|err| ErrorInfo::config(format!("cannot write in {}: {err}", dir.display())))?;
+        let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(|err| {
+            ErrorInfo::config(format!("cannot write in {}: {err}", dir.display()))
+        })?;
         std::io::Write::write_all(&mut tmp, text.as_bytes())
             .and_then(|()| tmp.persist(path).map(drop).map_err(|err| err.error))
             .map_err(|err| ErrorInfo::config(format!("cannot write {}: {err}", path.display())))?;

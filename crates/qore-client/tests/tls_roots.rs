@@ -92,7 +92,9 @@ async fn a_private_ca_is_trusted_through_ssl_cert_file_and_refused_without_it() 
     );
 
     std::env::set_var("SSL_CERT_FILE", &ca_file);
-    let (status, body) = probe(&url).await.expect("the CA named by SSL_CERT_FILE is trusted");
+    let (status, body) = probe(&url)
+        .await
+        .expect("the CA named by SSL_CERT_FILE is trusted");
     assert_eq!((status, &body[..]), (200, &b"ok"[..]));
 
     // Bundled roots stay trusted alongside: a client still builds with SSL_CERT_FILE naming
@@ -100,7 +102,13 @@ async fn a_private_ca_is_trusted_through_ssl_cert_file_and_refused_without_it() 
     let empty = dir.path().join("empty.pem");
     std::fs::write(&empty, "").unwrap();
     std::env::set_var("SSL_CERT_FILE", &empty);
-    let refused = probe(&url).await.expect_err("the private CA is no longer named");
-    assert!(refused.message.contains("certificate"), "{}", refused.message);
+    let refused = probe(&url)
+        .await
+        .expect_err("the private CA is no longer named");
+    assert!(
+        refused.message.contains("certificate"),
+        "{}",
+        refused.message
+    );
     std::env::remove_var("SSL_CERT_FILE");
 }

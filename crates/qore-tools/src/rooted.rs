@@ -70,9 +70,9 @@ impl Sandbox {
     /// The directory holding `abs` (created when missing), and the name of `abs` in it.
     fn parent_of<'a>(&self, abs: &'a Path) -> io::Result<(Dir, &'a OsStr)> {
         let inner = self.inner(abs)?;
-        let name = inner.file_name().ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidInput, "the path names no file")
-        })?;
+        let name = inner
+            .file_name()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the path names no file"))?;
         let parent = match inner.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),

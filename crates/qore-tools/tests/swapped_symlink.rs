@@ -59,7 +59,10 @@ fn a_directory_swapped_for_a_symlink_leading_out_is_refused() {
         let err = race(*operation, "d/secret.txt", "d", true)
             .expect_err(&format!("{name} went through the swapped directory"));
         let text = err.to_string();
-        assert!(text.contains("symlink that points outside"), "{name}: {text}");
+        assert!(
+            text.contains("symlink that points outside"),
+            "{name}: {text}"
+        );
     }
 }
 
@@ -69,7 +72,10 @@ fn a_file_swapped_for_a_symlink_leading_out_is_refused() {
         let err = race(*operation, "secret.txt", "secret.txt", false)
             .expect_err(&format!("{name} followed the swapped file"));
         let text = err.to_string();
-        assert!(text.contains("symlink that points outside"), "{name}: {text}");
+        assert!(
+            text.contains("symlink that points outside"),
+            "{name}: {text}"
+        );
     }
 }
 
