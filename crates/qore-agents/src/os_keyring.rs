@@ -36,38 +36,36 @@ fn found(key: String, entry: &str) -> Result<String, String> {
     Ok(key.to_owned())
 }
 
-#[cfg(target_os = "linux")]
+/// The key from the kernel keyring (Linux), after the Secret Service was `unreachable`.
 fn fallback(
     service: &str,
     user: &str,
     entry: &str,
     unreachable: &keyring::Error,
 ) -> Result<String, String> {
-    let kernel = keyring::keyutils::KeyutilsCredential::new_with_target(None, service, user)
-        .map(|c| keyring::Entry::new_with_credential(Box::new(c)))
-        .and_then(|e| e.get_password());
-    match kernel {
-        Ok(key) => found(key, entry),
-        Err(err) => Err(format!(
-            "{entry}: the Secret Service (the persistent keyring, over D-Bus) is unreachable \
-             ({}), and the kernel keyring has no such entry ({}); {INSTEAD}",
-            one_line(unreachable),
-            one_line(&err)
-        )),
+    #[cfg(target_os = "linux")]
+    {
+        let kernel = keyring::keyutils::KeyutilsCredential::new_with_target(None, service, user)
+            .map(|c| keyring::Entry::new_with_credential(Box::new(c)))
+            .and_then(|e| e.get_password());
+        match kernel {
+            Ok(key) => found(key, entry),
+            Err(err) => Err(format!(
+                "{entry}: the Secret Service (the persistent keyring, over D-Bus) is \
+                 unreachable ({}), and the kernel keyring has no such entry ({}); {INSTEAD}",
+                one_line(unreachable),
+                one_line(&err)
+            )),
+        }
     }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn fallback(
-    _service: &str,
-    _user: &str,
-    entry: &str,
-    unreachable: &keyring::Error,
-) -> Result<String, String> {
-    Err(format!(
-        "{entry}: the keyring cannot be read ({}); {INSTEAD}",
-        one_line(unreachable)
-    ))
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (service, user);
+        Err(format!(
+            "{entry}: the keyring cannot be read ({}); {INSTEAD}",
+            one_line(unreachable)
+        ))
+    }
 }
 
 /// An error's text on one line (D-Bus errors span several).

@@ -53,29 +53,25 @@ fn race(operation: Operation, checked: &str, swapped: &str, to_dir: bool) -> io:
 }
 
 #[test]
-fn a_directory_swapped_for_a_symlink_leading_out_is_refused() {
-    for (name, operation) in OPERATIONS {
-        // `create_new` is checked on a path that does not exist yet, in the same directory.
-        let err = race(*operation, "d/secret.txt", "d", true)
-            .expect_err(&format!("{name} went through the swapped directory"));
-        let text = err.to_string();
-        assert!(
-            text.contains("symlink that points outside"),
-            "{name}: {text}"
-        );
-    }
-}
-
-#[test]
-fn a_file_swapped_for_a_symlink_leading_out_is_refused() {
-    for (name, operation) in &OPERATIONS[..3] {
-        let err = race(*operation, "secret.txt", "secret.txt", false)
-            .expect_err(&format!("{name} followed the swapped file"));
-        let text = err.to_string();
-        assert!(
-            text.contains("symlink that points outside"),
-            "{name}: {text}"
-        );
+fn a_path_swapped_for_a_symlink_leading_out_is_refused() {
+    // (the checked path, the part of it swapped for a link, whether the link leads to the
+    // outside directory (else to the secret file), the operations tried)
+    let cases: &[(&str, &str, bool, &[(&str, Operation)])] = &[
+        ("d/secret.txt", "d", true, OPERATIONS),
+        // Writes over a swapped file replace the link itself (see the next test).
+        ("secret.txt", "secret.txt", false, &OPERATIONS[..3]),
+    ];
+    for (checked, swapped, to_dir, operations) in cases {
+        for (name, operation) in *operations {
+            let err = race(*operation, checked, swapped, *to_dir).expect_err(&format!(
+                "{name} on {checked} went through the swapped {swapped}"
+            ));
+            let text = err.to_string();
+            assert!(
+                text.contains("symlink that points outside"),
+                "{name} on {checked}: {text}"
+            );
+        }
     }
 }
 
