@@ -179,7 +179,7 @@ impl Config {
         let env = PromptEnv {
             project_dir: project_dir.map(Path::to_owned),
             config_dir: self.dir.clone(),
-            home: std::env::var_os("HOME").map(PathBuf::from),
+            home: etcetera::home_dir().ok(),
         };
         let text = env.render(template).map_err(|message| {
             ErrorInfo::config(format!(
