@@ -13,8 +13,11 @@ use qore_tools::Sandbox;
 
 type Operation = fn(&Sandbox, &Path) -> io::Result<()>;
 
+/// Named operations.
+type Operations = &'static [(&'static str, Operation)];
+
 /// Every file operation of the sandbox, by name.
-const OPERATIONS: &[(&str, Operation)] = &[
+const OPERATIONS: Operations = &[
     ("open_file", |sb, p| sb.open_file(p).map(drop)),
     ("metadata", |sb, p| sb.metadata(p).map(drop)),
     ("read", |sb, p| sb.read(p).map(drop)),
@@ -56,7 +59,7 @@ fn race(operation: Operation, checked: &str, swapped: &str, to_dir: bool) -> io:
 fn a_path_swapped_for_a_symlink_leading_out_is_refused() {
     // (the checked path, the part of it swapped for a link, whether the link leads to the
     // outside directory (else to the secret file), the operations tried)
-    let cases: &[(&str, &str, bool, &[(&str, Operation)])] = &[
+    let cases: &[(&str, &str, bool, Operations)] = &[
         ("d/secret.txt", "d", true, OPERATIONS),
         // Writes over a swapped file replace the link itself (see the next test).
         ("secret.txt", "secret.txt", false, &OPERATIONS[..3]),
