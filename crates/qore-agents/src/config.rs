@@ -3,8 +3,10 @@
 //! `agent_models.json` (model overrides, [`crate::overrides`]).
 //!
 //! Promises:
-//! - the dir is `QORE_CONFIG_DIR`, else `$XDG_CONFIG_HOME/qore`, else `~/.config/qore`; a
-//!   missing dir is an empty config (bundled agents, built-in providers);
+//! - the dir is `QORE_CONFIG_DIR`, else `qore` in the platform's config dir (`etcetera`:
+//!   `$XDG_CONFIG_HOME/qore` when that is an absolute path, else `~/.config/qore`, on
+//!   Linux and macOS; `%APPDATA%\qore` on Windows); a missing dir is an empty config
+//!   (bundled agents, built-in providers);
 //! - [`Config::resolve`] gives a ready agent (provider instance, protocol, model, endpoint
 //!   with `${MODEL}` filled, compiled body) or an error that says what to fix;
 //! - the resolved model is: an explicit choice (e.g. `--model`), else the persisted
@@ -50,10 +52,9 @@ pub fn default_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("QORE_CONFIG_DIR").filter(|d| !d.is_empty()) {
         return Some(PathBuf::from(dir));
     }
-    if let Some(dir) = std::env::var_os("XDG_CONFIG_HOME").filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(dir).join("qore"));
-    }
-    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config").join("qore"))
+    use etcetera::BaseStrategy as _;
+    let dirs = etcetera::choose_base_strategy().ok()?;
+    Some(dirs.config_dir().join("qore"))
 }
 
 impl Config {
@@ -189,7 +190,7 @@ impl Config {
         let env = PromptEnv {
             project_dir: project_dir.map(Path::to_owned),
             config_dir: self.dir.clone(),
-            home: std::env::var_os("HOME").map(PathBuf::from),
+            home: etcetera::home_dir().ok(),
         };
         let text = env.render(template).map_err(|message| {
             let (file, line) = agent.where_set("system_prompt");

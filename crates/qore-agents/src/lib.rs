@@ -17,6 +17,7 @@ pub mod config;
 pub mod context;
 pub mod error;
 pub mod json_commas;
+mod os_keyring;
 pub mod overrides;
 pub mod partials;
 pub mod profile;

@@ -218,7 +218,7 @@ fn unknown(path: &Path, line: usize, key: &str, known: &[&str]) -> Warning {
     let last = key.rsplit('.').next().unwrap_or(key);
     let close = known
         .iter()
-        .map(|k| (distance(last, k), *k))
+        .map(|k| (strsim::levenshtein(last, k), *k))
         .filter(|(d, k)| *d <= 2.max(k.len() / 4))
         .min();
     let message = match close {
@@ -230,23 +230,6 @@ fn unknown(path: &Path, line: usize, key: &str, known: &[&str]) -> Warning {
         line,
         message,
     }
-}
-
-/// Levenshtein distance, for typo suggestions on short keys.
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            let next = (row[j + 1] + 1).min(row[j] + 1).min(prev + cost);
-            prev = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
 }
 
 /// 1-based line and column (in characters) of byte `offset` of `text`.

@@ -238,14 +238,9 @@ impl ProviderInstance {
                 Ok(_) => Err(missing(format!("{} is empty", path.display()))),
                 Err(err) => Err(missing(format!("cannot read {}: {err}", path.display()))),
             },
-            KeySource::Keyring { service, user } => {
-                let entry = keyring::Entry::new(service, user)
-                    .map_err(|err| missing(format!("keyring entry {service}/{user}: {err}")))?;
-                entry
-                    .get_password()
-                    .map(Some)
-                    .map_err(|err| missing(format!("keyring entry {service}/{user}: {err}")))
-            }
+            KeySource::Keyring { service, user } => crate::os_keyring::read(service, user)
+                .map(Some)
+                .map_err(missing),
         }
     }
 

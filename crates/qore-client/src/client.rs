@@ -15,12 +15,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::codec::{BodyRenderer, ChatRequest, FimRequest, Protocol};
 use crate::stream::{Attempts, NewDecoder};
-use crate::transport::http::{build_client, network_error, Timeouts};
+use crate::transport::http::{build_client, network_error, redact, Timeouts, REDACTED};
 use crate::transport::retry::{is_retryable_status, server_wait, RetryPolicy};
 use crate::{ModelInfo, ResponseStream};
 
-/// Where and how to reach a provider.
-#[derive(Debug, Clone, Default)]
+/// Where and how to reach a provider. Its `Debug` output shows whether there is an API key,
+/// never the key.
+#[derive(Clone, Default)]
 pub struct ClientConfig {
     pub base_url: String,
     /// Overrides the protocol's request path (see the module doc).
@@ -31,6 +32,19 @@ pub struct ClientConfig {
     pub timeouts: Timeouts,
     /// When a request is sent again (see [`crate::transport::retry`]).
     pub retry: RetryPolicy,
+}
+
+impl std::fmt::Debug for ClientConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientConfig")
+            .field("base_url", &self.base_url)
+            .field("endpoint", &self.endpoint)
+            .field("api_key", &self.api_key.as_ref().map(|_| REDACTED))
+            .field("headers", &self.headers)
+            .field("timeouts", &self.timeouts)
+            .field("retry", &self.retry)
+            .finish()
+    }
 }
 
 impl ClientConfig {
@@ -224,6 +238,7 @@ impl Client {
             policy: self.config.retry,
             new_decoder,
             sent: 0,
+            secret: self.config.api_key.as_deref().map(Arc::from),
         };
         ResponseStream::connecting(
             self.protocol.clone(),
@@ -261,7 +276,14 @@ impl Client {
                     tokio::time::sleep(delay).await;
                     attempt += 1;
                 }
-                _ => return Err(self.protocol.error(status, &text)),
+                _ => {
+                    let mut error = self.protocol.error(status, &text);
+                    redact(
+                        &mut error,
+                        self.config.api_key.as_deref().unwrap_or_default(),
+                    );
+                    return Err(error);
+                }
             }
         }
     }

@@ -51,11 +51,10 @@ pub fn cache_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("QORE_CACHE_DIR") {
         return PathBuf::from(dir);
     }
-    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
-        return PathBuf::from(dir).join("qore");
-    }
-    let home = std::env::var_os("HOME").map_or_else(std::env::temp_dir, PathBuf::from);
-    home.join(".cache").join("qore")
+    use etcetera::BaseStrategy as _;
+    etcetera::choose_base_strategy()
+        .map_or_else(|_| std::env::temp_dir(), |dirs| dirs.cache_dir())
+        .join("qore")
 }
 
 /// True when the local server answers `/health` with 200.
@@ -91,6 +90,7 @@ async fn run_script(command: &str) -> Result<(), ErrorInfo> {
         .arg(&script)
         .arg(command)
         .env("QORE_LAUNCHER", &launcher)
+        .env("QORE_CACHE_DIR", cache_dir())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
@@ -119,9 +119,11 @@ fn write_scripts() -> Result<(PathBuf, PathBuf), ErrorInfo> {
         if std::fs::read_to_string(path).ok().as_deref() == Some(text) {
             continue;
         }
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&tmp, text)
-            .and_then(|()| std::fs::rename(&tmp, path))
+        let mut tmp = tempfile::NamedTempFile::new_in(&dir).map_err(|err| {
+            ErrorInfo::config(format!("cannot write in {}: {err}", dir.display()))
+        })?;
+        std::io::Write::write_all(&mut tmp, text.as_bytes())
+            .and_then(|()| tmp.persist(path).map(drop).map_err(|err| err.error))
             .map_err(|err| ErrorInfo::config(format!("cannot write {}: {err}", path.display())))?;
     }
     Ok((script, launcher))

@@ -38,7 +38,7 @@ use crate::cancel::CancelSignal;
 use crate::codec::{Protocol, StreamDecoder};
 use crate::idle::IdleWatch;
 use crate::transport::framing::Framer;
-use crate::transport::http::network_error;
+use crate::transport::http::{network_error, redact_event};
 use crate::transport::retry::{is_retryable_status, server_wait, RetryPolicy};
 
 type ByteStream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
@@ -57,6 +57,8 @@ pub(crate) struct Attempts {
     pub new_decoder: NewDecoder,
     /// Attempts sent so far.
     pub sent: u32,
+    /// The API key, redacted from every error event.
+    pub secret: Option<Arc<str>>,
 }
 
 impl Attempts {
@@ -383,7 +385,8 @@ impl Stream for ResponseStream {
             if this.outcome.is_some() {
                 return Poll::Ready(None);
             }
-            if let Some(event) = this.queue.pop_front() {
+            if let Some(mut event) = this.queue.pop_front() {
+                redact_event(&mut event, this.attempts.as_ref().map(|a| &a.secret));
                 this.delivered = true;
                 if let Some(assembler) = &mut this.assembler {
                     assembler.apply(&event);

@@ -194,7 +194,7 @@ struct RawThen {
 #[serde(deny_unknown_fields)]
 struct NameValue {
     name: String,
-    // Unquoted scalars such as `2023-06-01` or `42` arrive as strings with serde_yaml 0.9.
+    // Unquoted scalars such as `2023-06-01` or `42` arrive as strings with serde_norway 0.9.
     value: String,
 }
 
@@ -293,7 +293,7 @@ pub fn load_cassette_file(root: &Path, path: &Path) -> Result<Cassette, Cassette
 /// The error message names the 0-based document index.
 pub fn parse_exchanges(text: &str) -> Result<Vec<Exchange>, String> {
     let mut out = Vec::new();
-    for (i, doc) in serde_yaml::Deserializer::from_str(text).enumerate() {
+    for (i, doc) in serde_norway::Deserializer::from_str(text).enumerate() {
         let raw = RawDoc::deserialize(doc).map_err(|e| format!("document {i}: {e}"))?;
         out.push(exchange_from_raw(raw).map_err(|e| format!("document {i}: {e}"))?);
     }

@@ -21,7 +21,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::diff::unified_diff;
-use crate::util::{looks_binary, parse_args, run_blocking_to_end, write_atomic};
+use crate::util::{looks_binary, parse_args, run_blocking_to_end};
 use crate::{spec, Sandbox, ToolOptions};
 
 const NAME: &str = "edit_file";
@@ -110,12 +110,12 @@ fn edit(sandbox: &Sandbox, options: &ToolOptions, args: Args) -> ToolOutput {
         Err(e) => return ToolOutput::error(e.to_string()),
     };
     let rel = sandbox.relative(&path);
-    let bytes = match std::fs::metadata(&path) {
+    let bytes = match sandbox.metadata(&path) {
         Ok(m) if m.is_dir() => return ToolOutput::error(format!("`{rel}` is a directory")),
         Ok(m) if !m.is_file() => {
             return ToolOutput::error(format!("`{rel}` is not a regular file"))
         }
-        Ok(_) => match std::fs::read(&path) {
+        Ok(_) => match sandbox.read(&path) {
             Ok(b) => b,
             Err(e) => return ToolOutput::error(format!("cannot read `{rel}`: {e}")),
         },
@@ -139,7 +139,7 @@ fn edit(sandbox: &Sandbox, options: &ToolOptions, args: Args) -> ToolOutput {
         Ok(done) => done,
         Err(message) => return ToolOutput::error(format!("`{rel}` was not changed: {message}")),
     };
-    if let Err(e) = write_atomic(&path, new.as_bytes()) {
+    if let Err(e) = sandbox.replace(&path, new.as_bytes()) {
         return ToolOutput::error(format!("cannot write `{rel}`: {e}"));
     }
     let diff = unified_diff(&rel, &old, &new, options.diff_max_lines);

@@ -3,7 +3,9 @@
 //!
 //! This crate promises:
 //! - a [`Sandbox`] every path goes through: canonical, inside the root, no symlink leading
-//!   out, nothing in `.git`, nothing `.gitignore` or `.qoreignore` excludes;
+//!   out, nothing in `.git`, nothing `.gitignore` or `.qoreignore` excludes; files are then
+//!   opened through a handle on the root ([`Sandbox::open_file`] and its siblings), so a
+//!   symlink swapped in after the check cannot lead out either;
 //! - read-only, parallel-safe tools: [`ListFiles`], [`FindFile`], [`ReadFile`] (1-based line
 //!   ranges, size caps, binary files refused), [`Search`] (literal or regex, ignore-aware) and
 //!   [`Todo`] (an in-memory list per instance, i.e. per session);
@@ -21,6 +23,7 @@ mod edit_file;
 mod find_file;
 mod list_files;
 mod read_file;
+mod rooted;
 mod run_command;
 mod sandbox;
 mod search;

@@ -95,7 +95,7 @@ fn list(
         Err(e) => return ToolOutput::error(e.to_string()),
     };
     let rel = sandbox.relative(&dir);
-    match std::fs::metadata(&dir) {
+    match sandbox.metadata(&dir) {
         Ok(meta) if meta.is_dir() => {}
         Ok(_) => {
             return ToolOutput::error(format!(

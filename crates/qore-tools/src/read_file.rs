@@ -14,7 +14,8 @@ use qore_core::{CancellationToken, ToolOutput, ToolSpec};
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::util::{cancelled, file_looks_binary, human_bytes, plural};
+use crate::rooted::file_looks_binary;
+use crate::util::{cancelled, human_bytes, plural};
 use crate::{spec, Sandbox, ToolOptions};
 
 const NAME: &str = "read_file";
@@ -102,7 +103,7 @@ fn read(
         Err(e) => return ToolOutput::error(e.to_string()),
     };
     let rel = sandbox.relative(&path);
-    match std::fs::metadata(&path) {
+    match sandbox.metadata(&path) {
         Ok(m) if m.is_dir() => {
             return ToolOutput::error(format!("`{rel}` is a directory; use list_files to see it"))
         }
@@ -118,7 +119,11 @@ fn read(
             ))
         }
     }
-    match file_looks_binary(&path) {
+    let mut file = match sandbox.open_file(&path) {
+        Ok(f) => f,
+        Err(e) => return ToolOutput::error(format!("cannot read `{rel}`: {e}")),
+    };
+    match file_looks_binary(&mut file) {
         Ok(true) => {
             return ToolOutput::error(format!(
                 "`{rel}` looks like a binary file (it has a NUL byte in its first 8 KiB); \
@@ -128,10 +133,6 @@ fn read(
         Ok(false) => {}
         Err(e) => return ToolOutput::error(format!("cannot read `{rel}`: {e}")),
     }
-    let file = match std::fs::File::open(&path) {
-        Ok(f) => f,
-        Err(e) => return ToolOutput::error(format!("cannot read `{rel}`: {e}")),
-    };
 
     // The last line the line cap allows; the byte cap may stop earlier.
     let line_cap_end = start.saturating_add(options.read_max_lines.max(1) - 1);

@@ -21,12 +21,16 @@
 //!   root, so ignore files of every level above the listed directory apply), never follows
 //!   symlinks and never enters `.git`.
 //!
-//! It does not promise protection against another process changing the tree between a check
-//! and the use of its result.
+//! The check gives the clear refusals above; the use of its result goes through a handle on
+//! the root directory (see the `rooted` module), so another process swapping a symlink into the
+//! tree between the check and the use cannot lead a tool out of the root either.
 
 use std::ffi::OsStr;
 use std::io;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use cap_std::fs::Dir;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::{Match, WalkBuilder};
@@ -91,6 +95,8 @@ pub enum SandboxError {
 #[derive(Debug, Clone)]
 pub struct Sandbox {
     root: PathBuf,
+    /// The root, opened once: every file access of the tools goes through it.
+    pub(crate) dir: Arc<Dir>,
 }
 
 impl Sandbox {
@@ -109,7 +115,11 @@ impl Sandbox {
                 "not a directory",
             )));
         }
-        Ok(Sandbox { root })
+        let dir = Dir::open_ambient_dir(&root, cap_std::ambient_authority()).map_err(root_err)?;
+        Ok(Sandbox {
+            root,
+            dir: Arc::new(dir),
+        })
     }
 
     /// The canonical project root.

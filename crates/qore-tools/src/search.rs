@@ -161,7 +161,7 @@ fn search(
         large: 0,
         unreadable: 0,
     };
-    match std::fs::metadata(&target) {
+    match sandbox.metadata(&target) {
         Err(_) => return ToolOutput::error(format!("`{rel}` does not exist")),
         Ok(m) if m.is_file() => {
             if m.len() > options.search_max_file_bytes {
@@ -170,7 +170,7 @@ fn search(
                     human_bytes(options.search_max_file_bytes)
                 ));
             }
-            search_file(&target, &rel, &re, &mut hits);
+            search_file(sandbox, &target, &rel, &re, &mut hits);
             if hits.binary > 0 {
                 return ToolOutput::error(format!(
                     "`{rel}` looks like a binary file (a NUL byte in its first 8 KiB); only \
@@ -202,7 +202,7 @@ fn search(
                 }
                 match entry.metadata() {
                     Ok(m) if m.len() > options.search_max_file_bytes => hits.large += 1,
-                    Ok(_) => search_file(path, &file_rel, &re, &mut hits),
+                    Ok(_) => search_file(sandbox, path, &file_rel, &re, &mut hits),
                     Err(_) => hits.unreadable += 1,
                 }
             }
@@ -219,8 +219,8 @@ fn glob_matches(glob: &GlobMatcher, against_path: bool, rel: &str) -> bool {
     }
 }
 
-fn search_file(path: &Path, rel: &str, re: &Regex, hits: &mut Hits) {
-    let bytes = match std::fs::read(path) {
+fn search_file(sandbox: &Sandbox, path: &Path, rel: &str, re: &Regex, hits: &mut Hits) {
+    let bytes = match sandbox.read(path) {
         Ok(b) => b,
         Err(_) => {
             hits.unreadable += 1;

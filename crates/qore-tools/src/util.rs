@@ -1,14 +1,8 @@
 //! Helpers the tools share: argument parsing, running file-system work off the async
-//! threads with cancellation, binary detection, atomic writes and text caps.
+//! threads with cancellation, binary detection and text caps.
 //!
 //! Promises: argument errors and panics inside a tool body become error outputs, never a
-//! panic in the caller; a cancelled call returns [`cancelled`] as soon as the token fires;
-//! [`write_atomic`] never leaves a half-written target (it writes a temp file in the same
-//! directory and renames it over the target).
-
-use std::io::{self, Read, Write};
-use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+//! panic in the caller; a cancelled call returns [`cancelled`] as soon as the token fires.
 
 use qore_core::{CancellationToken, ToolOutput};
 use serde::de::DeserializeOwned;
@@ -130,22 +124,6 @@ pub fn looks_binary(bytes: &[u8]) -> bool {
     bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0)
 }
 
-/// Whether the file at `path` looks binary (reads at most 8 KiB).
-pub fn file_looks_binary(path: &Path) -> io::Result<bool> {
-    let mut file = std::fs::File::open(path)?;
-    let mut buf = vec![0u8; BINARY_SNIFF_BYTES];
-    let mut filled = 0;
-    while filled < buf.len() {
-        match file.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(looks_binary(&buf[..filled]))
-}
-
 /// At most `max_chars` characters of `line`, with a note when cut.
 pub fn cap_line(line: &str, max_chars: usize) -> String {
     match line.char_indices().nth(max_chars) {
@@ -155,50 +133,6 @@ pub fn cap_line(line: &str, max_chars: usize) -> String {
             format!("{}… [{rest} more characters]", &line[..cut])
         }
     }
-}
-
-/// Replaces the contents of `target` (which may not exist yet) with `contents`: a temp file
-/// next to it is written, flushed and renamed over it. An existing target keeps its
-/// permissions.
-pub fn write_atomic(target: &Path, contents: &[u8]) -> io::Result<()> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let dir = target.parent().ok_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "the path has no parent directory",
-        )
-    })?;
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let permissions = std::fs::metadata(target).ok().map(|m| m.permissions());
-    let (tmp_path, mut tmp) = loop {
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let candidate = dir.join(format!(".{name}.qore-tmp-{}-{n}", std::process::id()));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&candidate)
-        {
-            Ok(file) => break (candidate, file),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
-    };
-    let written = (|| {
-        tmp.write_all(contents)?;
-        tmp.sync_all()?;
-        if let Some(permissions) = permissions {
-            std::fs::set_permissions(&tmp_path, permissions)?;
-        }
-        drop(tmp);
-        std::fs::rename(&tmp_path, target)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp_path);
-    }
-    written
 }
 
 /// Splits `text` into lines the way editors count them: `\n` ends a line, a trailing `\r` is
@@ -267,29 +201,6 @@ mod tests {
         assert_eq!(split_lines("a"), vec!["a"]);
         assert_eq!(split_lines("a\n"), vec!["a"]);
         assert_eq!(split_lines("a\r\nb\n\n"), vec!["a", "b", ""]);
-    }
-
-    #[test]
-    fn atomic_write_replaces_and_keeps_permissions() {
-        let dir = tempfile::tempdir().unwrap();
-        let target = dir.path().join("f.txt");
-        write_atomic(&target, b"one").unwrap();
-        assert_eq!(std::fs::read(&target).unwrap(), b"one");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o751)).unwrap();
-        }
-        write_atomic(&target, b"two").unwrap();
-        assert_eq!(std::fs::read(&target).unwrap(), b"two");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(&target).unwrap().permissions().mode();
-            assert_eq!(mode & 0o777, 0o751);
-        }
-        let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
-        assert_eq!(leftovers.len(), 1, "no temp file is left behind");
     }
 
     #[test]

@@ -8,8 +8,6 @@
 //! `.git`, ignored, or a `.qoreignore` file is written) and refuse directories. Destructive;
 //! not parallel-safe.
 
-use std::io::Write;
-use std::path::Path;
 use std::sync::Arc;
 
 use qore_core::{CancellationToken, Tool, ToolFuture, ToolOutput, ToolSpec};
@@ -17,9 +15,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::diff::unified_diff;
-use crate::util::{
-    looks_binary, parse_args, plural, run_blocking_to_end, split_lines, write_atomic,
-};
+use crate::util::{looks_binary, parse_args, plural, run_blocking_to_end, split_lines};
 use crate::{spec, Sandbox, ToolOptions};
 
 #[derive(Deserialize)]
@@ -86,18 +82,7 @@ fn create(sandbox: &Sandbox, args: Args) -> ToolOutput {
             "`{rel}` already exists; use edit_file to change it or write_file to replace it"
         ));
     }
-    if let Err(e) = make_parents(&path) {
-        return ToolOutput::error(format!("cannot create the directories for `{rel}`: {e}"));
-    }
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&path)
-        .and_then(|mut f| {
-            f.write_all(args.content.as_bytes())
-                .and_then(|_| f.sync_all())
-        });
-    match written {
+    match sandbox.create_new(&path, args.content.as_bytes()) {
         Ok(()) => ToolOutput::text(format!("Created `{rel}` ({}).", size(&args.content))),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => ToolOutput::error(format!(
             "`{rel}` already exists; use edit_file to change it or write_file to replace it"
@@ -152,25 +137,20 @@ fn write(sandbox: &Sandbox, options: &ToolOptions, args: Args) -> ToolOutput {
         Err(e) => return ToolOutput::error(e.to_string()),
     };
     let rel = sandbox.relative(&path);
-    let old = match std::fs::metadata(&path) {
+    let old = match sandbox.metadata(&path) {
         Ok(m) if m.is_dir() => {
             return ToolOutput::error(format!("`{rel}` is a directory; give a file path"))
         }
         Ok(m) if !m.is_file() => {
             return ToolOutput::error(format!("`{rel}` is not a regular file"))
         }
-        Ok(_) => match std::fs::read(&path) {
+        Ok(_) => match sandbox.read(&path) {
             Ok(bytes) => Some(bytes),
             Err(e) => return ToolOutput::error(format!("cannot read `{rel}`: {e}")),
         },
         Err(_) => None,
     };
-    if old.is_none() {
-        if let Err(e) = make_parents(&path) {
-            return ToolOutput::error(format!("cannot create the directories for `{rel}`: {e}"));
-        }
-    }
-    if let Err(e) = write_atomic(&path, args.content.as_bytes()) {
+    if let Err(e) = sandbox.replace(&path, args.content.as_bytes()) {
         return ToolOutput::error(format!("cannot write `{rel}`: {e}"));
     }
     let size = size(&args.content);
@@ -187,13 +167,6 @@ fn write(sandbox: &Sandbox, options: &ToolOptions, args: Args) -> ToolOutput {
             let diff = unified_diff(&rel, &old, &args.content, options.diff_max_lines);
             ToolOutput::text(format!("Replaced `{rel}` ({size}).\n{diff}"))
         }
-    }
-}
-
-fn make_parents(path: &Path) -> std::io::Result<()> {
-    match path.parent() {
-        Some(parent) => std::fs::create_dir_all(parent),
-        None => Ok(()),
     }
 }
 

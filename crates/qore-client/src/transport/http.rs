@@ -4,12 +4,17 @@
 //! Promises: every transport failure becomes an [`ErrorInfo`] of category `Network` whose
 //! message carries the whole cause chain; every non-2xx answer becomes an [`ErrorInfo`]
 //! that keeps the HTTP status and the body verbatim (the codec only adds what it can read
-//! from the body: the provider's message and error type).
+//! from the body: the provider's message and error type);
+//! - TLS trusts the bundled webpki roots and the operating system's roots, read when a client
+//!   is built (`rustls-native-certs`, which honours `SSL_CERT_FILE` and `SSL_CERT_DIR`), so
+//!   a corporate proxy's CA installed on the machine, or named by `SSL_CERT_FILE`, works;
+//! - [`redact`] takes the API key out of an error, for servers that echo the credential.
 
 use std::error::Error as _;
+use std::sync::Arc;
 use std::time::Duration;
 
-use qore_core::{ErrorCategory, ErrorInfo, ProviderDetail};
+use qore_core::{ErrorCategory, ErrorInfo, ProviderDetail, ResponseEvent};
 
 /// Timeouts of the transport.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +47,33 @@ pub fn build_client(timeouts: &Timeouts, loopback: bool) -> Result<reqwest::Clie
     builder
         .build()
         .map_err(|err| ErrorInfo::config(format!("cannot build the HTTP client: {err}")))
+}
+
+/// What stands in for a redacted credential.
+pub const REDACTED: &str = "[redacted]";
+
+/// Replaces every occurrence of `secret` (the API key) in the error's message and provider
+/// detail with [`REDACTED`]: some servers quote the credential they refused, and an error
+/// travels on to logs, `--json` output and saved sessions.
+pub fn redact(error: &mut ErrorInfo, secret: &str) {
+    if secret.is_empty() {
+        return;
+    }
+    let detail = error.provider.as_mut();
+    let fields = detail.map(|d| [d.body.as_mut(), d.error_type.as_mut()]);
+    let fields = fields.into_iter().flatten().flatten();
+    for text in std::iter::once(&mut error.message).chain(fields) {
+        if text.contains(secret) {
+            *text = text.replace(secret, REDACTED);
+        }
+    }
+}
+
+/// [`redact`] for an error event of a stream whose request carried `secret`.
+pub(crate) fn redact_event(event: &mut ResponseEvent, secret: Option<&Option<Arc<str>>>) {
+    if let (ResponseEvent::Error { error }, Some(Some(secret))) = (event, secret) {
+        redact(error, secret);
+    }
 }
 
 /// A transport failure as an error: the reqwest error and all its causes, in one line.
@@ -106,5 +138,25 @@ mod tests {
             http_error(404, " nope ", None, None).message,
             "HTTP 404: nope"
         );
+    }
+
+    #[test]
+    fn a_redacted_error_keeps_everything_but_the_secret() {
+        let body = r#"{"error":"bad key sk-canary (Bearer sk-canary)","type":"sk-canary"}"#;
+        let mut err = http_error(401, body, None, Some("sk-canary".into()));
+        redact(&mut err, "sk-canary");
+        let text = serde_json::to_string(&err).unwrap();
+        assert!(!text.contains("sk-canary"), "{text}");
+        assert_eq!(err.status(), Some(401));
+        let detail = err.provider.unwrap();
+        assert_eq!(
+            detail.body.as_deref(),
+            Some(r#"{"error":"bad key [redacted] (Bearer [redacted])","type":"[redacted]"}"#)
+        );
+        assert_eq!(detail.error_type.as_deref(), Some(REDACTED));
+        // An empty key redacts nothing.
+        let mut err = http_error(500, "boom", None, None);
+        redact(&mut err, "");
+        assert_eq!(err.message, "HTTP 500: boom");
     }
 }

@@ -124,8 +124,8 @@ fn cassette_bodies(dir: &std::path::Path, rel: &str) -> Vec<String> {
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     let mut bodies = Vec::new();
-    for doc in serde_yaml::Deserializer::from_str(&text) {
-        let value: serde_yaml::Value = serde::Deserialize::deserialize(doc).unwrap();
+    for doc in serde_norway::Deserializer::from_str(&text) {
+        let value: serde_norway::Value = serde::Deserialize::deserialize(doc).unwrap();
         if let Some(body) = value["then"]["body"].as_str() {
             bodies.push(body.to_owned());
         }
