@@ -1,4 +1,8 @@
-//! The `run`, `models` and `local` commands: wiring arguments to the engine.
+//! The `run` command: the prompt, the tools and their approver, one turn or the tool loop,
+//! and what is printed; connecting is [`crate::connect`]'s.
+//!
+//! Promises: a closed stdout cancels the run and exits with [`CLOSED_STDOUT`], printing
+//! nothing more; a network failure says whether qore was connecting or reading the answer.
 
 use std::io::IsTerminal as _;
 use std::process::ExitCode;
@@ -8,17 +12,16 @@ use qore_client::tool_loop::{
     ApprovalMode, ApprovalPolicy, Approver, LoopConfig, LoopOutcome, ToolLoopRunner,
     ToolProtocol as LoopProtocol, ToolRegistry,
 };
-use qore_client::{
-    local, protocols, CancellationToken, ChatRequest, Client, ClientConfig, ModelCapabilities,
-    ModelInfo, RequestOptions,
-};
-use qore_core::{ErrorInfo, History, Message, TurnOutcome, Usage};
+use qore_client::{local, CancellationToken, ChatRequest, Client, RequestOptions};
+use qore_core::{ErrorCategory, ErrorInfo, History, Message, TurnOutcome, Usage};
 use qore_tools::{builtin_tools, Sandbox, ToolOptions};
 
-use crate::agents::{agent_run, AgentRun};
 use crate::approve::{JsonApprover, NobodyAsked, TerminalApprover};
+use crate::connect::{connect_to_model, doing, Connected};
+use crate::console::{self, note, CLOSED_STDOUT};
 use crate::output::Output;
-use crate::{EndpointArgs, LocalAction, RunArgs, ToolArgs, ToolProtocol, ToolsMode};
+use crate::prompt::{self, Sources};
+use crate::{RunArgs, ToolArgs, ToolProtocol, ToolsMode};
 
 const FAILURE: u8 = 1;
 const CANCELLED: u8 = 130;
@@ -42,9 +45,22 @@ struct ToolSession {
 pub async fn run(args: RunArgs) -> ExitCode {
     let json = args.endpoint.json;
     let cancel = cancel_on_ctrl_c();
+    console::cancel_on_closed_stdout(&cancel);
     // Someone can be asked: stdin to answer, stderr to show the question.
-    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    let tools = match tool_session(&args.tools, json, interactive) {
+    let stdin_terminal = std::io::stdin().is_terminal();
+    let interactive = stdin_terminal && std::io::stderr().is_terminal();
+    let mode = approval_mode(&args.tools, json, interactive);
+    let sources = Sources {
+        words: &args.prompt,
+        file: args.file.as_deref(),
+        piped: !stdin_terminal,
+        for_answers: json && mode == Some(ApprovalMode::Confirm),
+    };
+    let prompt = match prompt::assemble(&sources, prompt::read_stdin) {
+        Ok(prompt) => prompt,
+        Err(message) => crate::usage_error(message),
+    };
+    let tools = match tool_session(&args.tools, mode, json) {
         Ok(tools) => tools,
         Err(error) => {
             Output::new(json).error(&error);
@@ -55,7 +71,10 @@ pub async fn run(args: RunArgs) -> ExitCode {
         Some(_) => Output::new(json).with_tools(),
         None => Output::new(json),
     };
-    let ended = run_turns(&args, tools, &mut out, &cancel).await;
+    let ended = run_turns(&args, prompt, tools, &mut out, &cancel).await;
+    if console::stdout_closed() {
+        return ExitCode::from(CLOSED_STDOUT);
+    }
     match ended {
         Ok(Ended::Finished) => ExitCode::SUCCESS,
         Ok(Ended::Stopped) => ExitCode::from(FAILURE),
@@ -86,7 +105,7 @@ fn approval_mode(args: &ToolArgs, json: bool, interactive: bool) -> Option<Appro
         ToolsMode::Confirm if args.yes => ApprovalMode::Auto,
         ToolsMode::Confirm if json || interactive => ApprovalMode::Confirm,
         ToolsMode::Confirm => {
-            eprintln!(
+            note!(
                 "qore: no terminal to ask on, so tool calls cannot be confirmed: tools are \
                  read-only (--yes runs every call, --json answers approval requests on stdin)"
             );
@@ -98,10 +117,10 @@ fn approval_mode(args: &ToolArgs, json: bool, interactive: bool) -> Option<Appro
 /// The built-in tools over the project, or `None` for `--tools off`.
 fn tool_session(
     args: &ToolArgs,
+    mode: Option<ApprovalMode>,
     json: bool,
-    interactive: bool,
 ) -> Result<Option<ToolSession>, ErrorInfo> {
-    let Some(mode) = approval_mode(args, json, interactive) else {
+    let Some(mode) = mode else {
         return Ok(None);
     };
     let project = match &args.project {
@@ -162,39 +181,22 @@ fn cancel_on_ctrl_c() -> CancellationToken {
     cancel
 }
 
-/// The client, the model to use, what its listing says it can do (when it was listed), and
-/// the agent (with `--agent`).
-async fn connect_to_model(args: &RunArgs) -> Result<Connected, ErrorInfo> {
-    if let Some(name) = &args.agent {
-        let project = match &args.tools.project {
-            Some(dir) => Some(dir.clone()),
-            None => std::env::current_dir().ok(),
-        };
-        let run = agent_run(name, args.model.as_deref(), project.as_deref()).await?;
-        return Ok((run.client.clone(), run.model.clone(), None, Some(run)));
-    }
-    let (client, is_local) = connect(&args.endpoint).await?;
-    Ok(match (&args.model, is_local) {
-        (Some(model), _) => (client, model.clone(), None, None),
-        (None, true) => (client, local::MODEL_ID.to_owned(), None, None),
-        (None, false) => {
-            let listed = only_model(&client).await?;
-            (client, listed.id, Some(listed.capabilities), None)
-        }
-    })
-}
-
-type Connected = (Client, String, Option<ModelCapabilities>, Option<AgentRun>);
-
 async fn run_turns(
     args: &RunArgs,
+    prompt: String,
     tools: Option<ToolSession>,
     out: &mut Output,
     cancel: &CancellationToken,
 ) -> Result<Ended, ErrorInfo> {
     // Ctrl-C before a stream exists (starting the local server, listing models); from then
     // on the stream and the tool loop end on the token themselves.
-    let (client, model, capabilities, agent) = tokio::select! {
+    let Connected {
+        client,
+        model,
+        tools: tool_calling,
+        agent,
+        local,
+    } = tokio::select! {
         biased;
         connected = connect_to_model(args) => connected?,
         () = cancel.cancelled() => return Ok(Ended::Cancelled),
@@ -202,64 +204,95 @@ async fn run_turns(
     let mut history = History::new();
     let mut tools = tools;
     let mut stream = !args.no_stream;
+    let mut system = args.system.clone();
     if let Some(agent) = &agent {
-        if let Some(system) = &agent.system {
-            history.push(Message::system(system.as_str()));
-        }
+        system = agent.system.clone();
         if !agent.enable_tools && tools.is_some() {
-            eprintln!("qore: the agent does not use tools (enable_tools = false): none offered");
+            note!("qore: the agent does not use tools (enable_tools = false): none offered");
             tools = None;
         }
         if let Some(tools) = &mut tools {
             if agent.text_tools && tools.auto_protocol {
                 tools.config.tool_protocol = LoopProtocol::Text;
+                tools.auto_protocol = false;
             }
         }
         stream = agent.stream;
     }
-    if let Some(system) = &args.system {
-        history.push(Message::system(system.as_str()));
+    if let Some(system) = system {
+        history.push(Message::system(system));
     }
-    history.push(Message::user(args.prompt.join(" ")));
+    history.push(Message::user(prompt));
     let options = RequestOptions {
         stream,
-        max_tokens: args.max_tokens,
+        max_tokens: (args.max_tokens).or(local.then_some(local::DEFAULT_MAX_TOKENS)),
         temperature: args.temperature,
         ..RequestOptions::default()
     };
-    match tools {
-        None => one_turn(&client, &model, history, &options, out, cancel).await,
+    let mut heard = false;
+    let ended = match tools {
+        None => one_turn(&client, &model, history, &options, out, cancel, &mut heard).await,
         Some(mut tools) => {
-            if let (true, Some(capabilities)) = (tools.auto_protocol, &capabilities) {
-                tools.config.tool_protocol = LoopProtocol::for_model(capabilities);
+            if tools.auto_protocol && tool_calling == Some(false) {
+                note!(
+                    "qore: the server says {model} has no tool calling: tools are described in \
+                     the prompt (--tool-protocol text)"
+                );
+                tools.config.tool_protocol = LoopProtocol::Text;
             }
-            let mut runner = ToolLoopRunner {
-                client: &client,
-                registry: &tools.registry,
-                policy: &mut tools.policy,
-                approver: tools.approver.as_ref(),
-                config: tools.config,
-            };
-            let outcome = runner
-                .run(&model, &mut history, &options, cancel, |event| {
-                    out.loop_event(event)
-                })
-                .await;
-            match outcome {
-                LoopOutcome::Finished {
-                    stop_reason, usage, ..
-                } => {
-                    finished(out, &history, &usage, stop_reason.as_ref());
-                    Ok(Ended::Finished)
-                }
-                LoopOutcome::Stopped { reason, usage, .. } => {
-                    out.stopped(&reason, &history, &usage);
-                    Ok(Ended::Stopped)
-                }
-                LoopOutcome::Failed { error, .. } => Err(error),
-                LoopOutcome::Cancelled { .. } => Ok(Ended::Cancelled),
+            tool_loop(&client, &model, history, &options, tools, out, cancel, &mut heard).await
+        }
+    };
+    ended.map_err(|error| match error.category {
+        ErrorCategory::Network => {
+            let url = client.chat_url(&model, stream);
+            match heard {
+                true => doing(&format!("reading the answer from {url}"), error),
+                false => doing(&format!("connecting to {url}"), error),
             }
         }
+        _ => error,
+    })
+}
+
+/// Turns with tools until the model answers without calling any.
+#[allow(clippy::too_many_arguments)]
+async fn tool_loop(
+    client: &Client,
+    model: &str,
+    mut history: History,
+    options: &RequestOptions,
+    mut tools: ToolSession,
+    out: &mut Output,
+    cancel: &CancellationToken,
+    heard: &mut bool,
+) -> Result<Ended, ErrorInfo> {
+    let mut runner = ToolLoopRunner {
+        client,
+        registry: &tools.registry,
+        policy: &mut tools.policy,
+        approver: tools.approver.as_ref(),
+        config: tools.config,
+    };
+    let outcome = runner
+        .run(model, &mut history, options, cancel, |event| {
+            *heard = true;
+            out.loop_event(event)
+        })
+        .await;
+    match outcome {
+        LoopOutcome::Finished {
+            stop_reason, usage, ..
+        } => {
+            finished(out, &history, &usage, stop_reason.as_ref());
+            Ok(Ended::Finished)
+        }
+        LoopOutcome::Stopped { reason, usage, .. } => {
+            out.stopped(&reason, &history, &usage);
+            Ok(Ended::Stopped)
+        }
+        LoopOutcome::Failed { error, .. } => Err(error),
+        LoopOutcome::Cancelled { .. } => Ok(Ended::Cancelled),
     }
 }
 
@@ -282,6 +315,7 @@ async fn one_turn(
     options: &RequestOptions,
     out: &mut Output,
     cancel: &CancellationToken,
+    heard: &mut bool,
 ) -> Result<Ended, ErrorInfo> {
     let request = ChatRequest {
         model,
@@ -291,6 +325,7 @@ async fn one_turn(
     };
     let mut stream = client.stream(&request, cancel.clone());
     while let Some(event) = stream.next().await {
+        *heard = true;
         out.event(&event);
     }
     match stream.finish().await {
@@ -305,110 +340,6 @@ async fn one_turn(
         }
         TurnOutcome::Failed { error, .. } => Err(error),
         TurnOutcome::Cancelled { .. } => Ok(Ended::Cancelled),
-    }
-}
-
-pub async fn models(args: EndpointArgs) -> ExitCode {
-    let mut out = Output::new(args.json);
-    let listed = async {
-        let (client, _) = connect(&args).await?;
-        client.list_models().await
-    };
-    match listed.await {
-        Ok(models) => {
-            out.models(&models);
-            ExitCode::SUCCESS
-        }
-        Err(error) => {
-            out.error(&error);
-            ExitCode::from(FAILURE)
-        }
-    }
-}
-
-pub async fn local(action: LocalAction) -> ExitCode {
-    let result = match action {
-        LocalAction::Start => local::ensure_running().await.map(|url| println!("{url}")),
-        LocalAction::Stop => local::stop().await,
-        LocalAction::Status => {
-            if local::is_running().await {
-                println!("running at {}", local::base_url());
-                Ok(())
-            } else {
-                println!("not running");
-                return ExitCode::from(FAILURE);
-            }
-        }
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            Output::new(false).error(&error);
-            ExitCode::from(FAILURE)
-        }
-    }
-}
-
-/// A client for the endpoint the arguments name; `true` when it is the local model server.
-async fn connect(args: &EndpointArgs) -> Result<(Client, bool), ErrorInfo> {
-    let protocol = protocols::by_name(&args.protocol).ok_or_else(|| {
-        ErrorInfo::config(format!(
-            "unknown protocol {:?} (known: {})",
-            args.protocol,
-            protocols::NAMES.join(", ")
-        ))
-    })?;
-    let api_key = match &args.api_key_env {
-        Some(var) => Some(std::env::var(var).map_err(|_| {
-            ErrorInfo::config(format!(
-                "environment variable {var} (from --api-key-env) is not set"
-            ))
-        })?),
-        None => None,
-    };
-    let (base_url, is_local) = match &args.url {
-        Some(url) => (url.clone(), false),
-        None => {
-            let base = local::base_url_for(protocol.name()).ok_or_else(|| {
-                ErrorInfo::config(format!(
-                    "--url is required with --protocol {}: the local model server does not speak it",
-                    args.protocol
-                ))
-            })?;
-            eprintln!(
-                "qore: no --url given: using the local model server at {base} ({}), starting it if needed",
-                local::MODEL_ID
-            );
-            local::ensure_running().await?;
-            (base, true)
-        }
-    };
-    let config = ClientConfig {
-        base_url,
-        endpoint: args.endpoint.clone(),
-        api_key,
-        ..ClientConfig::default()
-    };
-    Ok((Client::new(protocol, config)?, is_local))
-}
-
-/// The model to use when none was named: the server's only one.
-async fn only_model(client: &Client) -> Result<ModelInfo, ErrorInfo> {
-    let mut models = client.list_models().await?;
-    match models.as_mut_slice() {
-        [one] => Ok(std::mem::take(one)),
-        [] => Err(ErrorInfo::config(
-            "the server lists no models; pass --model",
-        )),
-        many => Err(ErrorInfo::config(format!(
-            "the server lists {} models ({}...); pass --model",
-            many.len(),
-            many.iter()
-                .take(3)
-                .map(|m| m.id.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))),
     }
 }
 
