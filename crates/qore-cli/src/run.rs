@@ -9,11 +9,11 @@ use std::process::ExitCode;
 
 use futures_util::StreamExt as _;
 use qore_client::tool_loop::{
-    ApprovalMode, ApprovalPolicy, Approver, LoopConfig, LoopOutcome, ToolLoopRunner,
+    ApprovalMode, ApprovalPolicy, Approver, LoopConfig, LoopEvent, LoopOutcome, ToolLoopRunner,
     ToolProtocol as LoopProtocol, ToolRegistry,
 };
 use qore_client::{local, CancellationToken, ChatRequest, Client, RequestOptions};
-use qore_core::{ErrorCategory, ErrorInfo, History, Message, TurnOutcome, Usage};
+use qore_core::{ErrorCategory, ErrorInfo, History, Message, ResponseEvent, TurnOutcome, Usage};
 use qore_tools::{builtin_tools, Sandbox, ToolOptions};
 
 use crate::approve::{JsonApprover, NobodyAsked, TerminalApprover};
@@ -276,7 +276,7 @@ async fn tool_loop(
     };
     let outcome = runner
         .run(model, &mut history, options, cancel, |event| {
-            *heard = true;
+            *heard |= !matches!(event, LoopEvent::Response(ResponseEvent::Error { .. }));
             out.loop_event(event)
         })
         .await;
@@ -325,7 +325,7 @@ async fn one_turn(
     };
     let mut stream = client.stream(&request, cancel.clone());
     while let Some(event) = stream.next().await {
-        *heard = true;
+        *heard |= !matches!(event, ResponseEvent::Error { .. });
         out.event(&event);
     }
     match stream.finish().await {
