@@ -5,7 +5,8 @@
 //! choose defaults, they do not forbid); `--model` wins over the persisted override and the
 //! profile; `--system` replaces the agent's system prompt; `--max-tokens`, `--temperature`
 //! and `--no-stream` are written into the request ([`crate::flags::apply`]) or refused;
-//! `--idle-timeout`/`--connect-timeout` win over the provider file.
+//! `--idle-timeout`/`--connect-timeout` win over the provider file; the unknown keys
+//! (typos) of the agent's profile files are warned about once, on stderr.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use qore_core::ErrorInfo;
 
 use crate::agents::load;
 use crate::connect::{doing, timeouts};
+use crate::console::note;
 use crate::flags::{self, Overrides};
 use crate::RunArgs;
 
@@ -40,6 +42,10 @@ pub async fn agent_run(
     let config = load();
     let resolved = config.resolve(name, args.model.as_deref())?;
     let agent = &resolved.renderer.agent;
+    // The profile's typos, once: those of the files this agent is made of.
+    for warning in (config.catalog.warnings.iter()).filter(|w| agent.sources.contains(&w.file)) {
+        note!("qore: warning: {warning}");
+    }
     if agent.tags.iter().any(|t| t == "completion") {
         return Err(ErrorInfo::config(format!(
             "agent {name:?} is a code-completion agent (fill-in-the-middle), not a chat agent; \
@@ -63,9 +69,7 @@ pub async fn agent_run(
         Some(changed) => Arc::new(changed),
         None => resolved.renderer.clone(),
     };
-    let mut client_config = resolved
-        .provider
-        .client_config(renderer.endpoint.clone())?;
+    let mut client_config = resolved.provider.client_config(renderer.endpoint.clone())?;
     client_config.timeouts = timeouts(&args.endpoint, client_config.timeouts);
     let mut client = Client::new(renderer.protocol.clone(), client_config)?;
     if renderer.is_templated() {

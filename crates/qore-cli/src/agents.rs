@@ -328,7 +328,11 @@ pub async fn providers(command: ProvidersCommand) -> ExitCode {
             };
             match listed.await {
                 Ok(models) => {
-                    say!("{name}: ok, {} {}", models.len(), plural(models.len(), "model"));
+                    say!(
+                        "{name}: ok, {} {}",
+                        models.len(),
+                        plural(models.len(), "model")
+                    );
                     ExitCode::SUCCESS
                 }
                 Err(error) => fail(&error),

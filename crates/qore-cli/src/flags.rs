@@ -90,10 +90,19 @@ pub fn apply(
     if let Some(max) = overrides.max_tokens {
         let present: Vec<Edit> = (MAX_TOKEN_KEYS.iter())
             .filter(|path| lookup(body, path).is_some())
-            .map(|path| (path.iter().map(|k| k.to_string()).collect(), Some(max.into())))
+            .map(|path| {
+                (
+                    path.iter().map(|k| k.to_string()).collect(),
+                    Some(max.into()),
+                )
+            })
             .collect();
         edits.extend(match present.is_empty() {
-            true => wire_edits(protocol, &with(&|_| ()), &with(&|o| o.max_tokens = Some(max)))?,
+            true => wire_edits(
+                protocol,
+                &with(&|_| ()),
+                &with(&|o| o.max_tokens = Some(max)),
+            )?,
             false => present,
         });
     }
@@ -103,7 +112,11 @@ pub fn apply(
     }
     if let Some(stream) = overrides.stream {
         let before = with(&|o| o.stream = !stream);
-        edits.extend(wire_edits(protocol, &before, &with(&|o| o.stream = stream))?);
+        edits.extend(wire_edits(
+            protocol,
+            &before,
+            &with(&|o| o.stream = stream),
+        )?);
     }
     if edits.is_empty() {
         return Ok(None);
@@ -145,7 +158,12 @@ fn wire_edits(
         })
     };
     let mut edits = Vec::new();
-    diff(&encode(before)?, &encode(after)?, &mut Vec::new(), &mut edits);
+    diff(
+        &encode(before)?,
+        &encode(after)?,
+        &mut Vec::new(),
+        &mut edits,
+    );
     Ok(edits)
 }
 

@@ -33,8 +33,8 @@ fn body_after(agent: &str, overrides: Overrides) -> Result<Value, String> {
     let applied = apply(&renderer, &overrides, &Partials::default()).map_err(|e| e.message)?;
     let renderer = applied.as_ref().unwrap_or(&renderer);
     let history = History::from(vec![Message::user("hi")]);
-    let body = (renderer.chat_body(&history, &[], &RequestOptions::default()))
-        .map_err(|e| e.message)?;
+    let body =
+        (renderer.chat_body(&history, &[], &RequestOptions::default())).map_err(|e| e.message)?;
     let mut value: Value = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
     value["(streams)"] = renderer.streams().into();
     Ok(value)
@@ -50,8 +50,18 @@ fn run_flags_land_under_the_wires_own_keys() {
         ("openai-chat", max(7), "/max_tokens", json!(7)),
         ("mine", max(7), "/max_completion_tokens", json!(7)),
         ("claude-chat", max(7), "/max_tokens", json!(7)),
-        ("openai-responses-chat", max(7), "/max_output_tokens", json!(7)),
-        ("gemini-chat", max(7), "/generationConfig/maxOutputTokens", json!(7)),
+        (
+            "openai-responses-chat",
+            max(7),
+            "/max_output_tokens",
+            json!(7),
+        ),
+        (
+            "gemini-chat",
+            max(7),
+            "/generationConfig/maxOutputTokens",
+            json!(7),
+        ),
         ("ollama-chat", max(7), "/options/num_predict", json!(7)),
         (
             "ollama-chat",
@@ -93,7 +103,10 @@ fn run_flags_land_under_the_wires_own_keys() {
         ..Overrides::default()
     };
     let gemini = body_after("gemini-chat", warm).unwrap();
-    assert_eq!(gemini["generationConfig"]["maxOutputTokens"], 8192, "{gemini}");
+    assert_eq!(
+        gemini["generationConfig"]["maxOutputTokens"], 8192,
+        "{gemini}"
+    );
     let quiet = body_after(
         "openai-chat",
         Overrides {

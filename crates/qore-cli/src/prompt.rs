@@ -27,14 +27,18 @@ pub fn assemble(
 ) -> Result<String, String> {
     let dash = sources.words == ["-"];
     if dash && !sources.piped {
-        return Err("`-` reads the prompt from stdin, but stdin is a terminal: pipe the \
+        return Err(
+            "`-` reads the prompt from stdin, but stdin is a terminal: pipe the \
                     prompt in or write it as an argument"
-            .into());
+                .into(),
+        );
     }
     if dash && sources.for_answers {
-        return Err("with --tools confirm --json, stdin carries the approval answers: pass \
+        return Err(
+            "with --tools confirm --json, stdin carries the approval answers: pass \
                     the prompt as an argument or with --file"
-            .into());
+                .into(),
+        );
     }
     let mut parts = Vec::new();
     if sources.piped && !sources.for_answers {
@@ -56,9 +60,11 @@ pub fn assemble(
         .collect::<Vec<_>>()
         .join("\n\n");
     if prompt.is_empty() {
-        return Err("the prompt is empty: write it as an argument, pipe it into stdin, or \
+        return Err(
+            "the prompt is empty: write it as an argument, pipe it into stdin, or \
                     pass --file"
-            .into());
+                .into(),
+        );
     }
     Ok(prompt)
 }
@@ -100,12 +106,26 @@ mod tests {
                 assemble(&sources, never)
             }
         };
-        let cases: &[(&[&str], bool, bool, bool, Result<&str, &str>)] = &[
+        // (words, --file, piped stdin, stdin for answers, the prompt or part of the error)
+        type Case<'a> = (&'a [&'a str], bool, bool, bool, Result<&'a str, &'a str>);
+        let cases: &[Case] = &[
             (&["Say", "hi"], false, false, false, Ok("Say hi")),
-            (&["Explain"], false, true, false, Ok("piped text\n\nExplain")),
+            (
+                &["Explain"],
+                false,
+                true,
+                false,
+                Ok("piped text\n\nExplain"),
+            ),
             (&["-"], false, true, false, Ok("piped text")),
             (&[], false, true, false, Ok("piped text")),
-            (&["Q"], true, true, false, Ok("piped text\n\nFrom the file.\n\nQ")),
+            (
+                &["Q"],
+                true,
+                true,
+                false,
+                Ok("piped text\n\nFrom the file.\n\nQ"),
+            ),
             (&[], true, false, false, Ok("From the file.")),
             (&["Q"], false, true, true, Ok("Q")),
             (&[], false, false, false, Err("empty")),

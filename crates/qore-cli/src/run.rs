@@ -240,7 +240,10 @@ async fn run_turns(
                 );
                 tools.config.tool_protocol = LoopProtocol::Text;
             }
-            tool_loop(&client, &model, history, &options, tools, out, cancel, &mut heard).await
+            tool_loop(
+                &client, &model, history, &options, tools, out, cancel, &mut heard,
+            )
+            .await
         }
     };
     ended.map_err(|error| match error.category {

@@ -10,7 +10,7 @@ use common::command;
 use common::raw::read_request;
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 const FIRST_TEXT: &str = "The first words";

@@ -51,27 +51,53 @@ async fn agent_flags_override_the_profile_and_rosters_do_not_forbid() {
         ("providers/loop.toml", &provider),
         (
             "agents/brief.toml",
-            "name = \"brief\"\nextends = \"openai-chat\"\nprovider = \"loop\"\nmodel = \"tiny\"\nsystem_prompt = \"Agent rules\"\n[body]\ntemperature = 0.125\nmax_completion_tokens = 100\n",
+            "name = \"brief\"\nextends = \"openai-chat\"\nprovider = \"loop\"\nmodel = \"tiny\"\nsystem_prompt = \"Agent rules\"\nenable_tool = false\n[body]\ntemperature = 0.125\nmax_completion_tokens = 100\n",
         ),
         // `brief` is in no roster: rosters choose defaults, they do not forbid.
         ("pipelines.toml", "chat = [\"openai-chat\"]\n"),
         ("agent_models.toml", "[models]\nbrief = \"persisted\"\n"),
     ]);
     let flags = [
-        "run", "--agent", "brief", "--tools", "off", "--model", "big", "--max-tokens", "33",
-        "--temperature", "0.5", "--system", "Mine", "--no-stream", "Hi",
+        "run",
+        "--agent",
+        "brief",
+        "--tools",
+        "off",
+        "--model",
+        "big",
+        "--max-tokens",
+        "33",
+        "--temperature",
+        "0.5",
+        "--system",
+        "Mine",
+        "--no-stream",
+        "Hi",
     ];
     let run = qore_in(&config, &flags).await;
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_eq!(run.stdout, "Big.\n");
-    let run = qore_in(&config, &["run", "--agent", "brief", "--tools", "off", "Hi"]).await;
+    let run = qore_in(
+        &config,
+        &["run", "--agent", "brief", "--tools", "off", "Hi"],
+    )
+    .await;
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_eq!(run.stdout, "Tiny.\n");
+    let typo = "unknown key `enable_tool` (typo? did you mean `enable_tools`?)";
+    assert_eq!(
+        run.stderr.matches(typo).count(),
+        1,
+        "the typo, once: {run:?}"
+    );
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     let with_flags = requests[0].json().expect("JSON body");
     assert_eq!(with_flags["model"], "big", "--model wins over the override");
-    assert_eq!(with_flags["max_completion_tokens"], 33, "the body's own key");
+    assert_eq!(
+        with_flags["max_completion_tokens"], 33,
+        "the body's own key"
+    );
     assert_eq!(with_flags.get("max_tokens"), None, "{with_flags}");
     assert_eq!(with_flags["temperature"], 0.5);
     assert_eq!(with_flags["stream"], false);
@@ -92,7 +118,11 @@ async fn agent_flags_override_the_profile_and_rosters_do_not_forbid() {
 async fn a_flag_an_agent_cannot_carry_is_refused() {
     let config = ConfigDir::new(&[]);
     // Gemini's endpoint decides streaming: --no-stream cannot change it.
-    let run = qore_in(&config, &["run", "--agent", "gemini-chat", "--no-stream", "Hi"]).await;
+    let run = qore_in(
+        &config,
+        &["run", "--agent", "gemini-chat", "--no-stream", "Hi"],
+    )
+    .await;
     assert_eq!(run.code, Some(1), "{run:?}");
     assert!(run.one_stderr_line().contains("--no-stream"), "{run:?}");
 }
@@ -128,12 +158,24 @@ async fn the_prompt_comes_from_arguments_stdin_and_files() {
     let base = ["run", "--url", url.as_str(), "--model", "m"];
     // (extra arguments, stdin, the user message sent)
     let cases: &[(&[&str], &str, &str)] = &[
-        (&["Explain", "this"], "fn main() {}\n", "fn main() {}\n\nExplain this"),
+        (
+            &["Explain", "this"],
+            "fn main() {}\n",
+            "fn main() {}\n\nExplain this",
+        ),
         (&["-"], "From stdin.\n", "From stdin."),
         (&[], "Only stdin.", "Only stdin."),
-        (&["--file", file, "Then", "this"], "", "Prompt from the file.\n\nThen this"),
+        (
+            &["--file", file, "Then", "this"],
+            "",
+            "Prompt from the file.\n\nThen this",
+        ),
         // Approval answers on stdin are not a prompt.
-        (&["--tools", "confirm", "--json", "Q"], "{\"id\": \"x\", \"decision\": \"deny\"}\n", "Q"),
+        (
+            &["--tools", "confirm", "--json", "Q"],
+            "{\"id\": \"x\", \"decision\": \"deny\"}\n",
+            "Q",
+        ),
     ];
     for (extra, stdin, sent) in cases {
         let args: Vec<&str> = base.iter().chain(extra.iter()).copied().collect();
@@ -153,24 +195,49 @@ async fn the_prompt_comes_from_arguments_stdin_and_files() {
         assert!(run.stderr.contains("the prompt is empty"), "{run:?}");
     }
     assert!(server.take_requests().is_empty());
-    let run = qore(&["run", "--url", &url, "--model", "m", "--file", "/no/such/file"]).await;
+    let run = qore(&[
+        "run",
+        "--url",
+        &url,
+        "--model",
+        "m",
+        "--file",
+        "/no/such/file",
+    ])
+    .await;
     assert_eq!(run.code, Some(2), "{run:?}");
     assert!(run.stderr.contains("/no/such/file"), "{run:?}");
 }
 
 #[tokio::test]
 async fn usage_errors_say_what_is_valid() {
-    let run = qore(&["run", "--protocol", "antropic", "--url", "http://127.0.0.1:9", "hi"]).await;
+    let run = qore(&[
+        "run",
+        "--protocol",
+        "antropic",
+        "--url",
+        "http://127.0.0.1:9",
+        "hi",
+    ])
+    .await;
     assert_eq!(run.code, Some(2), "{run:?}");
     assert!(run.stderr.contains("antropic"), "{run:?}");
-    assert!(run.stderr.contains("openai-chat, openai-responses, anthropic"), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("openai-chat, openai-responses, anthropic"),
+        "{run:?}"
+    );
     let run = qore(&["models", "--protocol", "nope"]).await;
     assert_eq!(run.code, Some(2), "{run:?}");
 }
 
 #[tokio::test]
 async fn completions_for_each_shell() {
-    for (shell, marker) in [("bash", "_qore()"), ("zsh", "#compdef qore"), ("fish", "complete -c qore")] {
+    for (shell, marker) in [
+        ("bash", "_qore()"),
+        ("zsh", "#compdef qore"),
+        ("fish", "complete -c qore"),
+    ] {
         let run = qore(&["completions", shell]).await;
         assert_eq!(run.code, Some(0), "{shell}: {run:?}");
         assert!(run.stdout.contains(marker), "{shell}: {}", run.stdout);
@@ -184,7 +251,16 @@ async fn quiet_prints_the_answer_and_nothing_else() {
         .await
         .expect("server");
     let url = format!("{}/v1", server.url());
-    let args = ["run", "--url", url.as_str(), "--model", "m", "--tools", "confirm", "Sure?"];
+    let args = [
+        "run",
+        "--url",
+        url.as_str(),
+        "--model",
+        "m",
+        "--tools",
+        "confirm",
+        "Sure?",
+    ];
     let loud = qore(&args).await;
     assert_eq!(loud.code, Some(0), "{loud:?}");
     assert!(loud.stderr.contains("Thinking it over."), "{loud:?}");
@@ -212,7 +288,11 @@ async fn counts_are_singular_for_one() {
     assert_eq!(run.stdout, "one: ok, 1 model\n");
     let dir = ConfigDir::new(&[("a.toml", "name = \"a\"\nextends = \"openai-chat\"\n")]);
     let file = dir.0.join("a.toml");
-    let run = qore_in(&config, &["agents", "validate", file.to_str().expect("path")]).await;
+    let run = qore_in(
+        &config,
+        &["agents", "validate", file.to_str().expect("path")],
+    )
+    .await;
     assert_eq!(run.stdout, "1 agent valid\n", "{run:?}");
 }
 

@@ -86,7 +86,12 @@ async fn proxied_local_server() -> qore_testkit::RecordingProxy {
 #[tokio::test]
 async fn tools_on_the_local_model_use_the_text_protocol_and_answers_are_capped() {
     let proxy = proxied_local_server().await;
-    let port = proxy.url().rsplit(':').next().unwrap_or_default().to_owned();
+    let port = proxy
+        .url()
+        .rsplit(':')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
     let project = std::env::temp_dir().join(format!("qore-local-tools-{}", std::process::id()));
     std::fs::create_dir_all(&project).expect("project dir");
     let project_arg = project.to_str().expect("UTF-8 path");
@@ -94,7 +99,17 @@ async fn tools_on_the_local_model_use_the_text_protocol_and_answers_are_capped()
     let runs: [(&[&str], u32); 2] = [
         (&["run", "--tools", "read-only", "--max-rounds", "1"], 512),
         (
-            &["run", "--agent", "local-chat", "--tools", "read-only", "--max-rounds", "1", "--max-tokens", "16"],
+            &[
+                "run",
+                "--agent",
+                "local-chat",
+                "--tools",
+                "read-only",
+                "--max-rounds",
+                "1",
+                "--max-tokens",
+                "16",
+            ],
             16,
         ),
     ];
@@ -126,7 +141,10 @@ async fn tools_on_the_local_model_use_the_text_protocol_and_answers_are_capped()
             assert_eq!(body.get("tools"), None, "{args:?}: no native definitions");
             assert_eq!(body["max_tokens"], cap, "{args:?}: the cap");
             let system = body["messages"][0]["content"].to_string();
-            assert!(system.contains("tool_call"), "{args:?}: tools in the prompt");
+            assert!(
+                system.contains("tool_call"),
+                "{args:?}: tools in the prompt"
+            );
         }
     }
     let _ = std::fs::remove_dir_all(project);

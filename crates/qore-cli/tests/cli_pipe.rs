@@ -52,7 +52,10 @@ async fn a_closed_stdout_ends_the_request_and_exits_quietly() {
     let mut child = cmd.spawn().expect("qore starts");
     let mut stdout = child.stdout.take().expect("stdout");
     let mut first = [0u8; 10];
-    stdout.read_exact(&mut first).await.expect("the answer starts");
+    stdout
+        .read_exact(&mut first)
+        .await
+        .expect("the answer starts");
     // `head -c 10`: the reader goes away.
     drop(stdout);
     let mut stderr = String::new();
@@ -93,7 +96,11 @@ async fn models_into_a_closed_pipe_exits_quietly() {
         .expect("qore ends")
         .expect("qore runs");
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(CLOSED_STDOUT), "stderr: {stderr}");
+    assert_eq!(
+        output.status.code(),
+        Some(CLOSED_STDOUT),
+        "stderr: {stderr}"
+    );
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(stderr.is_empty(), "{stderr}");
 }
@@ -145,7 +152,10 @@ async fn a_stalled_server_ends_the_run_at_the_command_lines_idle_timeout() {
         let line = run.one_stderr_line();
         assert!(line.contains("(Network)"), "{way}: {line}");
         assert!(line.contains("idle timeout"), "{way}: {line}");
-        assert!(line.contains(&format!("{url}/chat/completions")), "{way}: {line}");
+        assert!(
+            line.contains(&format!("{url}/chat/completions")),
+            "{way}: {line}"
+        );
         assert_eq!(server.await.expect("server task"), 1, "{way}");
     }
 }

@@ -96,7 +96,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(models.len(), 3);
-        assert_eq!(models[2].context_length, Some(4096), "the server's, not the training's");
+        assert_eq!(
+            models[2].context_length,
+            Some(4096),
+            "the server's, not the training's"
+        );
         assert_eq!(models[0].id, "a");
         assert_eq!(models[0].owned_by.as_deref(), Some("me"));
         assert_eq!(models[0].context_length, Some(8192));
