@@ -47,15 +47,16 @@ pub fn timeouts(args: &EndpointArgs, base: Timeouts) -> Timeouts {
 }
 
 /// The client, the model to use and what the server says about tools, or the agent (with
-/// `--agent`).
-pub async fn connect_to_model(args: &RunArgs) -> Result<Connected, ErrorInfo> {
+/// `--agent`). `probe_tools`: ask a llama.cpp server whether its chat template takes tool
+/// definitions (only when the answer matters: tools on, `--tool-protocol auto`).
+pub async fn connect_to_model(args: &RunArgs, probe_tools: bool) -> Result<Connected, ErrorInfo> {
     if let Some(name) = &args.agent {
         let project = match &args.tools.project {
             Some(dir) => Some(dir.clone()),
             None => std::env::current_dir().ok(),
         };
         let run = agent_run(name, args, project.as_deref()).await?;
-        let tools = match run.local {
+        let tools = match probe_tools && run.local {
             true => llamacpp::supports_tools(&run.client).await,
             false => None,
         };
@@ -76,7 +77,7 @@ pub async fn connect_to_model(args: &RunArgs) -> Result<Connected, ErrorInfo> {
             (listed.id, listed.capabilities.tools)
         }
     };
-    if local || client.protocol().name() == llamacpp::NAME {
+    if probe_tools && (local || client.protocol().name() == llamacpp::NAME) {
         tools = tools.or(llamacpp::supports_tools(&client).await);
     }
     Ok(Connected {

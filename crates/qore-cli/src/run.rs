@@ -44,8 +44,6 @@ struct ToolSession {
 
 pub async fn run(args: RunArgs) -> ExitCode {
     let json = args.endpoint.json;
-    let cancel = cancel_on_ctrl_c();
-    console::cancel_on_closed_stdout(&cancel);
     // Someone can be asked: stdin to answer, stderr to show the question.
     let stdin_terminal = std::io::stdin().is_terminal();
     let interactive = stdin_terminal && std::io::stderr().is_terminal();
@@ -60,6 +58,9 @@ pub async fn run(args: RunArgs) -> ExitCode {
         Ok(prompt) => prompt,
         Err(message) => crate::usage_error(message),
     };
+    // After the prompt is read: until then, Ctrl-C ends the process as usual.
+    let cancel = cancel_on_ctrl_c();
+    console::cancel_on_closed_stdout(&cancel);
     let tools = match tool_session(&args.tools, mode, json) {
         Ok(tools) => tools,
         Err(error) => {
@@ -190,6 +191,7 @@ async fn run_turns(
 ) -> Result<Ended, ErrorInfo> {
     // Ctrl-C before a stream exists (starting the local server, listing models); from then
     // on the stream and the tool loop end on the token themselves.
+    let probe_tools = tools.as_ref().is_some_and(|tools| tools.auto_protocol);
     let Connected {
         client,
         model,
@@ -198,7 +200,7 @@ async fn run_turns(
         local,
     } = tokio::select! {
         biased;
-        connected = connect_to_model(args) => connected?,
+        connected = connect_to_model(args, probe_tools) => connected?,
         () = cancel.cancelled() => return Ok(Ended::Cancelled),
     };
     let mut history = History::new();

@@ -210,28 +210,6 @@ async fn the_prompt_comes_from_arguments_stdin_and_files() {
 }
 
 #[tokio::test]
-async fn usage_errors_say_what_is_valid() {
-    let run = qore(&[
-        "run",
-        "--protocol",
-        "antropic",
-        "--url",
-        "http://127.0.0.1:9",
-        "hi",
-    ])
-    .await;
-    assert_eq!(run.code, Some(2), "{run:?}");
-    assert!(run.stderr.contains("antropic"), "{run:?}");
-    assert!(
-        run.stderr
-            .contains("openai-chat, openai-responses, anthropic"),
-        "{run:?}"
-    );
-    let run = qore(&["models", "--protocol", "nope"]).await;
-    assert_eq!(run.code, Some(2), "{run:?}");
-}
-
-#[tokio::test]
 async fn completions_for_each_shell() {
     for (shell, marker) in [
         ("bash", "_qore()"),
