@@ -15,6 +15,7 @@ mod flags;
 mod output;
 mod prompt;
 mod run;
+mod tools;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

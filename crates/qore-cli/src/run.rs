@@ -9,19 +9,17 @@ use std::process::ExitCode;
 
 use futures_util::StreamExt as _;
 use qore_client::tool_loop::{
-    ApprovalMode, ApprovalPolicy, Approver, LoopConfig, LoopEvent, LoopOutcome, ToolLoopRunner,
-    ToolProtocol as LoopProtocol, ToolRegistry,
+    ApprovalMode, LoopEvent, LoopOutcome, ToolLoopRunner, ToolProtocol as LoopProtocol,
 };
 use qore_client::{local, CancellationToken, ChatRequest, Client, RequestOptions};
 use qore_core::{ErrorCategory, ErrorInfo, History, Message, ResponseEvent, TurnOutcome, Usage};
-use qore_tools::{builtin_tools, Sandbox, ToolOptions};
 
-use crate::approve::{JsonApprover, NobodyAsked, TerminalApprover};
 use crate::connect::{connect_to_model, doing, Connected};
 use crate::console::{self, note, CLOSED_STDOUT};
 use crate::output::Output;
 use crate::prompt::{self, Sources};
-use crate::{RunArgs, ToolArgs, ToolProtocol, ToolsMode};
+use crate::tools::{approval_mode, tool_session, ToolSession};
+use crate::RunArgs;
 
 const FAILURE: u8 = 1;
 const CANCELLED: u8 = 130;
@@ -30,16 +28,6 @@ enum Ended {
     Finished,
     Stopped,
     Cancelled,
-}
-
-/// The tools of a run, their policy and whoever approves them.
-struct ToolSession {
-    registry: ToolRegistry,
-    policy: ApprovalPolicy,
-    approver: Box<dyn Approver>,
-    config: LoopConfig,
-    /// `--tool-protocol auto`: the model's listed capabilities may choose text.
-    auto_protocol: bool,
 }
 
 pub async fn run(args: RunArgs) -> ExitCode {
@@ -88,73 +76,6 @@ pub async fn run(args: RunArgs) -> ExitCode {
             ExitCode::from(FAILURE)
         }
     }
-}
-
-/// The tool mode the arguments ask for, given whether stdin and stderr are a terminal (see
-/// `--tools` in `qore run --help`); `None` when no tools are offered.
-fn approval_mode(args: &ToolArgs, json: bool, interactive: bool) -> Option<ApprovalMode> {
-    let asked = match args.tools {
-        Some(mode) => mode,
-        None if args.yes => ToolsMode::Auto,
-        None if interactive => ToolsMode::Confirm,
-        None => ToolsMode::Off,
-    };
-    Some(match asked {
-        ToolsMode::Off => return None,
-        ToolsMode::ReadOnly => ApprovalMode::ReadOnly,
-        ToolsMode::Auto => ApprovalMode::Auto,
-        ToolsMode::Confirm if args.yes => ApprovalMode::Auto,
-        ToolsMode::Confirm if json || interactive => ApprovalMode::Confirm,
-        ToolsMode::Confirm => {
-            note!(
-                "qore: no terminal to ask on, so tool calls cannot be confirmed: tools are \
-                 read-only (--yes runs every call, --json answers approval requests on stdin)"
-            );
-            ApprovalMode::ReadOnly
-        }
-    })
-}
-
-/// The built-in tools over the project, or `None` for `--tools off`.
-fn tool_session(
-    args: &ToolArgs,
-    mode: Option<ApprovalMode>,
-    json: bool,
-) -> Result<Option<ToolSession>, ErrorInfo> {
-    let Some(mode) = mode else {
-        return Ok(None);
-    };
-    let project = match &args.project {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir().map_err(|err| {
-            ErrorInfo::config(format!(
-                "the current directory cannot be used as the project: {err}; pass --project"
-            ))
-        })?,
-    };
-    let sandbox = Sandbox::new(&project)
-        .map_err(|err| ErrorInfo::config(format!("--project {}: {err}", project.display())))?;
-    let mut registry = ToolRegistry::new();
-    registry.extend(builtin_tools(sandbox, &ToolOptions::default()))?;
-    let approver: Box<dyn Approver> = match mode {
-        ApprovalMode::Confirm if json => Box::<JsonApprover>::default(),
-        ApprovalMode::Confirm => Box::<TerminalApprover>::default(),
-        ApprovalMode::Auto | ApprovalMode::ReadOnly => Box::new(NobodyAsked),
-    };
-    Ok(Some(ToolSession {
-        registry,
-        policy: ApprovalPolicy::new(mode),
-        approver,
-        config: LoopConfig {
-            max_rounds: args.max_rounds,
-            tool_protocol: match args.tool_protocol {
-                ToolProtocol::Text => LoopProtocol::Text,
-                ToolProtocol::Native | ToolProtocol::Auto => LoopProtocol::Native,
-            },
-            ..LoopConfig::default()
-        },
-        auto_protocol: args.tool_protocol == ToolProtocol::Auto,
-    }))
 }
 
 /// A token cancelled by Ctrl-C. The handler is registered before this returns, so no
@@ -345,49 +266,5 @@ async fn one_turn(
         }
         TurnOutcome::Failed { error, .. } => Err(error),
         TurnOutcome::Cancelled { .. } => Ok(Ended::Cancelled),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn mode(
-        tools: Option<ToolsMode>,
-        yes: bool,
-        json: bool,
-        interactive: bool,
-    ) -> Option<ApprovalMode> {
-        let args = ToolArgs {
-            tools,
-            tool_protocol: ToolProtocol::Native,
-            max_rounds: 25,
-            project: None,
-            yes,
-        };
-        approval_mode(&args, json, interactive)
-    }
-
-    #[test]
-    fn the_tool_mode_follows_the_flags_and_the_terminal() {
-        use ApprovalMode::{Auto, Confirm, ReadOnly};
-        use ToolsMode as T;
-        // Defaults: confirm on a terminal, off for scripts; --yes alone is auto.
-        assert_eq!(mode(None, false, false, true), Some(Confirm));
-        assert_eq!(mode(None, false, true, true), Some(Confirm));
-        assert_eq!(mode(None, false, false, false), None);
-        assert_eq!(mode(None, false, true, false), None);
-        assert_eq!(mode(None, true, false, false), Some(Auto));
-        // Explicit modes.
-        assert_eq!(mode(Some(T::Off), false, false, true), None);
-        assert_eq!(mode(Some(T::ReadOnly), false, false, true), Some(ReadOnly));
-        assert_eq!(mode(Some(T::Auto), false, false, false), Some(Auto));
-        // Confirm needs someone to ask: the terminal or a JSON peer; else read-only, or
-        // auto with --yes.
-        assert_eq!(mode(Some(T::Confirm), false, false, true), Some(Confirm));
-        assert_eq!(mode(Some(T::Confirm), false, true, false), Some(Confirm));
-        assert_eq!(mode(Some(T::Confirm), false, false, false), Some(ReadOnly));
-        assert_eq!(mode(Some(T::Confirm), true, false, false), Some(Auto));
-        assert_eq!(mode(Some(T::Confirm), true, true, true), Some(Auto));
     }
 }
