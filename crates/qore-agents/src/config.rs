@@ -144,19 +144,6 @@ impl Config {
         })
     }
 
-    /// `name` may chat: the `chat` roster of `pipelines.toml` is empty (no restriction) or
-    /// lists it.
-    pub fn check_chat_allowed(&self, name: &str) -> Result<(), ErrorInfo> {
-        let roster = &self.pipelines.chat;
-        if roster.is_empty() || roster.iter().any(|n| n == name) {
-            return Ok(());
-        }
-        Err(ErrorInfo::config(format!(
-            "agent {name:?} is not in the chat roster of pipelines.toml ({}); add it there",
-            roster.join(", ")
-        )))
-    }
-
     fn provider_of(&self, agent: &Agent) -> Result<&ProviderInstance, ErrorInfo> {
         let name = agent.provider.as_deref().ok_or_else(|| {
             ErrorInfo::config(format!("agent {:?} names no provider", agent.name))
@@ -313,13 +300,6 @@ mod tests {
         );
         assert!(config.catalog.get("my-chat").is_some());
         assert_eq!(config.pipelines.chat[0], "my-chat");
-        assert!(config.check_chat_allowed("my-chat").is_ok());
-        let refused = config.check_chat_allowed("gemini-chat").unwrap_err();
-        assert!(
-            refused.message.contains("chat roster"),
-            "{}",
-            refused.message
-        );
         std::fs::write(dir.join("pipelines.toml"), "chat = []\n").unwrap();
         assert!(Config::init(&dir).unwrap().is_empty());
         assert_eq!(

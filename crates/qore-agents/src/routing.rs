@@ -2,7 +2,7 @@
 //!
 //! ```toml
 //! code_completion = ["rust-fim", "codestral-completion"]   # ordered: first match wins
-//! chat = ["claude-chat", "openai-chat"]                      # allow-list (first: default)
+//! chat = ["claude-chat", "openai-chat"]                      # the first is the default
 //! compression = ["claude-compression"]
 //! refactor = ["claude-refactor"]
 //! ```

@@ -1,14 +1,14 @@
 //! `qore agents …`, `qore providers …`, `qore config init`, and what `qore run --agent`
 //! needs: thin wiring over `qore-agents` (loading, validation, rendering live there).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use qore_agents::config::{default_dir, Config};
-use qore_agents::profile::{ProfileFile, ToolProtocolSetting};
+use qore_agents::profile::ProfileFile;
 use qore_agents::providers::KeySource;
 use qore_agents::{AgentError, Catalog};
-use qore_client::{local, Client, RequestOptions};
+use qore_client::{Client, RequestOptions};
 use qore_core::{ErrorInfo, History, Message};
 use qore_tools::{builtin_tools, Sandbox, ToolOptions};
 
@@ -19,8 +19,7 @@ const FAILURE: u8 = 1;
 /// `println!` that ignores a closed stdout (`qore agents list | head`).
 macro_rules! say {
     ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+        crate::console::out(&format!("{}\n", format_args!($($arg)*)));
     }};
 }
 
@@ -67,8 +66,16 @@ pub enum ProvidersCommand {
     Test { name: String },
 }
 
-fn load() -> Config {
+pub fn load() -> Config {
     Config::load(default_dir().as_deref())
+}
+
+/// `word`, with an `s` unless `n` is 1.
+pub fn plural(n: usize, word: &str) -> String {
+    match n {
+        1 => word.to_owned(),
+        _ => format!("{word}s"),
+    }
 }
 
 fn fail(error: &ErrorInfo) -> ExitCode {
@@ -232,11 +239,11 @@ fn validate(files: Vec<PathBuf>) -> ExitCode {
     print_problems(&errors, &warnings);
     match errors.is_empty() {
         true => {
-            say!("{checked} agents valid");
+            say!("{checked} {} valid", plural(checked, "agent"));
             ExitCode::SUCCESS
         }
         false => {
-            eprintln!("{} problems", errors.len());
+            eprintln!("{} {}", errors.len(), plural(errors.len(), "problem"));
             ExitCode::from(FAILURE)
         }
     }
@@ -321,7 +328,11 @@ pub async fn providers(command: ProvidersCommand) -> ExitCode {
             };
             match listed.await {
                 Ok(models) => {
-                    say!("{name}: ok, {} models", models.len());
+                    say!(
+                        "{name}: ok, {} {}",
+                        models.len(),
+                        plural(models.len(), "model")
+                    );
                     ExitCode::SUCCESS
                 }
                 Err(error) => fail(&error),
@@ -348,51 +359,4 @@ pub fn config_init() -> ExitCode {
         }
         Err(error) => fail(&error),
     }
-}
-
-/// What `qore run --agent NAME` runs with.
-pub struct AgentRun {
-    pub client: Client,
-    pub model: String,
-    pub system: Option<String>,
-    pub enable_tools: bool,
-    pub text_tools: bool,
-    pub stream: bool,
-}
-
-/// Resolve `name` for a run in `project` (system prompt building blocks).
-pub async fn agent_run(
-    name: &str,
-    model: Option<&str>,
-    project: Option<&Path>,
-) -> Result<AgentRun, ErrorInfo> {
-    let config = load();
-    config.check_chat_allowed(name)?;
-    let resolved = config.resolve(name, model)?;
-    let agent = &resolved.renderer.agent;
-    if agent.tags.iter().any(|t| t == "completion") {
-        return Err(ErrorInfo::config(format!(
-            "agent {name:?} is a code-completion agent (fill-in-the-middle), not a chat agent; \
-             `qore agents list` shows the chat ones"
-        )));
-    }
-    if resolved.provider.name == "local" {
-        local::ensure_running().await?;
-    }
-    let system = config.system_prompt(agent, project)?;
-    let config_for = resolved
-        .provider
-        .client_config(resolved.renderer.endpoint.clone())?;
-    let mut client = Client::new(resolved.renderer.protocol.clone(), config_for)?;
-    if resolved.renderer.is_templated() {
-        client = client.with_renderer(resolved.renderer.clone());
-    }
-    Ok(AgentRun {
-        client,
-        model: resolved.renderer.model.clone(),
-        system,
-        enable_tools: agent.enable_tools,
-        text_tools: agent.tool_protocol == ToolProtocolSetting::Text,
-        stream: resolved.renderer.streams(),
-    })
 }

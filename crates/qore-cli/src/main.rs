@@ -4,15 +4,22 @@
 //! tool loop lives in `qore-client` and `qore-tools`.
 //!
 //! Exit codes: 0 success, 1 failure or a run stopped by a limit (one human line on stderr),
-//! 2 bad usage, 130 cancelled by Ctrl-C.
+//! 2 bad usage, 130 cancelled by Ctrl-C, 141 stdout closed early (nothing more printed).
 
+mod agent_run;
 mod agents;
 mod approve;
+mod connect;
+mod console;
+mod flags;
 mod output;
+mod prompt;
 mod run;
+mod tools;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Args, CommandFactory as _, Parser, Subcommand};
 use qore_client::tool_loop::LoopConfig;
@@ -24,6 +31,10 @@ use qore_client::tool_loop::LoopConfig;
     about = "An agentic LLM engine: stream answers from any provider"
 )]
 struct Cli {
+    /// Print nothing but the answer (and errors): no notes, reasoning or tool activity on
+    /// stderr.
+    #[arg(long, short = 'q', global = true)]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -55,6 +66,11 @@ enum Command {
         #[command(subcommand)]
         command: ConfigCommand,
     },
+    /// Print a shell completion script (`qore completions bash > ~/.local/share/bash-completion/completions/qore`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Subcommand)]
@@ -75,7 +91,7 @@ enum LocalAction {
 pub struct EndpointArgs {
     /// Wire protocol: openai-chat, openai-responses, anthropic, gemini, ollama, llamacpp,
     /// mistral.
-    #[arg(long, default_value = "openai-chat")]
+    #[arg(long, default_value = "openai-chat", value_parser = flags::protocol_name)]
     pub protocol: String,
     /// Base URL as the provider documents it (OpenAI style ends in /v1; Anthropic, Gemini
     /// and Ollama without a version). Without it, the local model server is used (started
@@ -91,6 +107,15 @@ pub struct EndpointArgs {
     /// Print JSON (one object per line) instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Longest silence allowed while waiting for the server (the response head, then
+    /// between two pieces of the answer), in seconds. Default: the provider file's
+    /// `idle_timeout_secs`, else 120. Also with --agent (it wins over the provider file).
+    #[arg(long, value_name = "SECS", env = "QORE_IDLE_TIMEOUT", value_parser = flags::seconds)]
+    pub idle_timeout: Option<Duration>,
+    /// Time allowed to establish a connection, in seconds. Default: the provider file's
+    /// `connect_timeout_secs`, else 10.
+    #[arg(long, value_name = "SECS", value_parser = flags::seconds)]
+    pub connect_timeout: Option<Duration>,
 }
 
 /// What to ask.
@@ -103,12 +128,15 @@ pub struct RunArgs {
     #[arg(long, env = "QORE_MODEL")]
     pub model: Option<String>,
     /// Run as this agent (`qore agents list`): its provider, model, system prompt and
-    /// request body. --url, --protocol and --endpoint are then not used.
+    /// request body. --url, --protocol and --endpoint are then not used; --model,
+    /// --system, --max-tokens, --temperature and --no-stream override the profile.
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
-    /// A system prompt.
+    /// A system prompt (with --agent: instead of the agent's).
     #[arg(long)]
     pub system: Option<String>,
+    /// Most tokens in the answer (written under the wire's own key). Default: the
+    /// provider's, except the local model server: 512.
     #[arg(long)]
     pub max_tokens: Option<u32>,
     #[arg(long)]
@@ -118,8 +146,12 @@ pub struct RunArgs {
     pub no_stream: bool,
     #[command(flatten)]
     pub tools: ToolArgs,
-    /// The prompt.
-    #[arg(required = true, num_args = 1..)]
+    /// Read the prompt from FILE (before the prompt arguments).
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// The prompt (words are joined with spaces). `-` reads it from stdin. Text piped into
+    /// stdin is sent too, before the prompt, as its context (not with `--tools confirm
+    /// --json`, whose stdin carries approval answers); a terminal is never read.
     pub prompt: Vec<String>,
 }
 
@@ -177,9 +209,17 @@ pub enum ToolProtocol {
     Text,
 }
 
+/// Exit with a usage error (code 2) saying `message`.
+pub fn usage_error(message: impl std::fmt::Display) -> ! {
+    Cli::command()
+        .error(clap::error::ErrorKind::ValueValidation, message)
+        .exit()
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
+    console::set_quiet(cli.quiet);
     if let Command::Run(args) = &cli.command {
         if let (true, Some(mode @ (ToolsMode::Off | ToolsMode::ReadOnly))) =
             (args.tools.yes, args.tools.tools)
@@ -199,12 +239,18 @@ async fn main() -> ExitCode {
     }
     match cli.command {
         Command::Run(args) => run::run(args).await,
-        Command::Models(args) => run::models(args).await,
-        Command::Local { action } => run::local(action).await,
+        Command::Models(args) => connect::models(args).await,
+        Command::Local { action } => connect::local(action).await,
         Command::Agents { command } => agents::agents(command),
         Command::Providers { command } => agents::providers(command).await,
         Command::Config {
             command: ConfigCommand::Init,
         } => agents::config_init(),
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "qore", &mut script);
+            console::out(&String::from_utf8_lossy(&script));
+            ExitCode::SUCCESS
+        }
     }
 }

@@ -14,12 +14,12 @@
 //! "status"}` or `{"type": "cancelled"}`.
 //! Failures always also print one human line on stderr.
 
-use std::io::Write as _;
-
 use qore_client::tool_loop::{CallReport, LoopEvent, LoopStop, ToolCall};
 use qore_client::ModelInfo;
 use qore_core::{ErrorInfo, History, ResponseEvent, StopReason, ToolCallInput, Usage};
 use serde_json::{json, Value};
+
+use crate::console::{self, note, outln};
 
 /// Characters of a tool's arguments or result shown on one stderr line.
 const SHOWN_CHARS: usize = 160;
@@ -45,11 +45,9 @@ pub struct Output {
     calls: Vec<SeenCall>,
 }
 
-/// Print one JSON line on stdout, flushed.
+/// Print one JSON line on stdout, flushed (skipped once stdout is closed).
 pub fn json_line(value: &Value) {
-    let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{value}");
-    let _ = stdout.flush();
+    outln!("{value}");
 }
 
 /// `text` on one line (whitespace runs collapsed), cut to `max` characters with `…`.
@@ -103,7 +101,7 @@ impl Output {
     fn end_lines(&mut self) {
         self.end_thinking();
         if !self.json && !self.ends_with_newline {
-            println!();
+            outln!();
             self.ends_with_newline = true;
         }
     }
@@ -122,11 +120,10 @@ impl Output {
         match event {
             ResponseEvent::TextDelta { text } => {
                 self.end_thinking();
-                let mut stdout = std::io::stdout().lock();
-                let _ = stdout.write_all(text.as_bytes());
-                let _ = stdout.flush();
+                console::out(text);
                 self.ends_with_newline = text.ends_with('\n');
             }
+            ResponseEvent::ThinkingDelta { .. } if console::quiet() => {}
             ResponseEvent::ThinkingDelta { text } => {
                 self.in_thinking = !text.ends_with('\n');
                 eprint!("{text}");
@@ -146,7 +143,7 @@ impl Output {
                         format!("{} (invalid JSON: {})", err.raw, err.message)
                     }
                 };
-                eprintln!("[tool call {name} {arguments} (id {id})]");
+                note!("[tool call {name} {arguments} (id {id})]");
             }
             _ => {}
         }
@@ -211,7 +208,7 @@ impl Output {
                 Value::String(raw) => raw.clone(),
                 other => other.to_string(),
             };
-            eprintln!("qore: tool {tool} {}", one_line(&arguments, SHOWN_CHARS));
+            note!("qore: tool {tool} {}", one_line(&arguments, SHOWN_CHARS));
         }
     }
 
@@ -231,11 +228,11 @@ impl Output {
         let summary = one_line(&content, SHOWN_CHARS);
         if !report.ran {
             // Refusals, denials and bad calls say themselves why they did not run.
-            eprintln!("qore: {} -> {summary}", report.name);
+            note!("qore: {} -> {summary}", report.name);
             return;
         }
         let lines = content.lines().count();
-        eprintln!(
+        note!(
             "qore: {} -> {}{lines} line{}, {:.1} s: {summary}",
             report.name,
             if report.output.is_error {
@@ -265,7 +262,7 @@ impl Output {
                 "stop_reason": stop,
             }));
         } else if !self.ends_with_newline {
-            println!();
+            outln!();
         }
     }
 
@@ -308,7 +305,7 @@ impl Output {
                 "status": error.status(),
             }));
         } else if !self.ends_with_newline {
-            println!();
+            outln!();
         }
         let one_line = error
             .message
@@ -323,20 +320,20 @@ impl Output {
         if self.json {
             self.line(&json!({"type": "cancelled"}));
         } else if !self.ends_with_newline {
-            println!();
+            outln!();
         }
         eprintln!("qore: cancelled");
     }
 
     pub fn models(&mut self, models: &[ModelInfo]) {
         for model in models {
-            if self.json {
-                self.line(&json!(model));
-            } else {
-                match model.context_length {
-                    Some(n) => println!("{}\t(context {n})", model.id),
-                    None => println!("{}", model.id),
-                }
+            let written = match (self.json, model.context_length) {
+                (true, _) => outln!("{}", json!(model)),
+                (false, Some(n)) => outln!("{}\t(context {n})", model.id),
+                (false, None) => outln!("{}", model.id),
+            };
+            if !written {
+                return;
             }
         }
     }

@@ -96,7 +96,7 @@ async fn an_unreachable_server_is_a_network_error() {
 }
 
 #[tokio::test]
-async fn an_unknown_protocol_is_refused_with_the_known_ones() {
+async fn an_unknown_protocol_is_a_usage_error_listing_the_known_ones() {
     let run = qore(&[
         "run",
         "--protocol",
@@ -108,13 +108,14 @@ async fn an_unknown_protocol_is_refused_with_the_known_ones() {
         "hi",
     ])
     .await;
-    assert_eq!(run.code, Some(1), "{run:?}");
-    let line = run.one_stderr_line();
-    assert!(line.contains("nope"), "{line}");
+    assert_eq!(run.code, Some(2), "{run:?}");
+    let text = &run.stderr;
+    assert!(text.contains("nope"), "{text}");
     assert!(!qore_client::protocols::NAMES.is_empty());
     for name in qore_client::protocols::NAMES {
-        assert!(line.contains(name), "{line:?} does not list {name}");
+        assert!(text.contains(name), "{text:?} does not list {name}");
     }
+    assert_eq!(qore(&["models", "--protocol", "nope"]).await.code, Some(2));
 }
 
 #[tokio::test]

@@ -71,3 +71,103 @@ async fn models_without_url_lists_the_local_model() {
         .collect();
     assert!(ids.contains(&"smollm2-135m-instruct"), "{run:?}");
 }
+
+/// The local server up (installed and started by `qore local start` if needed), and a
+/// recording proxy in front of it.
+async fn proxied_local_server() -> qore_testkit::RecordingProxy {
+    let started = run_with_limit(command(&["local", "start"]), FIRST_START).await;
+    assert_eq!(started.code, Some(0), "{started:?}");
+    let upstream = std::net::SocketAddr::from(([127, 0, 0, 1], qore_client::local::port()));
+    qore_testkit::RecordingProxy::start(upstream)
+        .await
+        .expect("proxy starts")
+}
+
+#[tokio::test]
+async fn tools_on_the_local_model_use_the_text_protocol_and_answers_are_capped() {
+    let proxy = proxied_local_server().await;
+    let port = proxy
+        .url()
+        .rsplit(':')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let project = std::env::temp_dir().join(format!("qore-local-tools-{}", std::process::id()));
+    std::fs::create_dir_all(&project).expect("project dir");
+    let project_arg = project.to_str().expect("UTF-8 path");
+    // (arguments, the cap sent): the default, then --max-tokens over the agent's body.
+    let runs: [(&[&str], u32); 2] = [
+        (&["run", "--tools", "read-only", "--max-rounds", "1"], 512),
+        (
+            &[
+                "run",
+                "--agent",
+                "local-chat",
+                "--tools",
+                "read-only",
+                "--max-rounds",
+                "1",
+                "--max-tokens",
+                "16",
+            ],
+            16,
+        ),
+    ];
+    for (args, cap) in runs {
+        let mut args = args.to_vec();
+        args.extend(["--project", project_arg, "--json", "Say hi"]);
+        let seen = proxy.requests().len();
+        let mut cmd = command(&args);
+        cmd.env("QORE_LOCAL_PORT", &port);
+        let run = run_with_limit(cmd, Duration::from_secs(300)).await;
+        let last = run.last_json();
+        assert!(
+            last["type"] == "result" || last["type"] == "stopped",
+            "{args:?}: {run:?}"
+        );
+        assert!(run.stderr.contains("no tool calling"), "{args:?}: {run:?}");
+        let requests = proxy.requests().split_off(seen);
+        assert!(
+            requests.iter().any(|r| r.path == "/props"),
+            "the chat template's tool support is read from /props: {requests:?}"
+        );
+        let chats: Vec<_> = requests
+            .iter()
+            .filter(|r| r.path.ends_with("/chat/completions"))
+            .filter_map(|r| r.json())
+            .collect();
+        assert!(!chats.is_empty(), "{args:?}");
+        for body in &chats {
+            assert_eq!(body.get("tools"), None, "{args:?}: no native definitions");
+            assert_eq!(body["max_tokens"], cap, "{args:?}: the cap");
+            let system = body["messages"][0]["content"].to_string();
+            assert!(
+                system.contains("tool_call"),
+                "{args:?}: tools in the prompt"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(project);
+}
+
+#[tokio::test]
+async fn models_reports_the_context_the_local_server_runs_with() {
+    let proxy = proxied_local_server().await;
+    let client = qore_client::Client::new(
+        qore_client::protocols::by_name("llamacpp").expect("protocol"),
+        qore_client::ClientConfig::new(format!("{}/v1", proxy.url())),
+    )
+    .expect("client");
+    let props = qore_client::protocols::llamacpp::props(&client)
+        .await
+        .expect("/props");
+    let n_ctx = props.n_ctx.expect("/props says the context size");
+    let url = format!("{}/v1", proxy.url());
+    let run = run_with_limit(command(&["models", "--url", &url]), FIRST_START).await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(
+        run.stdout,
+        format!("smollm2-135m-instruct\t(context {n_ctx})\n"),
+        "{run:?}"
+    );
+}

@@ -657,7 +657,7 @@ async fn protocols_the_local_server_does_not_speak_need_a_url() {
 }
 
 #[tokio::test]
-async fn an_unknown_protocol_is_refused_with_the_known_ones() {
+async fn an_unknown_protocol_is_a_usage_error_listing_the_known_ones() {
     let server = ReplayServer::start(Vec::new()).await.expect("server");
     let url = server.url();
     let fast = Duration::from_secs(10);
@@ -678,9 +678,9 @@ async fn an_unknown_protocol_is_refused_with_the_known_ones() {
     ] {
         let what = args.join(" ");
         let (run, touched) = without_local_server(&args, fast).await;
-        assert_eq!(run.code, Some(1), "{what}: {run:?}");
+        assert_eq!(run.code, Some(2), "{what}: {run:?}");
         assert_eq!(run.stdout, "", "{what}");
-        let line = run.one_stderr_line();
+        let line = &run.stderr;
         assert!(line.contains("nope"), "{what}: {line}");
         for case in CASES {
             if case.merging && !NAMES.contains(&case.protocol) {

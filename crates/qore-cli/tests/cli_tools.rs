@@ -1027,6 +1027,8 @@ async fn ctrl_c_while_a_tool_runs_stops_it_and_exits_130() {
         &project.0,
         &["--tools", "auto", "--json"],
     ));
+    // Nothing to answer: stdin is closed (else it would be read as the prompt's context).
+    drop(live.child.stdin.take());
     live.next_of("tool_call").await;
     // Let the command start and block.
     tokio::time::sleep(Duration::from_millis(500)).await;

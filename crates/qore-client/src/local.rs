@@ -6,7 +6,8 @@
 //! `scripts/local-model.sh` (venv under the cache dir, pinned packages, one thread, detached
 //! server, a lock against concurrent starts); this binary carries that script and its
 //! launcher and writes them to `$QORE_CACHE_DIR/bin` so it works from any directory.
-//! Progress goes to the caller's stderr; nothing is written to stdout.
+//! Progress goes to the caller's stderr; nothing is written to stdout. Callers cap the
+//! answers of requests to it at [`DEFAULT_MAX_TOKENS`] unless told otherwise.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -20,6 +21,11 @@ const SCRIPT_LIB: &str = include_str!("../../../scripts/server-lib.sh");
 
 /// The model id the local server lists.
 pub const MODEL_ID: &str = "smollm2-135m-instruct";
+
+/// The output cap of requests to the local server when the caller sets none: the server's
+/// own default is no cap (`n_predict` -1), and the tiny model can ramble on an odd prompt
+/// for minutes.
+pub const DEFAULT_MAX_TOKENS: u32 = 512;
 
 /// Port of the local server (`QORE_LOCAL_PORT`, default 18080).
 pub fn port() -> u16 {

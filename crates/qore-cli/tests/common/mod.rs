@@ -4,6 +4,9 @@
 //! Each test binary uses a subset of these helpers.
 #![allow(dead_code)]
 
+pub mod config;
+pub mod raw;
+
 use std::process::Stdio;
 use std::time::Duration;
 

@@ -31,7 +31,7 @@ use crate::codec::{FimRequest, Protocol, StreamDecoder};
 use crate::protocols::openai_chat::OpenAiChat;
 use crate::protocols::shared::delegate_chat;
 
-pub use probe::{health, parse_props, props, Health, Props};
+pub use probe::{health, parse_props, props, supports_tools, Health, Props};
 pub use request::{fill_template, LlamaFim};
 pub use stream::CompletionDecoder;
 

@@ -8,7 +8,8 @@
 //! (503: not ready, with the server's message); any other status is the server's error
 //! envelope as an [`ErrorInfo`] (401/403 → Auth). [`props`] reads the fields a client
 //! needs (model path and alias, context size, slots, build, tool and vision support) and
-//! keeps the whole body in [`Props::raw`]. `/props` does not say whether the model has FIM
+//! keeps the whole body in [`Props::raw`]; [`supports_tools`] is the chat template's tool
+//! support, `None` when the server cannot tell. `/props` does not say whether the model has FIM
 //! tokens (checked on build b10499 and the local xllamacpp build): `/infill` answering 501
 //! is how a server says it has none.
 
@@ -78,6 +79,14 @@ pub async fn props(client: &Client) -> Result<Props, ErrorInfo> {
         return Err(error::from_http(status, &text));
     }
     parse_props(&text)
+}
+
+/// Whether the server's chat template takes tool definitions (`/props`
+/// `chat_template_caps.supports_tools`); `None` when `/props` cannot be read or does not say.
+/// A template without tool support drops the definitions a request carries (the local
+/// SmolLM2 server does), so such a model can only use tools described in its prompt.
+pub async fn supports_tools(client: &Client) -> Option<bool> {
+    props(client).await.ok()?.tools
 }
 
 /// The fields of a `/props` body.

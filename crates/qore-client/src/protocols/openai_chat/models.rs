@@ -1,6 +1,7 @@
 //! `GET {base}/models`: `{"object": "list", "data": [{"id", "owned_by", ...}]}`.
 //!
-//! llama.cpp adds `meta.n_ctx_train`; OpenRouter and Mistral add `context_length` /
+//! llama.cpp adds `meta.n_ctx` (the context the server runs with: the context length) and
+//! `meta.n_ctx_train` (what the model was trained for: used when `n_ctx` is absent); OpenRouter and Mistral add `context_length` /
 //! `max_context_length`. Every entry is kept whole in [`ModelInfo::raw`].
 
 use qore_core::ErrorInfo;
@@ -35,6 +36,7 @@ fn entry(raw: &Value) -> Option<ModelInfo> {
     let context_length = ["context_length", "max_context_length", "context_window"]
         .iter()
         .find_map(|key| raw.get(*key).and_then(Value::as_u64))
+        .or_else(|| raw.pointer("/meta/n_ctx").and_then(Value::as_u64))
         .or_else(|| raw.pointer("/meta/n_ctx_train").and_then(Value::as_u64))
         .or_else(|| {
             raw.pointer("/top_provider/context_length")
@@ -90,10 +92,15 @@ mod tests {
     #[test]
     fn reads_ids_and_context_lengths() {
         let models = parse(
-            br#"{"object":"list","data":[{"id":"a","owned_by":"me","meta":{"n_ctx_train":8192}},{"id":"b","max_context_length":32000},{"no_id":true}]}"#,
+            br#"{"object":"list","data":[{"id":"a","owned_by":"me","meta":{"n_ctx_train":8192}},{"id":"b","max_context_length":32000},{"no_id":true},{"id":"llama","meta":{"n_ctx":4096,"n_ctx_train":8192}}]}"#,
         )
         .unwrap();
-        assert_eq!(models.len(), 2);
+        assert_eq!(models.len(), 3);
+        assert_eq!(
+            models[2].context_length,
+            Some(4096),
+            "the server's, not the training's"
+        );
         assert_eq!(models[0].id, "a");
         assert_eq!(models[0].owned_by.as_deref(), Some("me"));
         assert_eq!(models[0].context_length, Some(8192));

@@ -1,0 +1,85 @@
+//! The process's two outputs: stdout for the answer (and JSON lines), stderr for notes.
+//!
+//! Promises:
+//! - nothing here panics on a closed stdout (`qore run … | head -c 10`): the first write
+//!   that fails marks stdout closed, cancels the token given to [`cancel_on_closed_stdout`]
+//!   (the run stops and its connection is dropped), and later writes are skipped; the
+//!   command then exits with [`CLOSED_STDOUT`] and prints nothing more;
+//! - [`note!`] lines go to stderr unless `-q/--quiet` was given ([`set_quiet`]); errors are
+//!   not notes and are always shown.
+
+use std::io::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+
+use qore_client::CancellationToken;
+
+/// Exit code of a command whose stdout was closed early (128 + SIGPIPE, as a shell reports
+/// a program killed by a broken pipe).
+pub const CLOSED_STDOUT: u8 = 141;
+
+static QUIET: AtomicBool = AtomicBool::new(false);
+static CLOSED: AtomicBool = AtomicBool::new(false);
+static ON_CLOSED: OnceLock<CancellationToken> = OnceLock::new();
+
+/// `-q/--quiet`: hide notes, reasoning and tool activity.
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, Ordering::Relaxed);
+}
+
+pub fn quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
+/// Cancel `token` when stdout turns out to be closed.
+pub fn cancel_on_closed_stdout(token: &CancellationToken) {
+    let _ = ON_CLOSED.set(token.clone());
+    if stdout_closed() {
+        token.cancel();
+    }
+}
+
+/// A write to stdout failed: the reader went away.
+pub fn stdout_closed() -> bool {
+    CLOSED.load(Ordering::Relaxed)
+}
+
+/// Write `text` to stdout and flush; `false` (and stdout marked closed) when that fails.
+pub fn out(text: &str) -> bool {
+    if stdout_closed() {
+        return false;
+    }
+    let mut stdout = std::io::stdout().lock();
+    let written = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
+    if written.is_err() {
+        CLOSED.store(true, Ordering::Relaxed);
+        if let Some(token) = ON_CLOSED.get() {
+            token.cancel();
+        }
+        return false;
+    }
+    true
+}
+
+/// `println!` onto stdout through [`out`].
+macro_rules! outln {
+    () => {
+        $crate::console::out("\n")
+    };
+    ($($arg:tt)*) => {
+        $crate::console::out(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `eprintln!` unless `--quiet`.
+macro_rules! note {
+    ($($arg:tt)*) => {
+        if !$crate::console::quiet() {
+            eprintln!($($arg)*);
+        }
+    };
+}
+
+pub(crate) use {note, outln};

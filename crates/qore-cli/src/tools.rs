@@ -1,0 +1,138 @@
+//! The tools of a `qore run`: which mode the flags and the terminal ask for, the built-in
+//! tools over the project, and who approves their calls.
+//!
+//! Promises: the mode follows `--tools` and `--yes`, defaulting to `confirm` when someone
+//! can be asked (stdin and stderr a terminal) and `off` otherwise; `confirm` with nobody to
+//! ask becomes `read-only` (stderr says so) unless `--yes`; the project is `--project` or
+//! the current directory, and one that cannot be used is an error naming it.
+
+use qore_client::tool_loop::{
+    ApprovalMode, ApprovalPolicy, Approver, LoopConfig, ToolProtocol as LoopProtocol, ToolRegistry,
+};
+use qore_core::ErrorInfo;
+use qore_tools::{builtin_tools, Sandbox, ToolOptions};
+
+use crate::approve::{JsonApprover, NobodyAsked, TerminalApprover};
+use crate::console::note;
+use crate::{ToolArgs, ToolProtocol, ToolsMode};
+
+/// The tools of a run, their policy and whoever approves them.
+pub struct ToolSession {
+    pub registry: ToolRegistry,
+    pub policy: ApprovalPolicy,
+    pub approver: Box<dyn Approver>,
+    pub config: LoopConfig,
+    /// `--tool-protocol auto`: the model's listed capabilities may choose text.
+    pub auto_protocol: bool,
+}
+
+/// The tool mode the arguments ask for, given whether stdin and stderr are a terminal (see
+/// `--tools` in `qore run --help`); `None` when no tools are offered.
+pub fn approval_mode(args: &ToolArgs, json: bool, interactive: bool) -> Option<ApprovalMode> {
+    let asked = match args.tools {
+        Some(mode) => mode,
+        None if args.yes => ToolsMode::Auto,
+        None if interactive => ToolsMode::Confirm,
+        None => ToolsMode::Off,
+    };
+    Some(match asked {
+        ToolsMode::Off => return None,
+        ToolsMode::ReadOnly => ApprovalMode::ReadOnly,
+        ToolsMode::Auto => ApprovalMode::Auto,
+        ToolsMode::Confirm if args.yes => ApprovalMode::Auto,
+        ToolsMode::Confirm if json || interactive => ApprovalMode::Confirm,
+        ToolsMode::Confirm => {
+            note!(
+                "qore: no terminal to ask on, so tool calls cannot be confirmed: tools are \
+                 read-only (--yes runs every call, --json answers approval requests on stdin)"
+            );
+            ApprovalMode::ReadOnly
+        }
+    })
+}
+
+/// The built-in tools over the project, or `None` for `--tools off`.
+pub fn tool_session(
+    args: &ToolArgs,
+    mode: Option<ApprovalMode>,
+    json: bool,
+) -> Result<Option<ToolSession>, ErrorInfo> {
+    let Some(mode) = mode else {
+        return Ok(None);
+    };
+    let project = match &args.project {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().map_err(|err| {
+            ErrorInfo::config(format!(
+                "the current directory cannot be used as the project: {err}; pass --project"
+            ))
+        })?,
+    };
+    let sandbox = Sandbox::new(&project)
+        .map_err(|err| ErrorInfo::config(format!("--project {}: {err}", project.display())))?;
+    let mut registry = ToolRegistry::new();
+    registry.extend(builtin_tools(sandbox, &ToolOptions::default()))?;
+    let approver: Box<dyn Approver> = match mode {
+        ApprovalMode::Confirm if json => Box::<JsonApprover>::default(),
+        ApprovalMode::Confirm => Box::<TerminalApprover>::default(),
+        ApprovalMode::Auto | ApprovalMode::ReadOnly => Box::new(NobodyAsked),
+    };
+    Ok(Some(ToolSession {
+        registry,
+        policy: ApprovalPolicy::new(mode),
+        approver,
+        config: LoopConfig {
+            max_rounds: args.max_rounds,
+            tool_protocol: match args.tool_protocol {
+                ToolProtocol::Text => LoopProtocol::Text,
+                ToolProtocol::Native | ToolProtocol::Auto => LoopProtocol::Native,
+            },
+            ..LoopConfig::default()
+        },
+        auto_protocol: args.tool_protocol == ToolProtocol::Auto,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mode(
+        tools: Option<ToolsMode>,
+        yes: bool,
+        json: bool,
+        interactive: bool,
+    ) -> Option<ApprovalMode> {
+        let args = ToolArgs {
+            tools,
+            tool_protocol: ToolProtocol::Native,
+            max_rounds: 25,
+            project: None,
+            yes,
+        };
+        approval_mode(&args, json, interactive)
+    }
+
+    #[test]
+    fn the_tool_mode_follows_the_flags_and_the_terminal() {
+        use ApprovalMode::{Auto, Confirm, ReadOnly};
+        use ToolsMode as T;
+        // Defaults: confirm on a terminal, off for scripts; --yes alone is auto.
+        assert_eq!(mode(None, false, false, true), Some(Confirm));
+        assert_eq!(mode(None, false, true, true), Some(Confirm));
+        assert_eq!(mode(None, false, false, false), None);
+        assert_eq!(mode(None, false, true, false), None);
+        assert_eq!(mode(None, true, false, false), Some(Auto));
+        // Explicit modes.
+        assert_eq!(mode(Some(T::Off), false, false, true), None);
+        assert_eq!(mode(Some(T::ReadOnly), false, false, true), Some(ReadOnly));
+        assert_eq!(mode(Some(T::Auto), false, false, false), Some(Auto));
+        // Confirm needs someone to ask: the terminal or a JSON peer; else read-only, or
+        // auto with --yes.
+        assert_eq!(mode(Some(T::Confirm), false, false, true), Some(Confirm));
+        assert_eq!(mode(Some(T::Confirm), false, true, false), Some(Confirm));
+        assert_eq!(mode(Some(T::Confirm), false, false, false), Some(ReadOnly));
+        assert_eq!(mode(Some(T::Confirm), true, false, false), Some(Auto));
+        assert_eq!(mode(Some(T::Confirm), true, true, true), Some(Auto));
+    }
+}
