@@ -18,6 +18,14 @@
 //!   a single event) fails with a [`ErrorCategory::Provider`] error saying so, never an empty
 //!   successful turn (llama-cpp-python's server answers a streamed request with tools and
 //!   `tool_choice: "auto"` that way).
+//! - a body cut short — a stream ending mid-line (see
+//!   [`crate::transport::sse::StreamEnd`]) or before its wire's end event, whole JSON that
+//!   stops short — is a `Network` error ("ended early"), retried like a broken connection
+//!   while nothing was delivered; a 2xx HTML page or plain text is an error naming it, not
+//!   an empty or undecodable answer (`stream_answer.rs`);
+//! - every error it yields has a one-line message of at most 280 characters and a provider
+//!   body capped at 64 KiB ([`crate::transport::bad_answer::tidy`]); an HTML or text error
+//!   page is summed up as status, host, title or first line, content type and size.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -29,7 +37,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::Stream;
 use qore_core::{
-    ErrorCategory, ErrorInfo, MessageAssembler, ProviderDetail, ResponseEvent, TurnOutcome,
+    ErrorCategory, ErrorInfo, MessageAssembler, ResponseEvent, TurnOutcome,
 };
 use tokio::time::Sleep;
 use tokio_util::sync::CancellationToken;
@@ -37,9 +45,14 @@ use tokio_util::sync::CancellationToken;
 use crate::cancel::CancelSignal;
 use crate::codec::{Protocol, StreamDecoder};
 use crate::idle::IdleWatch;
+use crate::transport::bad_answer::{self, empty_response, BODY_CAP};
 use crate::transport::framing::Framer;
 use crate::transport::http::network_error;
-use crate::transport::retry::{is_retryable_status, server_wait, RetryPolicy};
+use crate::transport::retry::RetryPolicy;
+
+#[path = "stream_answer.rs"]
+mod answer;
+use answer::{Head, Whole};
 
 type ByteStream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
 type Pending = Pin<Box<dyn Future<Output = reqwest::Result<reqwest::Response>> + Send>>;
@@ -78,9 +91,10 @@ enum Body {
     Whole {
         bytes: ByteStream,
         buf: Vec<u8>,
-        status: u16,
-        /// `Some((status, wait the headers asked for))` for a non-2xx answer.
-        error: Option<(u16, Option<Duration>)>,
+        /// Bytes received, kept or not (an error body keeps at most [`BODY_CAP`]).
+        size: usize,
+        kind: Whole,
+        head: Head,
     },
     /// Waiting before the next attempt.
     Backoff(Pin<Box<Sleep>>),
@@ -192,7 +206,7 @@ impl ResponseStream {
     /// Start waiting for another attempt, if the policy allows one and nothing has been
     /// delivered; `false` when the failure is final.
     fn retry(&mut self, wait: Option<Duration>, why: &str) -> bool {
-        if self.delivered {
+        if self.delivered || !self.queue.is_empty() {
             return false;
         }
         let Some(attempts) = &self.attempts else {
@@ -211,38 +225,6 @@ impl ResponseStream {
         self.idle.suspend();
         self.body = Body::Backoff(Box::pin(tokio::time::sleep(delay)));
         true
-    }
-
-    fn on_response(&mut self, response: reqwest::Response) {
-        let status = response.status().as_u16();
-        let content_type = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("");
-        let stream = self.attempts.as_ref().is_some_and(|a| a.stream);
-        let framer = Framer::for_response(self.decoder.framing(), content_type, stream);
-        let wait = server_wait(response.headers());
-        let bytes: ByteStream = Box::pin(response.bytes_stream());
-        self.body = match framer {
-            _ if !(200..300).contains(&status) => Body::Whole {
-                bytes,
-                buf: Vec::new(),
-                status,
-                error: Some((status, wait)),
-            },
-            Some(framer) => Body::Framed {
-                bytes,
-                framer,
-                status,
-            },
-            None => Body::Whole {
-                bytes,
-                buf: Vec::new(),
-                status,
-                error: None,
-            },
-        };
     }
 
     /// Advance the body once. `Ready(())` when something changed (events queued, state moved).
@@ -308,6 +290,13 @@ impl ResponseStream {
                     };
                     match finished {
                         Ok(()) => this.body = Body::Done,
+                        // Cut short (mid-line, or before the wire's end): the same as a
+                        // broken connection, sent again while nothing was delivered.
+                        Err(err) if err.category == ErrorCategory::Network => {
+                            if !this.retry(None, &err.message) {
+                                this.fail(err);
+                            }
+                        }
                         Err(err) => this.fail(err),
                     }
                     Poll::Ready(())
@@ -317,12 +306,18 @@ impl ResponseStream {
             Body::Whole {
                 bytes,
                 buf,
-                status: whole_status,
-                error,
+                size,
+                kind,
+                ..
             } => match bytes.as_mut().poll_next(cx) {
                 Poll::Ready(Some(Ok(chunk))) => {
                     this.idle.progress();
-                    buf.extend_from_slice(&chunk);
+                    *size += chunk.len();
+                    let keep = match kind {
+                        Whole::Answer => chunk.len(),
+                        _ => chunk.len().min(BODY_CAP.saturating_sub(buf.len())),
+                    };
+                    buf.extend_from_slice(&chunk[..keep]);
                     Poll::Ready(())
                 }
                 Poll::Ready(Some(Err(err))) => {
@@ -333,25 +328,15 @@ impl ResponseStream {
                     Poll::Ready(())
                 }
                 Poll::Ready(None) => {
-                    let buf = std::mem::take(buf);
-                    let result = match *error {
-                        Some((status, wait)) => {
-                            let text = String::from_utf8_lossy(&buf);
-                            let error = this.protocol.error(status, &text);
-                            let wait = wait.or_else(|| this.protocol.retry_delay(&text));
-                            if is_retryable_status(status) && this.retry(wait, &error.message) {
-                                return Poll::Ready(());
-                            }
-                            Err(error)
-                        }
-                        None if buf.trim_ascii().is_empty() => {
-                            Err(empty_response(*whole_status, "an empty body"))
-                        }
-                        None => this.decoder.body(&buf, &mut this.queue),
-                    };
-                    match result {
-                        Ok(()) => this.body = Body::Done,
-                        Err(err) => this.fail(err),
+                    if let Body::Whole {
+                        buf,
+                        size,
+                        kind,
+                        head,
+                        ..
+                    } = std::mem::replace(&mut this.body, Body::Done)
+                    {
+                        this.whole_ended(&buf, size, kind, &head);
                     }
                     Poll::Ready(())
                 }
@@ -359,19 +344,6 @@ impl ResponseStream {
             },
         }
     }
-}
-
-/// The error for a 2xx answer that carried nothing.
-fn empty_response(status: u16, what: &str) -> ErrorInfo {
-    ErrorInfo::new(
-        ErrorCategory::Provider,
-        format!("the server sent an empty response (HTTP {status} with {what})"),
-    )
-    .with_detail(ProviderDetail {
-        status: Some(status),
-        error_type: None,
-        body: Some(String::new()),
-    })
 }
 
 impl Stream for ResponseStream {
@@ -383,7 +355,10 @@ impl Stream for ResponseStream {
             if this.outcome.is_some() {
                 return Poll::Ready(None);
             }
-            if let Some(event) = this.queue.pop_front() {
+            if let Some(mut event) = this.queue.pop_front() {
+                if let ResponseEvent::Error { error } = &mut event {
+                    bad_answer::tidy(error);
+                }
                 this.delivered = true;
                 if let Some(assembler) = &mut this.assembler {
                     assembler.apply(&event);

@@ -1,0 +1,127 @@
+//! The answer's head and whole bodies of a [`ResponseStream`]: how a response is received
+//! (framed stream or whole body) and what a whole body becomes (events, or the error it is;
+//! see [`crate::transport::bad_answer`]). A 2xx page or plain text is never handed to a
+//! decoder; JSON that stops short is a cut body (`Network`, retried while nothing was
+//! delivered), not undecodable provider data.
+
+use std::time::Duration;
+
+use qore_core::{ErrorCategory, ErrorInfo};
+
+use super::{Body, ByteStream, ResponseStream};
+use crate::transport::bad_answer::{self, empty_response, Answer};
+use crate::transport::framing::Framer;
+use crate::transport::retry::{is_retryable_status, server_wait};
+
+/// What a whole body is.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Whole {
+    /// A 2xx answer, for the decoder.
+    Answer,
+    /// A non-2xx answer, with the wait its headers asked for.
+    Failure(Option<Duration>),
+    /// A 2xx page or plain text where a stream or JSON was expected.
+    Page,
+}
+
+/// The response head, as error messages name it.
+pub(super) struct Head {
+    pub(super) status: u16,
+    /// `host` or `host:port`.
+    pub(super) host: String,
+    pub(super) content_type: String,
+}
+
+impl ResponseStream {
+    pub(super) fn on_response(&mut self, response: reqwest::Response) {
+        let status = response.status().as_u16();
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        let stream = self.attempts.as_ref().is_some_and(|a| a.stream);
+        let framer = Framer::for_response(self.decoder.framing(), content_type, stream);
+        let kind = if !(200..300).contains(&status) {
+            Whole::Failure(server_wait(response.headers()))
+        } else if bad_answer::is_page_or_text(content_type) {
+            Whole::Page
+        } else {
+            Whole::Answer
+        };
+        let head = Head {
+            status,
+            host: host(response.url()),
+            content_type: content_type.to_owned(),
+        };
+        let bytes: ByteStream = Box::pin(response.bytes_stream());
+        self.body = match (kind, framer) {
+            (Whole::Answer, Some(framer)) => Body::Framed {
+                bytes,
+                framer,
+                status,
+            },
+            _ => Body::Whole {
+                bytes,
+                buf: Vec::new(),
+                size: 0,
+                kind,
+                head,
+            },
+        };
+    }
+
+    /// A whole body was received: decode it, or make it the error it is.
+    pub(super) fn whole_ended(&mut self, buf: &[u8], size: usize, kind: Whole, head: &Head) {
+        let answer = Answer {
+            status: head.status,
+            host: &head.host,
+            content_type: &head.content_type,
+            body: buf,
+            size,
+        };
+        let result = match kind {
+            Whole::Failure(wait) => {
+                let text = String::from_utf8_lossy(buf);
+                let error = self.protocol.error(head.status, &text);
+                let wait = wait.or_else(|| self.protocol.retry_delay(&text));
+                if is_retryable_status(head.status) && self.retry(wait, &error.message) {
+                    return;
+                }
+                Err(bad_answer::http_answer(error, &answer))
+            }
+            Whole::Page => Err(bad_answer::not_a_stream(&answer)),
+            Whole::Answer if buf.trim_ascii().is_empty() => {
+                Err(empty_response(head.status, "an empty body"))
+            }
+            Whole::Answer => self.decoder.body(buf, &mut self.queue).map_err(|err| {
+                // JSON that stops short was cut, not written wrong.
+                match serde_json::from_slice::<serde::de::IgnoredAny>(buf) {
+                    Err(json) if json.is_eof() => {
+                        ErrorInfo::network("the response body ended early (its JSON is cut short)")
+                    }
+                    _ => err,
+                }
+            }),
+        };
+        match result {
+            Ok(()) => self.body = Body::Done,
+            Err(err) if err.category == ErrorCategory::Network => {
+                if !self.retry(None, &err.message) {
+                    self.fail(err);
+                }
+            }
+            Err(err) => self.fail(err),
+        }
+    }
+}
+
+/// `host` or `host:port` of a URL, as error messages name the server.
+fn host(url: &reqwest::Url) -> String {
+    let host = url.host_str().unwrap_or("the server");
+    match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
+    }
+}
+
