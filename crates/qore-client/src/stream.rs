@@ -36,9 +36,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::Stream;
-use qore_core::{
-    ErrorCategory, ErrorInfo, MessageAssembler, ResponseEvent, TurnOutcome,
-};
+use qore_core::{ErrorCategory, ErrorInfo, MessageAssembler, ResponseEvent, TurnOutcome};
 use tokio::time::Sleep;
 use tokio_util::sync::CancellationToken;
 

@@ -124,4 +124,3 @@ fn host(url: &reqwest::Url) -> String {
         None => host.to_owned(),
     }
 }
-

@@ -42,10 +42,9 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::{JoinHandle, JoinSet};
 
-use crate::reply::{write_response, Prepared};
 pub use crate::reply::{reply_from_exchange, HangUp, Reply};
+use crate::reply::{write_response, Prepared};
 use crate::wire::read_request;
-
 
 /// A request as the server received it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,7 +70,6 @@ impl RecordedRequest {
         serde_json::from_slice(&self.body).ok()
     }
 }
-
 
 enum Source {
     Queue {

@@ -151,7 +151,11 @@ fn what(answer: &Answer<'_>) -> String {
 }
 
 fn is_html(content_type: &str, text: &str) -> bool {
-    let start = text.trim_start().get(..15).unwrap_or("").to_ascii_lowercase();
+    let start = text
+        .trim_start()
+        .get(..15)
+        .unwrap_or("")
+        .to_ascii_lowercase();
     content_type.to_ascii_lowercase().contains("html")
         || start.starts_with("<!doctype html")
         || start.starts_with("<html")

@@ -96,13 +96,12 @@ fn a_page_in_a_2xx_answer_is_named() {
 
 #[test]
 fn tidy_makes_one_short_line_and_caps_the_body() {
-    let mut error = ErrorInfo::provider(format!("a\n\n b\t{}", "é".repeat(400))).with_detail(
-        ProviderDetail {
+    let mut error =
+        ErrorInfo::provider(format!("a\n\n b\t{}", "é".repeat(400))).with_detail(ProviderDetail {
             status: Some(500),
             error_type: None,
             body: Some("é".repeat(BODY_CAP)),
-        },
-    );
+        });
     tidy(&mut error);
     assert!(error.message.starts_with("a b éé"), "{}", error.message);
     assert_eq!(error.message.chars().count(), MESSAGE_MAX);

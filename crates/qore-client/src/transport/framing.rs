@@ -13,9 +13,7 @@ use crate::codec::Framing;
 
 /// The error for a streamed body cut in the middle of a line.
 pub fn ended_mid_line() -> ErrorInfo {
-    ErrorInfo::network(
-        "the stream ended early: the connection closed in the middle of a line",
-    )
+    ErrorInfo::network("the stream ended early: the connection closed in the middle of a line")
 }
 
 /// Cuts a streamed body into frames.

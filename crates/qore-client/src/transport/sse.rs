@@ -52,8 +52,7 @@ pub enum StreamEnd {
 
 /// Whether the data of an unterminated last line is whole: `[DONE]` or one JSON value.
 pub(super) fn complete_data(data: &[u8]) -> bool {
-    data.trim_ascii() == b"[DONE]"
-        || serde_json::from_slice::<serde::de::IgnoredAny>(data).is_ok()
+    data.trim_ascii() == b"[DONE]" || serde_json::from_slice::<serde::de::IgnoredAny>(data).is_ok()
 }
 
 /// One dispatched SSE event.
