@@ -10,14 +10,14 @@
 //! and then the intact answer: a fault is retried exactly when it is a "try later" status or
 //! a transport failure before any event was delivered.
 
+mod support;
 #[path = "faults/wires.rs"]
 mod wires;
 
 use std::time::Duration;
 
 use qore_client::tool_loop::{
-    ApprovalDecision, ApprovalMode, ApprovalPolicy, ApprovalRequest, Approver, LoopConfig,
-    LoopOutcome, ToolLoopRunner, ToolRegistry,
+    ApprovalMode, ApprovalPolicy, LoopConfig, LoopOutcome, ToolLoopRunner, ToolRegistry,
 };
 use qore_client::{
     protocols, CancellationToken, Client, ClientConfig, RequestOptions, RetryPolicy, Timeouts,
@@ -224,17 +224,6 @@ fn faults() -> Vec<Fault> {
     ]
 }
 
-struct Nobody;
-
-impl Approver for Nobody {
-    fn decide<'a>(
-        &'a self,
-        _: &'a ApprovalRequest,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ApprovalDecision> + Send + 'a>> {
-        Box::pin(async { ApprovalDecision::Deny { reason: None } })
-    }
-}
-
 /// A conversation with a finished exchange before the new user turn.
 fn conversation() -> History {
     History::from(vec![
@@ -268,7 +257,7 @@ async fn turn(wire: &Wire, replies: Vec<Reply>, attempts: u32, idle: Duration) -
         client: &client,
         registry: &registry,
         policy: &mut policy,
-        approver: &Nobody,
+        approver: &support::Nobody,
         config: LoopConfig::default(),
     };
     let mut history = conversation();

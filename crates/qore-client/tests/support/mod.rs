@@ -75,3 +75,17 @@ pub fn say_hi(client: &Client, cancel: CancellationToken) -> ResponseStream {
     };
     client.stream(&request, cancel)
 }
+
+/// An approver that is never asked (tests whose tools need no approval) and denies if it is.
+pub struct Nobody;
+
+impl qore_client::tool_loop::Approver for Nobody {
+    fn decide<'a>(
+        &'a self,
+        _: &'a qore_client::tool_loop::ApprovalRequest,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = qore_client::tool_loop::ApprovalDecision> + Send + 'a>,
+    > {
+        Box::pin(async { qore_client::tool_loop::ApprovalDecision::Deny { reason: None } })
+    }
+}
