@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::codec::{BodyRenderer, ChatRequest, FimRequest, Protocol};
 use crate::stream::{Attempts, NewDecoder};
+use crate::transport::bad_answer;
 use crate::transport::http::{build_client, network_error, Timeouts};
 use crate::transport::retry::{is_retryable_status, server_wait, RetryPolicy};
 use crate::{ModelInfo, ResponseStream};
@@ -256,15 +257,19 @@ impl Client {
                 let response = self.http.get(&url).headers(headers.clone()).send().await?;
                 let status = response.status().as_u16();
                 let wait = server_wait(response.headers());
+                let head = bad_answer::Head::of(&response);
                 let body = response.bytes().await?;
-                Ok::<_, reqwest::Error>((status, wait, body))
+                Ok::<_, reqwest::Error>((status, wait, body, head))
             };
-            let (status, wait, body) = tokio::time::timeout(self.config.timeouts.idle, request)
-                .await
-                .map_err(|_| ErrorInfo::network(format!("listing models at {url} timed out")))?
-                .map_err(|err| network_error(&format!("listing models at {url} failed"), &err))?;
+            let (status, wait, body, head) =
+                tokio::time::timeout(self.config.timeouts.idle, request)
+                    .await
+                    .map_err(|_| ErrorInfo::network(format!("listing models at {url} timed out")))?
+                    .map_err(|err| {
+                        network_error(&format!("listing models at {url} failed"), &err)
+                    })?;
             if (200..300).contains(&status) {
-                return self.protocol.models(&body);
+                return self.protocol.models(&body).map_err(bad_answer::tidied);
             }
             let text = String::from_utf8_lossy(&body);
             let wait = wait.or_else(|| self.protocol.retry_delay(&text));
@@ -273,7 +278,11 @@ impl Client {
                     tokio::time::sleep(delay).await;
                     attempt += 1;
                 }
-                _ => return Err(self.protocol.error(status, &text)),
+                _ => {
+                    let error = self.protocol.error(status, &text);
+                    let answer = head.with_body(&body);
+                    return Err(bad_answer::tidied(bad_answer::http_answer(error, &answer)));
+                }
             }
         }
     }

@@ -50,7 +50,8 @@ use crate::transport::retry::RetryPolicy;
 
 #[path = "stream_answer.rs"]
 mod answer;
-use answer::{Head, Whole};
+use crate::transport::bad_answer::Head;
+use answer::Whole;
 
 type ByteStream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
 type Pending = Pin<Box<dyn Future<Output = reqwest::Result<reqwest::Response>> + Send>>;

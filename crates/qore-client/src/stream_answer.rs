@@ -9,7 +9,7 @@ use std::time::Duration;
 use qore_core::{ErrorCategory, ErrorInfo};
 
 use super::{Body, ByteStream, ResponseStream};
-use crate::transport::bad_answer::{self, empty_response, Answer};
+use crate::transport::bad_answer::{self, empty_response, Answer, Head};
 use crate::transport::framing::Framer;
 use crate::transport::retry::{is_retryable_status, server_wait};
 
@@ -24,35 +24,19 @@ pub(super) enum Whole {
     Page,
 }
 
-/// The response head, as error messages name it.
-pub(super) struct Head {
-    pub(super) status: u16,
-    /// `host` or `host:port`.
-    pub(super) host: String,
-    pub(super) content_type: String,
-}
-
 impl ResponseStream {
+    /// The response head came: receive the body framed, or whole.
     pub(super) fn on_response(&mut self, response: reqwest::Response) {
-        let status = response.status().as_u16();
-        let content_type = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("");
+        let head = Head::of(&response);
+        let status = head.status;
         let stream = self.attempts.as_ref().is_some_and(|a| a.stream);
-        let framer = Framer::for_response(self.decoder.framing(), content_type, stream);
+        let framer = Framer::for_response(self.decoder.framing(), &head.content_type, stream);
         let kind = if !(200..300).contains(&status) {
             Whole::Failure(server_wait(response.headers()))
-        } else if bad_answer::is_page_or_text(content_type) {
+        } else if bad_answer::is_page_or_text(&head.content_type) {
             Whole::Page
         } else {
             Whole::Answer
-        };
-        let head = Head {
-            status,
-            host: host(response.url()),
-            content_type: content_type.to_owned(),
         };
         let bytes: ByteStream = Box::pin(response.bytes_stream());
         self.body = match (kind, framer) {
@@ -74,11 +58,8 @@ impl ResponseStream {
     /// A whole body was received: decode it, or make it the error it is.
     pub(super) fn whole_ended(&mut self, buf: &[u8], size: usize, kind: Whole, head: &Head) {
         let answer = Answer {
-            status: head.status,
-            host: &head.host,
-            content_type: &head.content_type,
-            body: buf,
             size,
+            ..head.with_body(buf)
         };
         let result = match kind {
             Whole::Failure(wait) => {
@@ -113,14 +94,5 @@ impl ResponseStream {
             }
             Err(err) => self.fail(err),
         }
-    }
-}
-
-/// `host` or `host:port` of a URL, as error messages name the server.
-fn host(url: &reqwest::Url) -> String {
-    let host = url.host_str().unwrap_or("the server");
-    match url.port() {
-        Some(port) => format!("{host}:{port}"),
-        None => host.to_owned(),
     }
 }

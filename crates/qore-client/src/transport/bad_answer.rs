@@ -44,6 +44,21 @@ pub fn tidy(error: &mut ErrorInfo) {
     }
 }
 
+/// `error`, [`tidy`].
+pub fn tidied(mut error: ErrorInfo) -> ErrorInfo {
+    tidy(&mut error);
+    error
+}
+
+/// `host` or `host:port` of a URL, as error messages name the server.
+pub fn host(url: &reqwest::Url) -> String {
+    let host = url.host_str().unwrap_or("the server");
+    match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
+    }
+}
+
 /// `text` on one line (whitespace runs collapsed), cut to `max` characters with `…`.
 pub fn one_line(text: &str, max: usize) -> String {
     let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -53,7 +68,42 @@ pub fn one_line(text: &str, max: usize) -> String {
     }
 }
 
-/// What is known of an answer besides its body.
+/// A response head, as error messages name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    pub status: u16,
+    /// `host` or `host:port` the answer came from.
+    pub host: String,
+    pub content_type: String,
+}
+
+impl Head {
+    pub fn of(response: &reqwest::Response) -> Self {
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        Head {
+            status: response.status().as_u16(),
+            host: host(response.url()),
+            content_type: content_type.to_owned(),
+        }
+    }
+
+    /// This head with its whole `body` (only [`BODY_CAP`] bytes of it are looked at).
+    pub fn with_body<'a>(&'a self, body: &'a [u8]) -> Answer<'a> {
+        Answer {
+            status: self.status,
+            host: &self.host,
+            content_type: &self.content_type,
+            body: &body[..body.len().min(BODY_CAP)],
+            size: body.len(),
+        }
+    }
+}
+
+/// What is known of an answer: its head and (the start of) its body.
 #[derive(Debug, Clone, Copy)]
 pub struct Answer<'a> {
     pub status: u16,
