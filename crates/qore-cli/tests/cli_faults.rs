@@ -91,20 +91,9 @@ async fn a_broken_wire_exits_1_with_one_short_line() {
                 .await
                 .expect("server");
             let url = server.url();
-            let mut args = vec![
-                "run",
-                "--protocol",
-                case.protocol,
-                "--url",
-                &url,
-                "--model",
-                "m",
-            ];
-            if json {
-                args.push("--json");
-            }
-            args.push("hi");
-            let run = qore(&args).await;
+            let mode: &[&str] = if json { &["--json", "hi"] } else { &["hi"] };
+            let target = ["--protocol", case.protocol, "--url", &url, "--model", "m"];
+            let run = qore(&[&["run"][..], &target, mode].concat()).await;
             assert_eq!(run.code, Some(1), "{what}: {run:?}");
             let line = run.one_stderr_line();
             assert!(line.chars().count() < 300, "{what}: {line}");

@@ -202,6 +202,23 @@ impl ResponseStream {
         self.queue.push_back(ResponseEvent::Error { error });
     }
 
+    /// A transport failure: send again if allowed (see [`Self::retry`]), else fail with it.
+    fn retry_or_fail(&mut self, error: ErrorInfo) {
+        if !self.retry(None, &error.message) {
+            self.fail(error);
+        }
+    }
+
+    /// The body was read to its end with this result. A `Network` error means it was cut
+    /// short (mid-line, before its wire's end): handled like a broken connection.
+    fn settle(&mut self, result: Result<(), ErrorInfo>) {
+        match result {
+            Ok(()) => self.body = Body::Done,
+            Err(err) if err.category == ErrorCategory::Network => self.retry_or_fail(err),
+            Err(err) => self.fail(err),
+        }
+    }
+
     /// Start waiting for another attempt, if the policy allows one and nothing has been
     /// delivered; `false` when the failure is final.
     fn retry(&mut self, wait: Option<Duration>, why: &str) -> bool {
@@ -271,10 +288,7 @@ impl ResponseStream {
                     Poll::Ready(())
                 }
                 Poll::Ready(Some(Err(err))) => {
-                    let error = network_error("the response stream broke", &err);
-                    if !this.retry(None, &error.message) {
-                        this.fail(error);
-                    }
+                    this.retry_or_fail(network_error("the response stream broke", &err));
                     Poll::Ready(())
                 }
                 Poll::Ready(None) => {
@@ -287,17 +301,7 @@ impl ResponseStream {
                     } else {
                         flushed.and_then(|()| decoder.finish(queue))
                     };
-                    match finished {
-                        Ok(()) => this.body = Body::Done,
-                        // Cut short (mid-line, or before the wire's end): the same as a
-                        // broken connection, sent again while nothing was delivered.
-                        Err(err) if err.category == ErrorCategory::Network => {
-                            if !this.retry(None, &err.message) {
-                                this.fail(err);
-                            }
-                        }
-                        Err(err) => this.fail(err),
-                    }
+                    this.settle(finished);
                     Poll::Ready(())
                 }
                 Poll::Pending => Poll::Pending,
@@ -320,10 +324,7 @@ impl ResponseStream {
                     Poll::Ready(())
                 }
                 Poll::Ready(Some(Err(err))) => {
-                    let error = network_error("the response body broke", &err);
-                    if !this.retry(None, &error.message) {
-                        this.fail(error);
-                    }
+                    this.retry_or_fail(network_error("the response body broke", &err));
                     Poll::Ready(())
                 }
                 Poll::Ready(None) => {

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use qore_core::{ErrorCategory, ErrorInfo};
+use qore_core::ErrorInfo;
 
 use super::{Body, ByteStream, ResponseStream};
 use crate::transport::bad_answer::{self, empty_response, Answer, Head};
@@ -85,14 +85,6 @@ impl ResponseStream {
                 }
             }),
         };
-        match result {
-            Ok(()) => self.body = Body::Done,
-            Err(err) if err.category == ErrorCategory::Network => {
-                if !self.retry(None, &err.message) {
-                    self.fail(err);
-                }
-            }
-            Err(err) => self.fail(err),
-        }
+        self.settle(result);
     }
 }

@@ -16,12 +16,8 @@ mod wires;
 
 use std::time::Duration;
 
-use qore_client::tool_loop::{
-    ApprovalMode, ApprovalPolicy, LoopConfig, LoopOutcome, ToolLoopRunner, ToolRegistry,
-};
-use qore_client::{
-    protocols, CancellationToken, Client, ClientConfig, RequestOptions, RetryPolicy, Timeouts,
-};
+use qore_client::tool_loop::{LoopOutcome, ToolRegistry};
+use qore_client::{protocols, Client, ClientConfig, RetryPolicy, Timeouts};
 use qore_core::{ContentBlock, ErrorCategory, ErrorInfo, History, Message, Role};
 use qore_testkit::{ReplayServer, Reply, Slicing};
 use wires::{Wire, TEXT};
@@ -251,26 +247,8 @@ async fn turn(wire: &Wire, replies: Vec<Reply>, attempts: u32, idle: Duration) -
     };
     let client =
         Client::new(protocols::by_name(wire.protocol).expect("wire"), config).expect("client");
-    let registry = ToolRegistry::new();
-    let mut policy = ApprovalPolicy::new(ApprovalMode::Auto);
-    let mut runner = ToolLoopRunner {
-        client: &client,
-        registry: &registry,
-        policy: &mut policy,
-        approver: &support::Nobody,
-        config: LoopConfig::default(),
-    };
     let mut history = conversation();
-    let options = RequestOptions::default();
-    let outcome = runner
-        .run(
-            "m",
-            &mut history,
-            &options,
-            &CancellationToken::new(),
-            |_| {},
-        )
-        .await;
+    let outcome = support::run_loop(&client, &ToolRegistry::new(), &mut history).await;
     Run {
         outcome,
         history,

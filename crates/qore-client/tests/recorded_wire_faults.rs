@@ -11,12 +11,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use futures_util::StreamExt as _;
-use qore_client::tool_loop::{
-    ApprovalMode, ApprovalPolicy, LoopConfig, LoopOutcome, ToolLoopRunner, ToolRegistry,
-};
-use qore_client::{protocols, CancellationToken, ChatRequest, Client, ClientConfig};
-use qore_client::{RequestOptions, RetryPolicy};
+use qore_client::tool_loop::{LoopOutcome, ToolRegistry};
+use qore_client::{protocols, CancellationToken, Client, ClientConfig, RetryPolicy};
 use qore_core::{
     ContentBlock, ErrorCategory, History, Message, ResponseEvent, Tool, ToolFuture, ToolOutput,
     ToolSpec, TurnOutcome,
@@ -64,20 +60,7 @@ async fn replay(ex: &Exchange, protocol: &str, seed: u64) -> (Vec<ResponseEvent>
     let reply = reply_from_exchange(ex, Slicing::Irregular { seed, max: 7 });
     let server = ReplayServer::start(vec![reply]).await.expect("server");
     let client = client(&server, protocol);
-    let history = History::from(vec![Message::user("Why does `cargo build` fail?")]);
-    let options = RequestOptions::default();
-    let request = ChatRequest {
-        model: "m",
-        history: &history,
-        tools: &[],
-        options: &options,
-    };
-    let mut stream = client.stream(&request, CancellationToken::new());
-    let mut events = Vec::new();
-    while let Some(event) = stream.next().await {
-        events.push(event);
-    }
-    (events, stream.finish().await)
+    support::drain(support::say_hi(&client, CancellationToken::new())).await
 }
 
 #[tokio::test]
@@ -185,25 +168,9 @@ async fn a_spliced_anthropic_stream_fails_without_inventing_a_tool_call() {
         .await
         .expect("server");
     let client = client(&server, "anthropic");
-    let mut policy = ApprovalPolicy::new(ApprovalMode::Auto);
-    let mut runner = ToolLoopRunner {
-        client: &client,
-        registry: &registry,
-        policy: &mut policy,
-        approver: &support::Nobody,
-        config: LoopConfig::default(),
-    };
-    let before = History::from(vec![Message::user("Why does `cargo build` fail?")]);
+    let before = History::from(vec![Message::user("hi")]);
     let mut history = before.clone();
-    let outcome = runner
-        .run(
-            "m",
-            &mut history,
-            &RequestOptions::default(),
-            &CancellationToken::new(),
-            |_| {},
-        )
-        .await;
+    let outcome = support::run_loop(&client, &registry, &mut history).await;
     assert!(matches!(outcome, LoopOutcome::Failed { .. }), "{outcome:?}");
     assert_eq!(calls.load(Ordering::SeqCst), 0, "a tool ran");
     assert_eq!(history, before);

@@ -3,16 +3,6 @@
 
 use super::*;
 
-fn text_of(events: &[ResponseEvent]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            ResponseEvent::TextDelta { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
 fn message(id: &str, parts: &[&str]) -> Value {
     let content: Vec<Value> = parts
         .iter()
@@ -50,8 +40,9 @@ fn items_and_parts_are_keyed_by_index_not_by_id() {
     ];
     let (events, end) = decode(&frames);
     end.unwrap();
-    assert_eq!(text_of(&events), "Hello world");
-    assert_eq!(finished(&events).1, Some(StopReason::EndTurn));
+    let (blocks, stop, _) = finished(&events);
+    assert_eq!(blocks, vec![ContentBlock::text("Hello world")]);
+    assert_eq!(stop, Some(StopReason::EndTurn));
 }
 
 #[test]
