@@ -244,6 +244,10 @@ pub(crate) async fn write_response(
         }
         stream.flush().await?;
     }
+    if cut < p.body.len() {
+        // The cut fell inside the last slice.
+        return break_off(stream, p.hang_up).await;
+    }
     stream.write_all(b"0\r\n\r\n").await?;
     stream.flush().await
 }
