@@ -132,6 +132,18 @@ fn faults() -> Vec<Fault> {
             let reply = Reply::new(200, body).with_header("content-type", w.content_type);
             (reply, fails(Provider, None, "undecodable", false))
         }),
+        fault("an error reported mid-stream", |w| {
+            // After the text: what was streamed must not become a turn.
+            let mut at = w.end_of_line_with("Hello");
+            if !w.ndjson {
+                at += w.body[at..].find('\n').expect("blank line") + 1;
+            }
+            let body = format!("{}{}{}", &w.body[..at], w.stream_error(), &w.body[at..]);
+            let reply = Reply::new(200, body).with_header("content-type", w.content_type);
+            // Gemini's error object names its HTTP status.
+            let status = (w.protocol == "gemini").then_some(500);
+            (reply, fails(Provider, status, "upstream died", false))
+        }),
         fault("a 20 MB line of garbage", |w| {
             let body = w.frame(&"x".repeat(MB20)) + &w.body;
             let reply = Reply::new(200, body).with_header("content-type", w.content_type);

@@ -48,6 +48,25 @@ impl Wire {
         at + self.body[at..].find('\n').expect("line end") + 1
     }
 
+    /// A frame reporting "upstream died" inside a 200 stream, in the wire's own shape.
+    pub fn stream_error(&self) -> &'static str {
+        match self.protocol {
+            "openai-chat" => {
+                "data: {\"error\":{\"message\":\"upstream died\",\"type\":\"server_error\"}}\n\n"
+            }
+            "openai-responses" => {
+                "event: error\ndata: {\"type\":\"error\",\"code\":\"server_error\",\"message\":\"upstream died\"}\n\n"
+            }
+            "anthropic" => {
+                "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"upstream died\"}}\n\n"
+            }
+            "gemini" => {
+                "data: {\"error\":{\"code\":500,\"message\":\"upstream died\",\"status\":\"INTERNAL\"}}\r\n\r\n"
+            }
+            _ => "{\"error\":\"upstream died\"}\n",
+        }
+    }
+
     /// A complete frame holding `data` (not valid for this wire).
     pub fn frame(&self, data: &str) -> String {
         if self.ndjson {
