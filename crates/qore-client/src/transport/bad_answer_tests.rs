@@ -1,3 +1,5 @@
+//! Messages for pages and text, tidy lines and capped bodies, sizes and titles.
+
 use super::*;
 
 fn answer<'a>(status: u16, content_type: &'a str, body: &'a [u8]) -> Answer<'a> {

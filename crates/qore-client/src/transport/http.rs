@@ -4,7 +4,8 @@
 //! Promises: every transport failure becomes an [`ErrorInfo`] of category `Network` whose
 //! message carries the whole cause chain; every non-2xx answer becomes an [`ErrorInfo`]
 //! that keeps the HTTP status and the body verbatim (the codec only adds what it can read
-//! from the body: the provider's message and error type).
+//! from the body: the provider's message and error type). The response stream then caps
+//! the body and shortens the message ([`super::bad_answer`]).
 
 use std::error::Error as _;
 use std::time::Duration;
