@@ -11,7 +11,8 @@
 //! `{"type": "result", "text", "messages", "usage", "stop_reason"}` (`messages`: the whole
 //! conversation, tool turns included), `{"type": "stopped", "reason", "message",
 //! "messages", "usage"}` (a tool-loop limit), `{"type": "error", "category", "message",
-//! "status"}` or `{"type": "cancelled"}`.
+//! "status", "body"}` (`body`: what the provider sent, capped at 64 KiB, or null) or
+//! `{"type": "cancelled"}`.
 //! Failures always also print one human line on stderr.
 
 use qore_client::tool_loop::{CallReport, LoopEvent, LoopStop, ToolCall};
@@ -303,6 +304,7 @@ impl Output {
                 "category": error.category,
                 "message": error.message,
                 "status": error.status(),
+                "body": error.provider.as_ref().and_then(|d| d.body.as_deref()),
             }));
         } else if !self.ends_with_newline {
             outln!();

@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::codec::{BodyRenderer, ChatRequest, FimRequest, Protocol};
 use crate::stream::{Attempts, NewDecoder};
+use crate::transport::bad_answer;
 use crate::transport::http::{build_client, network_error, redact, Timeouts, REDACTED};
 use crate::transport::retry::{is_retryable_status, server_wait, RetryPolicy};
 use crate::{ModelInfo, ResponseStream};
@@ -259,15 +260,19 @@ impl Client {
                 let response = self.http.get(&url).headers(headers.clone()).send().await?;
                 let status = response.status().as_u16();
                 let wait = server_wait(response.headers());
+                let head = bad_answer::Head::of(&response);
                 let body = response.bytes().await?;
-                Ok::<_, reqwest::Error>((status, wait, body))
+                Ok::<_, reqwest::Error>((status, wait, body, head))
             };
-            let (status, wait, body) = tokio::time::timeout(self.config.timeouts.idle, request)
-                .await
-                .map_err(|_| ErrorInfo::network(format!("listing models at {url} timed out")))?
-                .map_err(|err| network_error(&format!("listing models at {url} failed"), &err))?;
+            let (status, wait, body, head) =
+                tokio::time::timeout(self.config.timeouts.idle, request)
+                    .await
+                    .map_err(|_| ErrorInfo::network(format!("listing models at {url} timed out")))?
+                    .map_err(|err| {
+                        network_error(&format!("listing models at {url} failed"), &err)
+                    })?;
             if (200..300).contains(&status) {
-                return self.protocol.models(&body);
+                return self.protocol.models(&body).map_err(bad_answer::tidied);
             }
             let text = String::from_utf8_lossy(&body);
             let wait = wait.or_else(|| self.protocol.retry_delay(&text));
@@ -277,12 +282,15 @@ impl Client {
                     attempt += 1;
                 }
                 _ => {
-                    let mut error = self.protocol.error(status, &text);
+                    let error = self.protocol.error(status, &text);
+                    let answer = head.with_body(&body);
+                    let mut error = bad_answer::http_answer(error, &answer);
+                    // The key goes before the message is shortened, so no part of it is left.
                     redact(
                         &mut error,
                         self.config.api_key.as_deref().unwrap_or_default(),
                     );
-                    return Err(error);
+                    return Err(bad_answer::tidied(error));
                 }
             }
         }

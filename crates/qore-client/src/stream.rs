@@ -18,6 +18,14 @@
 //!   a single event) fails with a [`ErrorCategory::Provider`] error saying so, never an empty
 //!   successful turn (llama-cpp-python's server answers a streamed request with tools and
 //!   `tool_choice: "auto"` that way).
+//! - a body cut short — a stream ending mid-line (see
+//!   [`crate::transport::sse::StreamEnd`]) or before its wire's end event, whole JSON that
+//!   stops short — is a `Network` error ("ended early"), retried like a broken connection
+//!   while nothing was delivered; a 2xx HTML page or plain text is an error naming it, not
+//!   an empty or undecodable answer (`stream_answer.rs`);
+//! - every error it yields has a one-line message of at most 280 characters and a provider
+//!   body capped at 64 KiB ([`crate::transport::bad_answer::tidy`]); an HTML or text error
+//!   page is summed up as status, host, title or first line, content type and size.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -28,18 +36,22 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::Stream;
-use qore_core::{
-    ErrorCategory, ErrorInfo, MessageAssembler, ProviderDetail, ResponseEvent, TurnOutcome,
-};
+use qore_core::{ErrorCategory, ErrorInfo, MessageAssembler, ResponseEvent, TurnOutcome};
 use tokio::time::Sleep;
 use tokio_util::sync::CancellationToken;
 
 use crate::cancel::CancelSignal;
 use crate::codec::{Protocol, StreamDecoder};
 use crate::idle::IdleWatch;
+use crate::transport::bad_answer::{self, empty_response, BODY_CAP};
 use crate::transport::framing::Framer;
 use crate::transport::http::{network_error, redact_event};
-use crate::transport::retry::{is_retryable_status, server_wait, RetryPolicy};
+use crate::transport::retry::RetryPolicy;
+
+#[path = "stream_answer.rs"]
+mod answer;
+use crate::transport::bad_answer::Head;
+use answer::Whole;
 
 type ByteStream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
 type Pending = Pin<Box<dyn Future<Output = reqwest::Result<reqwest::Response>> + Send>>;
@@ -80,9 +92,10 @@ enum Body {
     Whole {
         bytes: ByteStream,
         buf: Vec<u8>,
-        status: u16,
-        /// `Some((status, wait the headers asked for))` for a non-2xx answer.
-        error: Option<(u16, Option<Duration>)>,
+        /// Bytes received, kept or not (an error body keeps at most [`BODY_CAP`]).
+        size: usize,
+        kind: Whole,
+        head: Head,
     },
     /// Waiting before the next attempt.
     Backoff(Pin<Box<Sleep>>),
@@ -191,10 +204,27 @@ impl ResponseStream {
         self.queue.push_back(ResponseEvent::Error { error });
     }
 
+    /// A transport failure: send again if allowed (see [`Self::retry`]), else fail with it.
+    fn retry_or_fail(&mut self, error: ErrorInfo) {
+        if !self.retry(None, &error.message) {
+            self.fail(error);
+        }
+    }
+
+    /// The body was read to its end with this result. A `Network` error means it was cut
+    /// short (mid-line, before its wire's end): handled like a broken connection.
+    fn settle(&mut self, result: Result<(), ErrorInfo>) {
+        match result {
+            Ok(()) => self.body = Body::Done,
+            Err(err) if err.category == ErrorCategory::Network => self.retry_or_fail(err),
+            Err(err) => self.fail(err),
+        }
+    }
+
     /// Start waiting for another attempt, if the policy allows one and nothing has been
     /// delivered; `false` when the failure is final.
     fn retry(&mut self, wait: Option<Duration>, why: &str) -> bool {
-        if self.delivered {
+        if self.delivered || !self.queue.is_empty() {
             return false;
         }
         let Some(attempts) = &self.attempts else {
@@ -213,38 +243,6 @@ impl ResponseStream {
         self.idle.suspend();
         self.body = Body::Backoff(Box::pin(tokio::time::sleep(delay)));
         true
-    }
-
-    fn on_response(&mut self, response: reqwest::Response) {
-        let status = response.status().as_u16();
-        let content_type = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("");
-        let stream = self.attempts.as_ref().is_some_and(|a| a.stream);
-        let framer = Framer::for_response(self.decoder.framing(), content_type, stream);
-        let wait = server_wait(response.headers());
-        let bytes: ByteStream = Box::pin(response.bytes_stream());
-        self.body = match framer {
-            _ if !(200..300).contains(&status) => Body::Whole {
-                bytes,
-                buf: Vec::new(),
-                status,
-                error: Some((status, wait)),
-            },
-            Some(framer) => Body::Framed {
-                bytes,
-                framer,
-                status,
-            },
-            None => Body::Whole {
-                bytes,
-                buf: Vec::new(),
-                status,
-                error: None,
-            },
-        };
     }
 
     /// Advance the body once. `Ready(())` when something changed (events queued, state moved).
@@ -292,10 +290,7 @@ impl ResponseStream {
                     Poll::Ready(())
                 }
                 Poll::Ready(Some(Err(err))) => {
-                    let error = network_error("the response stream broke", &err);
-                    if !this.retry(None, &error.message) {
-                        this.fail(error);
-                    }
+                    this.retry_or_fail(network_error("the response stream broke", &err));
                     Poll::Ready(())
                 }
                 Poll::Ready(None) => {
@@ -308,10 +303,7 @@ impl ResponseStream {
                     } else {
                         flushed.and_then(|()| decoder.finish(queue))
                     };
-                    match finished {
-                        Ok(()) => this.body = Body::Done,
-                        Err(err) => this.fail(err),
-                    }
+                    this.settle(finished);
                     Poll::Ready(())
                 }
                 Poll::Pending => Poll::Pending,
@@ -319,41 +311,34 @@ impl ResponseStream {
             Body::Whole {
                 bytes,
                 buf,
-                status: whole_status,
-                error,
+                size,
+                kind,
+                ..
             } => match bytes.as_mut().poll_next(cx) {
                 Poll::Ready(Some(Ok(chunk))) => {
                     this.idle.progress();
-                    buf.extend_from_slice(&chunk);
+                    *size += chunk.len();
+                    let keep = match kind {
+                        Whole::Answer => chunk.len(),
+                        _ => chunk.len().min(BODY_CAP.saturating_sub(buf.len())),
+                    };
+                    buf.extend_from_slice(&chunk[..keep]);
                     Poll::Ready(())
                 }
                 Poll::Ready(Some(Err(err))) => {
-                    let error = network_error("the response body broke", &err);
-                    if !this.retry(None, &error.message) {
-                        this.fail(error);
-                    }
+                    this.retry_or_fail(network_error("the response body broke", &err));
                     Poll::Ready(())
                 }
                 Poll::Ready(None) => {
-                    let buf = std::mem::take(buf);
-                    let result = match *error {
-                        Some((status, wait)) => {
-                            let text = String::from_utf8_lossy(&buf);
-                            let error = this.protocol.error(status, &text);
-                            let wait = wait.or_else(|| this.protocol.retry_delay(&text));
-                            if is_retryable_status(status) && this.retry(wait, &error.message) {
-                                return Poll::Ready(());
-                            }
-                            Err(error)
-                        }
-                        None if buf.trim_ascii().is_empty() => {
-                            Err(empty_response(*whole_status, "an empty body"))
-                        }
-                        None => this.decoder.body(&buf, &mut this.queue),
-                    };
-                    match result {
-                        Ok(()) => this.body = Body::Done,
-                        Err(err) => this.fail(err),
+                    if let Body::Whole {
+                        buf,
+                        size,
+                        kind,
+                        head,
+                        ..
+                    } = std::mem::replace(&mut this.body, Body::Done)
+                    {
+                        this.whole_ended(&buf, size, kind, &head);
                     }
                     Poll::Ready(())
                 }
@@ -361,19 +346,6 @@ impl ResponseStream {
             },
         }
     }
-}
-
-/// The error for a 2xx answer that carried nothing.
-fn empty_response(status: u16, what: &str) -> ErrorInfo {
-    ErrorInfo::new(
-        ErrorCategory::Provider,
-        format!("the server sent an empty response (HTTP {status} with {what})"),
-    )
-    .with_detail(ProviderDetail {
-        status: Some(status),
-        error_type: None,
-        body: Some(String::new()),
-    })
 }
 
 impl Stream for ResponseStream {
@@ -386,7 +358,11 @@ impl Stream for ResponseStream {
                 return Poll::Ready(None);
             }
             if let Some(mut event) = this.queue.pop_front() {
+                // The key goes before the message is shortened, so no part of it is left.
                 redact_event(&mut event, this.attempts.as_ref().map(|a| &a.secret));
+                if let ResponseEvent::Error { error } = &mut event {
+                    bad_answer::tidy(error);
+                }
                 this.delivered = true;
                 if let Some(assembler) = &mut this.assembler {
                     assembler.apply(&event);

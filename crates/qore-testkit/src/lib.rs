@@ -21,6 +21,7 @@
 pub mod bench;
 pub mod cassette;
 pub mod proxy;
+mod reply;
 pub mod server;
 pub mod slicing;
 mod wire;

@@ -22,6 +22,10 @@
 //!   `write_all` + `flush`, then `0\r\n\r\n`. `HEAD` requests and 1xx/204/304 get no body.
 //! - The connection is kept for the next request unless the client sent `connection: close`
 //!   (then the response carries `connection: close` and the server closes).
+//! - Faults: a reply may break off ([`HangUp`]): close before the head, or after some body
+//!   bytes close (FIN), reset (RST: `SO_LINGER` 0), or stall (send nothing more, keep the
+//!   connection open until the client closes it); and it may drip, sleeping
+//!   [`Reply::pace`] before each slice.
 //! - A client that goes away while the response is written is not an error: the server stops
 //!   writing quietly and counts it in [`ReplayServer::disconnects`] (every failed response write
 //!   counts; on loopback that only happens when the peer closed or reset).
@@ -29,101 +33,18 @@
 //! - `start*` must be called inside a tokio runtime.
 
 use std::collections::VecDeque;
-use std::io::Write as _;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use bytes::{Bytes, BytesMut};
+use bytes::BytesMut;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::{JoinHandle, JoinSet};
 
-use crate::cassette::Exchange;
-use crate::slicing::Slicing;
-use crate::wire::{read_request, reason};
-
-/// A canned response. Cloning is cheap (the body is a [`Bytes`]).
-#[derive(Debug, Clone)]
-pub struct Reply {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: Bytes,
-    pub slicing: Slicing,
-    /// Close the connection instead of finishing the reply (transport failures).
-    pub hang_up: Option<HangUp>,
-}
-
-/// Where a reply breaks off by closing the connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HangUp {
-    /// Read the request, then close without writing anything.
-    BeforeHead,
-    /// Write the head and this many body bytes (chunked), then close without the last chunk.
-    AfterBodyBytes(usize),
-}
-
-impl Reply {
-    /// A reply with no headers, sent whole.
-    pub fn new(status: u16, body: impl Into<Bytes>) -> Self {
-        Reply {
-            status,
-            headers: Vec::new(),
-            body: body.into(),
-            slicing: Slicing::Whole,
-            hang_up: None,
-        }
-    }
-
-    /// A connection closed right after the request was read.
-    pub fn hang_up() -> Self {
-        let mut reply = Reply::new(200, Bytes::new());
-        reply.hang_up = Some(HangUp::BeforeHead);
-        reply
-    }
-
-    /// This reply, broken off after `n` body bytes (the connection closes mid-body).
-    pub fn cut_after(mut self, n: usize) -> Self {
-        self.hang_up = Some(HangUp::AfterBodyBytes(n));
-        if matches!(self.slicing, Slicing::Whole) {
-            self.slicing = Slicing::Fixed(usize::MAX);
-        }
-        self
-    }
-
-    /// `200 text/event-stream`, one chunk per SSE frame.
-    pub fn sse(body: impl Into<Bytes>) -> Self {
-        Reply::new(200, body)
-            .with_header("content-type", "text/event-stream")
-            .with_slicing(Slicing::PerSseFrame)
-    }
-
-    /// A JSON reply with this status, sent whole.
-    pub fn json(status: u16, body: impl Into<Bytes>) -> Self {
-        Reply::new(status, body).with_header("content-type", "application/json")
-    }
-
-    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-
-    pub fn with_slicing(mut self, slicing: Slicing) -> Self {
-        self.slicing = slicing;
-        self
-    }
-}
-
-/// The reply recorded in `ex` (status, headers, body bytes, base64-decoded when recorded so).
-pub fn reply_from_exchange(ex: &Exchange, slicing: Slicing) -> Reply {
-    Reply {
-        status: ex.status,
-        headers: ex.response_headers.clone(),
-        body: Bytes::from(ex.response_bytes()),
-        slicing,
-        hang_up: None,
-    }
-}
+pub use crate::reply::{reply_from_exchange, HangUp, Reply};
+use crate::reply::{write_response, Prepared};
+use crate::wire::read_request;
 
 /// A request as the server received it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -147,48 +68,6 @@ impl RecordedRequest {
     /// The body parsed as JSON, if it is JSON.
     pub fn json(&self) -> Option<serde_json::Value> {
         serde_json::from_slice(&self.body).ok()
-    }
-}
-
-/// A reply with its response head and slice boundaries computed once.
-struct Prepared {
-    /// Status line and headers, without framing headers and the final blank line.
-    head: Vec<u8>,
-    status: u16,
-    body: Bytes,
-    /// `None` for `Slicing::Whole` (content-length framing).
-    ends: Option<Vec<usize>>,
-    hang_up: Option<HangUp>,
-}
-
-impl Prepared {
-    fn new(reply: Reply) -> Self {
-        let mut head = Vec::with_capacity(256);
-        let _ = write!(
-            head,
-            "HTTP/1.1 {} {}\r\n",
-            reply.status,
-            reason(reply.status)
-        );
-        for (n, v) in &reply.headers {
-            let skip = ["content-length", "transfer-encoding", "connection"]
-                .iter()
-                .any(|h| n.eq_ignore_ascii_case(h));
-            if !skip {
-                let _ = write!(head, "{n}: {v}\r\n");
-            }
-        }
-        let ends = match reply.slicing {
-            Slicing::Whole => None,
-            ref s => Some(s.slice_ends(&reply.body)),
-        };
-        Prepared {
-            head,
-            status: reply.status,
-            body: reply.body,
-            ends,
-            hang_up: reply.hang_up,
-        }
     }
 }
 
@@ -379,77 +258,4 @@ async fn serve_connection(mut stream: TcpStream, shared: Arc<Shared>) {
             return;
         }
     }
-}
-
-/// Slices at least this big are written without copying them into the chunk buffer.
-const COPY_LIMIT: usize = 256 * 1024;
-
-async fn write_response(
-    stream: &mut TcpStream,
-    p: &Prepared,
-    head_only: bool,
-    close: bool,
-    out: &mut Vec<u8>,
-) -> std::io::Result<()> {
-    let bodiless = (100..200).contains(&p.status) || p.status == 204 || p.status == 304;
-    let cut = match p.hang_up {
-        Some(HangUp::BeforeHead) => return Err(std::io::ErrorKind::ConnectionAborted.into()),
-        Some(HangUp::AfterBodyBytes(n)) => n,
-        None => usize::MAX,
-    };
-    out.clear();
-    out.extend_from_slice(&p.head);
-    if !bodiless {
-        match &p.ends {
-            None => {
-                let _ = write!(out, "content-length: {}\r\n", p.body.len());
-            }
-            Some(_) => out.extend_from_slice(b"transfer-encoding: chunked\r\n"),
-        }
-    }
-    if close {
-        out.extend_from_slice(b"connection: close\r\n");
-    }
-    out.extend_from_slice(b"\r\n");
-    if head_only || bodiless {
-        stream.write_all(out).await?;
-        return stream.flush().await;
-    }
-    let Some(ends) = &p.ends else {
-        if p.body.len() < COPY_LIMIT {
-            out.extend_from_slice(&p.body);
-            stream.write_all(out).await?;
-        } else {
-            stream.write_all(out).await?;
-            stream.write_all(&p.body).await?;
-        }
-        return stream.flush().await;
-    };
-    stream.write_all(out).await?;
-    stream.flush().await?;
-    let mut start = 0;
-    for &end in ends {
-        if start >= cut {
-            return Err(std::io::ErrorKind::ConnectionAborted.into());
-        }
-        let data = &p.body[start..end.min(cut)];
-        start = end;
-        if data.is_empty() {
-            continue;
-        }
-        out.clear();
-        let _ = write!(out, "{:x}\r\n", data.len());
-        if data.len() < COPY_LIMIT {
-            out.extend_from_slice(data);
-            out.extend_from_slice(b"\r\n");
-            stream.write_all(out).await?;
-        } else {
-            stream.write_all(out).await?;
-            stream.write_all(data).await?;
-            stream.write_all(b"\r\n").await?;
-        }
-        stream.flush().await?;
-    }
-    stream.write_all(b"0\r\n\r\n").await?;
-    stream.flush().await
 }

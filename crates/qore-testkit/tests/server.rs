@@ -216,3 +216,69 @@ async fn head_and_dropped_server() {
         "listener must be gone"
     );
 }
+
+/// Send a raw GET and read until the connection ends: the bytes, and how it ended.
+async fn read_until_end(stream: &mut tokio::net::TcpStream) -> (Vec<u8>, std::io::Result<()>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let request = b"GET / HTTP/1.1\r\nhost: x\r\n\r\n";
+    stream.write_all(request).await.expect("request");
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match stream.read(&mut buf).await {
+            Ok(0) => return (got, Ok(())),
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(err) => return (got, Err(err)),
+        }
+    }
+}
+
+#[tokio::test]
+async fn replies_break_off_by_closing_or_resetting_after_n_bytes() {
+    for (reset, reply) in [
+        (false, Reply::sse("data: 12345678\n\n").cut_after(5)),
+        (true, Reply::sse("data: 12345678\n\n").reset_after(5)),
+    ] {
+        let server = ReplayServer::start(vec![reply]).await.expect("start");
+        let mut stream = tokio::net::TcpStream::connect(server.addr())
+            .await
+            .expect("connect");
+        let (got, end) = read_until_end(&mut stream).await;
+        let text = String::from_utf8_lossy(&got);
+        if reset {
+            let kind = end.expect_err("a reset").kind();
+            assert_eq!(kind, std::io::ErrorKind::ConnectionReset, "{text}");
+        } else {
+            end.expect("a clean close");
+            assert!(text.ends_with("\r\n5\r\ndata:\r\n"), "{text:?}");
+        }
+        assert!(!text.contains("\r\n0\r\n\r\n"), "no last chunk: {text:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_stalled_reply_keeps_the_connection_until_the_client_leaves() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let reply = Reply::sse("data: 12345678\n\n").stall_after(5);
+    let server = ReplayServer::start(vec![reply]).await.expect("start");
+    let mut stream = tokio::net::TcpStream::connect(server.addr())
+        .await
+        .expect("connect");
+    stream
+        .write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await
+        .expect("request");
+    let mut got = Vec::new();
+    let mut buf = [0u8; 256];
+    while !got.ends_with(b"5\r\ndata:\r\n") {
+        let n = stream.read(&mut buf).await.expect("read");
+        assert!(n > 0, "closed: {:?}", String::from_utf8_lossy(&got));
+        got.extend_from_slice(&buf[..n]);
+    }
+    // Still open: the server counts the disconnect only once the client has gone.
+    assert_eq!(server.disconnects(), 0);
+    drop(stream);
+    while server.disconnects() == 0 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}

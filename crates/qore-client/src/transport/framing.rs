@@ -1,9 +1,20 @@
 //! [`Framer`]: the framer a response body needs, chosen from the decoder's [`Framing`] and
 //! the response's content type, behind one `feed`/`finish` interface.
+//!
+//! Promise: a body that ends in the middle of a line (see [`StreamEnd`] for the exact rule)
+//! ends in a `Network` error, "the stream ended early", never in that half line handed to a
+//! decoder (which would call it undecodable provider data).
+
+use qore_core::ErrorInfo;
 
 use super::ndjson::NdjsonFramer;
-use super::sse::{SseFrame, SseFramer};
+use super::sse::{SseFrame, SseFramer, StreamEnd};
 use crate::codec::Framing;
+
+/// The error for a streamed body cut in the middle of a line.
+pub fn ended_mid_line() -> ErrorInfo {
+    ErrorInfo::network("the stream ended early: the connection closed in the middle of a line")
+}
 
 /// Cuts a streamed body into frames.
 #[derive(Debug)]
@@ -45,14 +56,19 @@ impl Framer {
         }
     }
 
-    /// End of body: dispatch what the server left unterminated.
-    pub fn finish<E>(
+    /// End of body: dispatch what the server left unterminated when it is whole; a body
+    /// cut mid-line is [`ended_mid_line`].
+    pub fn finish(
         &mut self,
-        on_frame: impl FnMut(SseFrame<'_>) -> Result<(), E>,
-    ) -> Result<(), E> {
-        match self {
+        on_frame: impl FnMut(SseFrame<'_>) -> Result<(), ErrorInfo>,
+    ) -> Result<(), ErrorInfo> {
+        let end = match self {
             Framer::Sse(framer) => framer.finish(on_frame),
             Framer::Ndjson(framer) => framer.finish(on_frame),
+        }?;
+        match end {
+            StreamEnd::Clean => Ok(()),
+            StreamEnd::MidLine => Err(ended_mid_line()),
         }
     }
 }
@@ -84,5 +100,58 @@ mod tests {
             "whole"
         );
         assert_eq!(pick(Framing::Ndjson, "text/plain", true), "ndjson");
+    }
+
+    /// Every frame of `body` fed in two pieces split at `at`, then how it ended.
+    fn frames(framing: Framing, body: &[u8], at: usize) -> (Vec<String>, Result<(), String>) {
+        let mut framer = Framer::for_response(framing, "", true).unwrap();
+        let mut out = Vec::new();
+        let mut push = |f: SseFrame<'_>| {
+            out.push(f.data.to_owned());
+            Ok(())
+        };
+        for piece in [&body[..at], &body[at..]] {
+            framer.feed(piece, &mut push).unwrap();
+        }
+        let end = framer.finish(&mut push).map_err(|e| e.message);
+        (out, end)
+    }
+
+    #[test]
+    fn a_body_cut_mid_line_ends_early_and_a_whole_last_line_is_kept() {
+        let a = r#"{"a":1}"#;
+        // (framing, body, frames, ended mid-line)
+        let cases: &[(Framing, &[u8], &[&str], bool)] = &[
+            (Framing::Sse, b"data: {\"a\":1}\n\n", &[a], false),
+            (Framing::Sse, b"data: {\"a\":1}\n", &[a], false),
+            (Framing::Sse, b"data: {\"a\":1}\r", &[a], false),
+            (Framing::Sse, b"data: {\"a\":1}", &[a], false),
+            (Framing::Sse, b"event: e\ndata: [DONE]", &["[DONE]"], false),
+            (Framing::Sse, b"data: {\"a\":1}\n\n \t", &[a], false),
+            (Framing::Sse, b"data: {\"a\":", &[], true),
+            (Framing::Sse, b"data: {\"a\":\"\xC3", &[], true),
+            (Framing::Sse, b"data: hello", &[], true),
+            (Framing::Sse, b"data: {\"a\":1}\n\nda", &[a], true),
+            (Framing::Sse, b"data: {\"a\":1}\n\nevent: e", &[a], true),
+            (Framing::Ndjson, b"{\"a\":1}\n", &[a], false),
+            (Framing::Ndjson, b"{\"a\":1}", &[a], false),
+            (Framing::Ndjson, b"{\"a\":1}\n  ", &[a], false),
+            (Framing::Ndjson, b"{\"a\":1}\n{\"b\":", &[a], true),
+            (Framing::Ndjson, b"{\"a\":\"\xF0\x9F", &[], true),
+        ];
+        for &(framing, body, expected, mid_line) in cases {
+            for at in 0..=body.len() {
+                let (frames, end) = frames(framing, body, at);
+                let case = format!("{framing:?} {:?} split at {at}", body.escape_ascii());
+                assert_eq!(frames, expected, "{case}");
+                match end {
+                    Ok(()) => assert!(!mid_line, "{case}: not reported"),
+                    Err(message) => {
+                        assert!(mid_line, "{case}: {message}");
+                        assert!(message.contains("ended early"), "{case}: {message}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -4,7 +4,8 @@
 //! Promises: every transport failure becomes an [`ErrorInfo`] of category `Network` whose
 //! message carries the whole cause chain; every non-2xx answer becomes an [`ErrorInfo`]
 //! that keeps the HTTP status and the body verbatim (the codec only adds what it can read
-//! from the body: the provider's message and error type);
+//! from the body: the provider's message and error type); the response stream then caps the
+//! body and shortens the message ([`super::bad_answer`]);
 //! - TLS trusts the bundled webpki roots and the operating system's roots, read when a client
 //!   is built (`rustls-native-certs`, which honours `SSL_CERT_FILE` and `SSL_CERT_DIR`), so
 //!   a corporate proxy's CA installed on the machine, or named by `SSL_CERT_FILE`, works;

@@ -3,6 +3,7 @@
 //! Everything here is protocol-agnostic and lives once: codecs never open sockets or split
 //! bytes into frames themselves.
 
+pub mod bad_answer;
 pub mod framing;
 pub mod http;
 pub mod ndjson;

@@ -8,7 +8,9 @@
 //! - a line borrowed straight from the chunk when it lies wholly inside it; otherwise
 //!   gathered in one buffer the framer reuses;
 //! - invalid UTF-8 becomes U+FFFD (never a panic, never a dropped line);
-//! - [`NdjsonFramer::finish`] dispatches a last line the server did not end with a newline.
+//! - [`NdjsonFramer::finish`] dispatches a last line the server did not end with a newline
+//!   when it is one complete JSON value; any other unterminated tail was cut and is
+//!   reported, not dispatched ([`StreamEnd`] states the rule for both framers).
 //!
 //! Frames are handed out as [`SseFrame`]s with no event name, so every decoder has one input
 //! type. Hand-written for the same reasons as [`super::sse`]: a push framer fed from the
@@ -18,7 +20,7 @@ use std::borrow::Cow;
 
 use memchr::memchr;
 
-use super::sse::SseFrame;
+use super::sse::{complete_data, SseFrame, StreamEnd};
 
 /// Push framer for an NDJSON body.
 #[derive(Debug, Default)]
@@ -58,13 +60,20 @@ impl NdjsonFramer {
         Ok(())
     }
 
-    /// End of body: dispatch a last line that lacked its newline.
+    /// End of body: dispatch a last line that lacked its newline if it is whole; report it
+    /// as [`StreamEnd::MidLine`] (not dispatched) if it was cut.
     pub fn finish<E>(
         &mut self,
         mut on_frame: impl FnMut(SseFrame<'_>) -> Result<(), E>,
-    ) -> Result<(), E> {
+    ) -> Result<StreamEnd, E> {
         let line = std::mem::take(&mut self.line);
-        dispatch(&line, &mut on_frame)
+        if line.trim_ascii().is_empty() {
+            return Ok(StreamEnd::Clean);
+        }
+        if !complete_data(&line) {
+            return Ok(StreamEnd::MidLine);
+        }
+        dispatch(&line, &mut on_frame).map(|()| StreamEnd::Clean)
     }
 }
 
@@ -102,12 +111,13 @@ mod tests {
                 })
                 .unwrap();
         }
-        framer
+        let end = framer
             .finish(|f| {
                 out.push(f.data.to_owned());
                 Ok::<(), ()>(())
             })
             .unwrap();
+        assert_eq!(end, StreamEnd::Clean);
         out
     }
 

@@ -15,7 +15,8 @@
 //! - data decoded as UTF-8, validated once per frame; invalid bytes become U+FFFD (never a
 //!   panic, never a dropped frame);
 //! - [`SseFramer::finish`] at end of body dispatches a last frame the server did not close
-//!   with a blank line (its last line may even lack its line end).
+//!   with a blank line when its lines are whole; see [`StreamEnd`] for a last line that lacks
+//!   its line end.
 //!
 //! It is hand-written because no crate gives a push framer that borrows, does not allocate
 //! per event and is correct at every byte split: `eventsource-stream` allocates a `String`
@@ -27,6 +28,32 @@ use std::borrow::Cow;
 use memchr::{memchr, memchr2};
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// How a streamed body ended, as [`SseFramer::finish`] and
+/// [`super::ndjson::NdjsonFramer::finish`] see it.
+///
+/// The rule for the last line: a line ends at its line end. When the body ends after one
+/// (whether or not an SSE frame's closing blank line followed), every line was received
+/// whole: [`StreamEnd::Clean`]. A last line WITHOUT its line end was either sent that way or
+/// cut when the connection closed; it is taken as whole only when what it completes — the
+/// SSE frame's data, or the NDJSON line — is one complete JSON value or `[DONE]` (a cut
+/// cannot leave that: the value's last byte was the line's last byte), and dispatched.
+/// Anything else (half a JSON value, half a UTF-8 character, a bare field name) is
+/// [`StreamEnd::MidLine`]: not dispatched, never handed to a decoder as if it were data.
+/// A blank tail (spaces, tabs) is ignored.
+#[must_use]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamEnd {
+    /// Every line was whole; pending frames were dispatched.
+    Clean,
+    /// The body stopped in the middle of a line; that line was dropped.
+    MidLine,
+}
+
+/// Whether the data of an unterminated last line is whole: `[DONE]` or one JSON value.
+pub(super) fn complete_data(data: &[u8]) -> bool {
+    data.trim_ascii() == b"[DONE]" || serde_json::from_slice::<serde::de::IgnoredAny>(data).is_ok()
+}
 
 /// One dispatched SSE event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,15 +132,25 @@ impl SseFramer {
     }
 
     /// End of body: dispatch a frame that has data but lacked its terminating blank line
-    /// (servers that close without it), then reset.
+    /// (servers that close without it), unless its last line was cut (see [`StreamEnd`]),
+    /// then reset.
     pub fn finish<E>(
         &mut self,
         mut on_frame: impl FnMut(SseFrame<'_>) -> Result<(), E>,
-    ) -> Result<(), E> {
+    ) -> Result<StreamEnd, E> {
         let line = std::mem::take(&mut self.line);
         let mut result = Ok(());
-        if !line.is_empty() {
+        let mut end = StreamEnd::Clean;
+        if !line.trim_ascii().is_empty() {
             result = self.on_line(&line, 0, line.len(), false, &mut on_frame);
+            let whole = match self.data_at {
+                Slot::Owned => complete_data(&self.data),
+                _ => false,
+            };
+            if !whole {
+                end = StreamEnd::MidLine;
+                self.data_at = Slot::Absent;
+            }
         }
         if result.is_ok() {
             result = self.dispatch(&line, &mut on_frame);
@@ -124,7 +161,7 @@ impl SseFramer {
         self.event_at = Slot::Absent;
         self.after_cr = false;
         self.started = false;
-        result
+        result.map(|()| end)
     }
 
     fn feed_lines<E>(

@@ -20,7 +20,7 @@ fn run(chunks: &[&[u8]]) -> Vec<Frame> {
             })
             .unwrap();
     }
-    framer
+    let _ = framer
         .finish(|f| {
             out.push(own(f));
             Ok::<_, Infallible>(())
@@ -178,7 +178,7 @@ fn recorded_streams_with_crlf_and_cr_line_ends() {
 fn multibyte_utf8_at_every_split() {
     let body = "\u{feff}event: grüße\r\ndata: héllo wörld 😀\r\n\r\n: kommentar ✓\n\
                 data: {\"text\":\"日本語\"}\rdata: second line ü\r\r\
-                data:😀😀\n\ndata: tail without blank line é";
+                data:😀😀\n\ndata: tail without blank line é\n";
     let expected = reference(body);
     assert_eq!(
         expected,
@@ -298,7 +298,7 @@ fn trailing_frame_is_flushed_by_finish() {
         })
         .unwrap();
     assert_eq!(out, vec![frame(None, "a")]);
-    framer
+    let _ = framer
         .finish(|f| {
             out.push(own(f));
             Ok::<_, Infallible>(())
@@ -324,11 +324,11 @@ fn finish_resets_for_a_new_stream() {
         Ok::<_, Infallible>(())
     };
     framer.feed(b"event: e\ndata: a\r", &mut push).unwrap();
-    framer.finish(&mut push).unwrap();
+    let _ = framer.finish(&mut push).unwrap();
     framer
         .feed(b"\xEF\xBB\xBF\ndata: b\n\n", &mut push)
         .unwrap();
-    framer.finish(&mut push).unwrap();
+    let _ = framer.finish(&mut push).unwrap();
     assert_eq!(out, vec![frame(Some("e"), "a"), frame(None, "b")]);
 }
 

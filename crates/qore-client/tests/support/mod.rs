@@ -75,3 +75,39 @@ pub fn say_hi(client: &Client, cancel: CancellationToken) -> ResponseStream {
     };
     client.stream(&request, cancel)
 }
+
+/// One run of the tool loop with `registry` (run automatically), default limits and
+/// options, on `history`.
+pub async fn run_loop(
+    client: &Client,
+    registry: &qore_client::tool_loop::ToolRegistry,
+    history: &mut History,
+) -> qore_client::tool_loop::LoopOutcome {
+    use qore_client::tool_loop::{ApprovalMode, ApprovalPolicy, LoopConfig, ToolLoopRunner};
+    let mut policy = ApprovalPolicy::new(ApprovalMode::Auto);
+    let mut runner = ToolLoopRunner {
+        client,
+        registry,
+        policy: &mut policy,
+        approver: &Nobody,
+        config: LoopConfig::default(),
+    };
+    let options = RequestOptions::default();
+    runner
+        .run("m", history, &options, &CancellationToken::new(), |_| {})
+        .await
+}
+
+/// An approver that is never asked (tests whose tools need no approval) and denies if it is.
+pub struct Nobody;
+
+impl qore_client::tool_loop::Approver for Nobody {
+    fn decide<'a>(
+        &'a self,
+        _: &'a qore_client::tool_loop::ApprovalRequest,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = qore_client::tool_loop::ApprovalDecision> + Send + 'a>,
+    > {
+        Box::pin(async { qore_client::tool_loop::ApprovalDecision::Deny { reason: None } })
+    }
+}

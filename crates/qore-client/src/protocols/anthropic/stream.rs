@@ -15,9 +15,12 @@
 //!   deltas are skipped: the provider ran those tools itself;
 //! - usage from `message_start` and `message_delta` is reported as it comes; a later zero
 //!   never replaces an earlier non-zero count;
-//! - an `error` event fails the turn (status `None`, the provider's type and message); a
-//!   stream that ends without `message_stop` is a `Network` error; anything after
-//!   `message_stop` (a gateway's `[DONE]`) is ignored.
+//! - an `error` event fails the turn (status `None`, the provider's type and message), and so
+//!   does a second `message_start` before the first message stopped (a spliced or replayed
+//!   stream): both are provider errors, and the blocks still open are dropped, never
+//!   finished (no tool call made up from half its arguments); a stream that ends without
+//!   `message_stop` is a `Network` error; anything after `message_stop` (a gateway's
+//!   `[DONE]`) is ignored.
 
 use std::collections::VecDeque;
 
@@ -38,6 +41,8 @@ use blocks::OpenBlock;
 #[derive(Debug, Default)]
 pub struct MessagesStreamDecoder {
     started: bool,
+    /// A `message_start` event was decoded (a second one means a spliced stream).
+    message_started: bool,
     /// Content blocks started and not yet stopped, in start order.
     open: Vec<OpenBlock>,
     /// How many blocks started (the index of a block whose event names none).
@@ -81,6 +86,15 @@ impl MessagesStreamDecoder {
         match event.kind {
             EventKind::MessageStart => {
                 let message = event.message;
+                if self.message_started {
+                    let error = ErrorInfo::provider(
+                        "the stream started a second message before the first one ended \
+                         (message_start before message_stop: a spliced or replayed stream)",
+                    );
+                    self.fail(error, raw, out);
+                    return;
+                }
+                self.message_started = true;
                 if !self.started {
                     let id = message.as_ref().and_then(|m| m.id.as_deref());
                     let model = message.as_ref().and_then(|m| m.model.as_deref());
@@ -125,14 +139,25 @@ impl MessagesStreamDecoder {
             EventKind::Error | EventKind::Unknown => {
                 // An unknown event kind is skipped, unless it carries an error.
                 if event.kind == EventKind::Error || event.error.is_some() {
-                    self.failed = true;
-                    self.open.clear();
-                    out.push_back(ResponseEvent::Error {
-                        error: error::in_stream(event.error.as_deref(), raw),
-                    });
+                    let error = error::in_stream(event.error.as_deref(), raw);
+                    self.fail(error, raw, out);
                 }
             }
         }
+    }
+
+    /// The stream failed: open blocks are dropped, later frames ignored.
+    fn fail(&mut self, mut error: ErrorInfo, raw: &str, out: &mut Out) {
+        self.failed = true;
+        self.open.clear();
+        if error.provider.is_none() {
+            error = error.with_detail(ProviderDetail {
+                status: None,
+                error_type: None,
+                body: Some(raw.to_owned()),
+            });
+        }
+        out.push_back(ResponseEvent::Error { error });
     }
 
     fn stop(&mut self, reason: &str, out: &mut Out) {

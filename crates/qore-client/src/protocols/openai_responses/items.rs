@@ -1,11 +1,14 @@
 //! The output items of one response, from `response.output_item.added` to `.done`.
 //!
 //! Promises:
-//! - events find their item by `item_id`, else by `output_index`, else the latest item
-//!   (llama.cpp sends no `output_index`); an event for an item never announced opens it;
-//! - messages: `output_text`/`refusal` deltas become text as they arrive; a `.done` event or
-//!   the finished item supplies the text only when no delta did (servers that send only
-//!   `.done`, whole bodies);
+//! - events find their item by `output_index`, else by `item_id`, else the latest item
+//!   (llama.cpp sends no `output_index`); ids are labels, not keys: some proxies (GitHub
+//!   Copilot's Responses endpoint) send a different `item_id` on every event of one item. An
+//!   event for an item never announced opens it;
+//! - messages: `output_text`/`refusal` deltas become text as they arrive, each content part
+//!   keyed by `content_index`; a `.done` event or the finished item supplies a part's text
+//!   only when no delta did (servers that send only `.done`, whole bodies), so a turn's text
+//!   is its deltas, once;
 //! - reasoning: summary parts (`summary_text`) and reasoning text (`reasoning_text`) become
 //!   one thinking block per item, parts separated by a blank line; the finished item's
 //!   `encrypted_content` (else the one it was announced with) becomes the block's signature,
@@ -27,11 +30,35 @@ mod reasoning;
 pub use reasoning::Channel;
 use reasoning::{push_reasoning, reasoning_done, ReasoningState};
 
-/// How an event names its item.
+/// How an event names its item (and, for message text, its content part).
 #[derive(Debug, Clone, Copy)]
 pub struct ItemRef<'e> {
     pub item_id: Option<&'e str>,
     pub output_index: Option<u32>,
+    pub content_index: Option<u32>,
+}
+
+/// The content parts of a message whose text already came as deltas.
+#[derive(Debug, Default)]
+struct Streamed {
+    /// `content_index` of each part that had a delta.
+    parts: Vec<u32>,
+    /// A delta named no part: every part counts as streamed (the whole message).
+    unindexed: bool,
+}
+
+impl Streamed {
+    fn mark(&mut self, part: Option<u32>) {
+        match part {
+            Some(index) if !self.parts.contains(&index) => self.parts.push(index),
+            Some(_) => {}
+            None => self.unindexed = true,
+        }
+    }
+
+    fn has(&self, part: Option<u32>) -> bool {
+        self.unindexed || self.parts.contains(&part.unwrap_or(0))
+    }
 }
 
 #[derive(Debug)]
@@ -43,7 +70,7 @@ struct OpenItem {
 
 #[derive(Debug)]
 enum ItemState {
-    Message { streamed: bool },
+    Message(Streamed),
     Reasoning(ReasoningState),
     Call(CallState),
     Other,
@@ -71,14 +98,14 @@ pub struct Items {
 
 impl Items {
     fn find(&self, at: ItemRef<'_>) -> Option<usize> {
-        if let Some(id) = at.item_id.filter(|id| !id.is_empty()) {
-            return self.open.iter().rposition(|item| item.id == id);
-        }
-        match at.output_index {
-            Some(index) => self
+        if let Some(index) = at.output_index {
+            return self
                 .open
                 .iter()
-                .rposition(|item| item.output_index == Some(index)),
+                .rposition(|item| item.output_index == Some(index));
+        }
+        match at.item_id.filter(|id| !id.is_empty()) {
+            Some(id) => self.open.iter().rposition(|item| item.id == id),
             None => self.open.len().checked_sub(1),
         }
     }
@@ -105,7 +132,7 @@ impl Items {
     ) {
         self.seen = true;
         let state = match item.kind.as_deref() {
-            Some("message") => ItemState::Message { streamed: false },
+            Some("message") => ItemState::Message(Streamed::default()),
             Some("reasoning") => ItemState::Reasoning(ReasoningState {
                 encrypted: item
                     .encrypted_content
@@ -162,9 +189,9 @@ impl Items {
         refusal: bool,
         out: &mut VecDeque<ResponseEvent>,
     ) {
-        let pos = self.find_or_open(at, || ItemState::Message { streamed: false });
-        if let ItemState::Message { streamed } = &mut self.open[pos].state {
-            *streamed = true;
+        let pos = self.find_or_open(at, || ItemState::Message(Streamed::default()));
+        if let ItemState::Message(streamed) = &mut self.open[pos].state {
+            streamed.mark(at.content_index);
         }
         self.push_text(text, refusal, out);
     }
@@ -177,12 +204,12 @@ impl Items {
         refusal: bool,
         out: &mut VecDeque<ResponseEvent>,
     ) {
-        let pos = self.find_or_open(at, || ItemState::Message { streamed: false });
-        if let ItemState::Message { streamed } = &mut self.open[pos].state {
-            if *streamed {
+        let pos = self.find_or_open(at, || ItemState::Message(Streamed::default()));
+        if let ItemState::Message(streamed) = &mut self.open[pos].state {
+            if streamed.has(at.content_index) {
                 return;
             }
-            *streamed = true;
+            streamed.mark(Some(at.content_index.unwrap_or(0)));
         }
         self.push_text(text, refusal, out);
     }
@@ -255,12 +282,19 @@ impl Items {
         let at = ItemRef {
             item_id: item.id.as_deref(),
             output_index,
+            content_index: None,
         };
         let state = self.find(at).map(|pos| self.open.remove(pos).state);
         match item.kind.as_deref() {
-            Some("message") if !matches!(state, Some(ItemState::Message { streamed: true })) => {
-                for part in item.content.into_iter().flatten() {
-                    self.message_part(part, out);
+            Some("message") => {
+                let streamed = match state {
+                    Some(ItemState::Message(streamed)) => streamed,
+                    _ => Streamed::default(),
+                };
+                for (index, part) in (0u32..).zip(item.content.into_iter().flatten()) {
+                    if !streamed.has(Some(index)) {
+                        self.message_part(part, out);
+                    }
                 }
             }
             Some("reasoning") => {

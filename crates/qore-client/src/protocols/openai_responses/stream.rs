@@ -12,7 +12,9 @@
 //! `ToolUse` when function calls were made, `Refusal` after a refusal, else `EndTurn`),
 //! `response.incomplete` (`max_output_tokens` → `MaxTokens`, `content_filter` → `Refusal`),
 //! `response.failed` (an error with the response's `error.code`/`message`) or an `error`
-//! event. Usage comes from the terminal response (cached and reasoning tokens included).
+//! event; after a failure, items still open (a half-streamed function call) are dropped,
+//! not finished. Usage comes from the terminal response (cached and reasoning tokens
+//! included).
 //! Events after the terminal one are ignored; a stream that ends without one is a Network
 //! error, `[DONE]` or not.
 //!
@@ -99,6 +101,7 @@ impl ResponsesDecoder {
         let at = ItemRef {
             item_id: event.item_id.as_deref(),
             output_index: event.output_index,
+            content_index: event.content_index,
         };
         let text = event.text.and_then(|t| t.into_text());
         let delta = event.delta.and_then(|d| d.into_text());
@@ -204,12 +207,18 @@ impl ResponsesDecoder {
     ) {
         self.ended = true;
         self.start(response.id, response.model, out);
-        if !self.items.seen {
-            for item in response.output.into_iter().flatten() {
-                self.items.done(None, item, out);
+        if matches!(status, "completed" | "incomplete") {
+            if !self.items.seen {
+                for item in response.output.into_iter().flatten() {
+                    self.items.done(None, item, out);
+                }
             }
+            self.items.close(out);
+        } else {
+            // A failed response: what was left open is dropped, never finished as if whole
+            // (no tool call made up from half its arguments).
+            self.items = Items::default();
         }
-        self.items.close(out);
         if let Some(usage) = response.usage.as_ref().map(usage) {
             if !usage.is_empty() {
                 out.push_back(ResponseEvent::Usage { usage });

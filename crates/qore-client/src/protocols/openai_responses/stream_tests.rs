@@ -52,6 +52,8 @@ fn call_item(call_id: &str, args: &str) -> Value {
 
 #[path = "stream_end_tests.rs"]
 mod ends;
+#[path = "stream_items_tests.rs"]
+mod items;
 
 #[test]
 fn codex_tool_turn_with_encrypted_reasoning() {
