@@ -1,12 +1,13 @@
 //! The Anthropic decoder's hot path allocates nothing per delta: small text and thinking
 //! deltas become inline [`qore_core::DeltaText`]s, frames are read with borrowed shapes, and
 //! tool arguments grow one buffer (amortized). Counted with a global allocator that counts
-//! allocation calls while switched on (this binary holds this one test, so nothing else runs
-//! while it counts).
+//! allocation calls made by the counting thread while switched on (the test harness's own
+//! threads may allocate meanwhile; they are not counted).
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use qore_client::protocols::anthropic::MessagesStreamDecoder;
 use qore_client::transport::sse::SseFrame;
@@ -15,12 +16,20 @@ use qore_core::ResponseEvent;
 
 struct Counting;
 
-static ON: AtomicBool = AtomicBool::new(false);
+thread_local! {
+    /// Counting is on for this thread (const-initialized: reading it never allocates).
+    static ON: Cell<bool> = const { Cell::new(false) };
+}
+
+fn counting() -> bool {
+    ON.try_with(Cell::get).unwrap_or(false)
+}
+
 static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if ON.load(Relaxed) {
+        if counting() {
             ALLOCATIONS.fetch_add(1, Relaxed);
         }
         System.alloc(layout)
@@ -31,7 +40,7 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if ON.load(Relaxed) {
+        if counting() {
             ALLOCATIONS.fetch_add(1, Relaxed);
         }
         System.realloc(ptr, layout, new_size)
@@ -63,11 +72,11 @@ fn allocations(frames: &[String]) -> usize {
         out.clear();
     };
     ALLOCATIONS.store(0, Relaxed);
-    ON.store(true, Relaxed);
+    ON.with(|on| on.set(true));
     for data in rest {
         feed(data, &mut out);
     }
-    ON.store(false, Relaxed);
+    ON.with(|on| on.set(false));
     ALLOCATIONS.load(Relaxed)
 }
 
