@@ -15,6 +15,8 @@ pub mod catalog;
 pub mod config;
 pub mod context;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzz_targets;
 pub mod json_commas;
 pub mod partials;
 pub mod profile;

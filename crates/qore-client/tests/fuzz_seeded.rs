@@ -1,0 +1,59 @@
+//! The short, seeded fuzz pass of this crate's fuzz targets (`qore_client::fuzz_targets`,
+//! the same functions the libFuzzer binaries under `fuzz/` run): a fixed seed and a bounded
+//! number of cases per target (`qore_testkit::fuzz_seeds::run_seeded`), plus every crash
+//! the long runs found, kept as a regression input.
+
+use qore_client::fuzz_targets::{decode, ndjson_framer, sse_framer, text_protocol};
+use qore_client::protocols::NAMES;
+use qore_testkit::fuzz_seeds::run_seeded;
+
+const CASES: u32 = 256;
+
+#[test]
+fn sse_framer_seeded() {
+    run_seeded("sse_framer", Vec::new(), CASES, sse_framer);
+}
+
+#[test]
+fn ndjson_framer_seeded() {
+    run_seeded("ndjson_framer", Vec::new(), CASES, ndjson_framer);
+}
+
+#[test]
+fn text_protocol_seeded() {
+    run_seeded("text_protocol", Vec::new(), CASES, text_protocol);
+}
+
+/// One pass per wire; `run_seeded` takes a plain `fn`, so each wire gets its own.
+#[test]
+fn every_decoder_seeded() {
+    let wires: [(&str, fn(&[u8])); 7] = [
+        ("openai-chat", |d| decode("openai-chat", d)),
+        ("openai-responses", |d| decode("openai-responses", d)),
+        ("anthropic", |d| decode("anthropic", d)),
+        ("gemini", |d| decode("gemini", d)),
+        ("ollama", |d| decode("ollama", d)),
+        ("llamacpp", |d| decode("llamacpp", d)),
+        ("mistral", |d| decode("mistral", d)),
+    ];
+    let covered: Vec<&str> = wires.iter().map(|(wire, _)| *wire).collect();
+    assert_eq!(covered, NAMES, "a decoder target per protocol");
+    for (wire, target) in wires {
+        run_seeded(&format!("decode_{}", wire.replace('-', "_")), Vec::new(), CASES, target);
+    }
+}
+
+/// Inputs the long runs found a crash with (chunking header, then body), by target.
+const REGRESSIONS: &[(&str, &[u8])] = &[];
+
+#[test]
+fn crashes_found_by_fuzzing_stay_fixed() {
+    for (target, input) in REGRESSIONS {
+        match *target {
+            "sse_framer" => sse_framer(input),
+            "ndjson_framer" => ndjson_framer(input),
+            "text_protocol" => text_protocol(input),
+            wire => decode(wire, input),
+        }
+    }
+}
