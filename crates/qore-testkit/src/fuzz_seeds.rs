@@ -117,10 +117,14 @@ pub fn run_seeded(target: &str, extra: Vec<Vec<u8>>, cases: u32, check: fn(&[u8]
     use proptest::prelude::*;
     use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
-    let cassettes = crate::fixtures_dir()
-        .map(|dir| crate::load_cassettes(&dir).unwrap_or_else(|err| panic!("{err}")))
-        .unwrap_or_default();
-    let mut pool = seeds(target, &cassettes);
+    // Loaded once per test binary, however many targets it runs.
+    static CASSETTES: std::sync::OnceLock<Vec<Cassette>> = std::sync::OnceLock::new();
+    let cassettes = CASSETTES.get_or_init(|| {
+        crate::fixtures_dir()
+            .map(|dir| crate::load_cassettes(&dir).unwrap_or_else(|err| panic!("{err}")))
+            .unwrap_or_default()
+    });
+    let mut pool = seeds(target, cassettes);
     pool.extend(extra);
     // Small seeds keep the pass short; the long runs under `fuzz/` take every size.
     pool.retain(|seed| seed.len() <= 8 * 1024);
