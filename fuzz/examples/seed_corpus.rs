@@ -25,7 +25,11 @@ fn main() -> Result<()> {
         std::fs::create_dir_all(&out).with_context(|| format!("{}", out.display()))?;
         let mut written = 0;
         for (n, body) in bodies.iter().enumerate() {
-            let headers = if is_chunked(target) { HEADERS } else { &[&[][..]] };
+            let headers = if is_chunked(target) {
+                HEADERS
+            } else {
+                &[&[][..]]
+            };
             for (h, header) in headers.iter().enumerate() {
                 let file = out.join(format!("seed_{n:04}_{h}"));
                 std::fs::write(&file, [header, body.as_slice()].concat())

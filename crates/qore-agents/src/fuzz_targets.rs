@@ -37,7 +37,11 @@ pub fn json_commas(data: &[u8]) {
             _ => assert_eq!(c, ',', "only commas go: {text:?} -> {stripped:?}"),
         }
     }
-    assert_eq!(kept.next(), None, "nothing is added: {text:?} -> {stripped:?}");
+    assert_eq!(
+        kept.next(),
+        None,
+        "nothing is added: {text:?} -> {stripped:?}"
+    );
     if serde_json::from_str::<Value>(&text).is_ok() {
         assert!(
             matches!(stripped, std::borrow::Cow::Borrowed(_)),

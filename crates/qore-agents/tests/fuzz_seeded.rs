@@ -14,7 +14,9 @@ fn json_commas_seeded() {
 
 #[test]
 fn profile_seeded() {
-    let bundled = BUNDLED_AGENTS.iter().map(|(_, text)| text.as_bytes().to_vec());
+    let bundled = BUNDLED_AGENTS
+        .iter()
+        .map(|(_, text)| text.as_bytes().to_vec());
     run_seeded("profile", bundled.collect(), 128, profile);
 }
 

@@ -39,7 +39,12 @@ fn every_decoder_seeded() {
     let covered: Vec<&str> = wires.iter().map(|(wire, _)| *wire).collect();
     assert_eq!(covered, NAMES, "a decoder target per protocol");
     for (wire, target) in wires {
-        run_seeded(&format!("decode_{}", wire.replace('-', "_")), Vec::new(), CASES, target);
+        run_seeded(
+            &format!("decode_{}", wire.replace('-', "_")),
+            Vec::new(),
+            CASES,
+            target,
+        );
     }
 }
 

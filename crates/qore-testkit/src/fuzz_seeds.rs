@@ -97,13 +97,58 @@ pub fn seeds(target: &str, cassettes: &[Cassette]) -> Vec<Vec<u8>> {
 
 /// Pieces of the wires and formats the targets read, for inputs built from scratch.
 const TOKENS: &[&[u8]] = &[
-    b"data: ", b"data:", b"event: ", b":", b"\n", b"\r\n", b"\r", b" ", b"\xEF\xBB\xBF",
-    b"\xFF", b"\xE2\x82", b"{", b"}", b"[", b"]", b",", b"\"", b"\\", b"[DONE]", b"null",
-    b"\"type\":", b"\"content\":", b"\"text\":", b"\"delta\":", b"\"name\":", b"\"id\":",
-    b"\"arguments\":", b"\"choices\":[", b"\"done\":true", b"\"stop\":", b"1", b"\"a\"",
-    b"<tool_call>", b"</tool_call>", b"```", b"~~~", b"`", b"> ", b"- ", b"\xC3\xA9",
-    b"[body]", b"name = ", b"extends = ", b" = ", b"\"\"\"", b"'", b"{{ ", b" }}",
-    b"{% include \"", b"\" %}", b"[match]", b"provider = \"openai\"\n",
+    b"data: ",
+    b"data:",
+    b"event: ",
+    b":",
+    b"\n",
+    b"\r\n",
+    b"\r",
+    b" ",
+    b"\xEF\xBB\xBF",
+    b"\xFF",
+    b"\xE2\x82",
+    b"{",
+    b"}",
+    b"[",
+    b"]",
+    b",",
+    b"\"",
+    b"\\",
+    b"[DONE]",
+    b"null",
+    b"\"type\":",
+    b"\"content\":",
+    b"\"text\":",
+    b"\"delta\":",
+    b"\"name\":",
+    b"\"id\":",
+    b"\"arguments\":",
+    b"\"choices\":[",
+    b"\"done\":true",
+    b"\"stop\":",
+    b"1",
+    b"\"a\"",
+    b"<tool_call>",
+    b"</tool_call>",
+    b"```",
+    b"~~~",
+    b"`",
+    b"> ",
+    b"- ",
+    b"\xC3\xA9",
+    b"[body]",
+    b"name = ",
+    b"extends = ",
+    b" = ",
+    b"\"\"\"",
+    b"'",
+    b"{{ ",
+    b" }}",
+    b"{% include \"",
+    b"\" %}",
+    b"[match]",
+    b"provider = \"openai\"\n",
 ];
 
 /// The same bytes over a run: proptest's deterministic generator with this seed.
@@ -148,7 +193,8 @@ pub fn run_seeded(target: &str, extra: Vec<Vec<u8>>, cases: u32, check: fn(&[u8]
         }
         bytes
     });
-    let strung = prop::collection::vec(prop::sample::select(TOKENS), 0..48).prop_map(|t| t.concat());
+    let strung =
+        prop::collection::vec(prop::sample::select(TOKENS), 0..48).prop_map(|t| t.concat());
     let body = prop_oneof![
         4 => mutated,
         1 => prop::collection::vec(any::<u8>(), 0..256),

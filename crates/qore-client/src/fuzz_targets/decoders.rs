@@ -35,7 +35,10 @@ pub fn decode(wire: &str, data: &[u8]) {
         let chunked = renumbered(streamed(fast(), &chunks));
         assert_eq!(chunked, whole, "{wire} fim={fim}: chunked");
         let serde = renumbered(streamed(serde_only(wire, fim), &[body]));
-        assert_eq!(serde, whole, "{wire} fim={fim}: the fast path changed the events");
+        assert_eq!(
+            serde, whole,
+            "{wire} fim={fim}: the fast path changed the events"
+        );
         let body_fast = whole_body(fast(), body);
         fold(&body_fast.0);
         let body_serde = whole_body(serde_only(wire, fim), body);

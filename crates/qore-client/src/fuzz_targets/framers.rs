@@ -22,7 +22,9 @@ pub fn sse_framer(data: &[u8]) {
 pub fn ndjson_framer(data: &[u8]) {
     let (body, chunks) = chunked(data);
     let expected = ndjson_reference(&String::from_utf8_lossy(body));
-    check(&expected, body, &chunks, || Framer::Ndjson(NdjsonFramer::new()));
+    check(&expected, body, &chunks, || {
+        Framer::Ndjson(NdjsonFramer::new())
+    });
 }
 
 fn check(expected: &[Frame], body: &[u8], chunks: &[&[u8]], framer: impl Fn() -> Framer) {
@@ -43,9 +45,13 @@ fn run(mut framer: Framer, chunks: &[&[u8]]) -> Vec<Frame> {
         Ok::<_, Infallible>(())
     };
     for chunk in chunks {
-        framer.feed(chunk, &mut own).unwrap_or_else(|never| match never {});
+        framer
+            .feed(chunk, &mut own)
+            .unwrap_or_else(|never| match never {});
     }
-    framer.finish(&mut own).unwrap_or_else(|never| match never {});
+    framer
+        .finish(&mut own)
+        .unwrap_or_else(|never| match never {});
     out
 }
 

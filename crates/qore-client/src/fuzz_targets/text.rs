@@ -36,7 +36,11 @@ pub fn text_protocol(data: &[u8]) {
     if !reply.contains(FENCE) {
         let fenced = format!("{FENCE}\n{reply}");
         let events = parse_reply(&fenced, "f_");
-        assert_eq!(text_of(&events), fenced, "a block inside a fence: {events:?}");
+        assert_eq!(
+            text_of(&events),
+            fenced,
+            "a block inside a fence: {events:?}"
+        );
     }
 }
 
