@@ -5,7 +5,7 @@
 
 use qore_client::fuzz_targets::{decode, ndjson_framer, sse_framer, text_protocol};
 use qore_client::protocols::NAMES;
-use qore_testkit::fuzz_seeds::run_seeded;
+use qore_testkit::fuzz_seeds::{run_seeded, TARGETS};
 
 const CASES: u32 = 256;
 
@@ -24,27 +24,13 @@ fn text_protocol_seeded() {
     run_seeded("text_protocol", Vec::new(), CASES, text_protocol);
 }
 
-/// One pass per wire; `run_seeded` takes a plain `fn`, so each wire gets its own.
+/// One pass per wire, each a target of its own under `fuzz/`.
 #[test]
 fn every_decoder_seeded() {
-    let wires: [(&str, fn(&[u8])); 7] = [
-        ("openai-chat", |d| decode("openai-chat", d)),
-        ("openai-responses", |d| decode("openai-responses", d)),
-        ("anthropic", |d| decode("anthropic", d)),
-        ("gemini", |d| decode("gemini", d)),
-        ("ollama", |d| decode("ollama", d)),
-        ("llamacpp", |d| decode("llamacpp", d)),
-        ("mistral", |d| decode("mistral", d)),
-    ];
-    let covered: Vec<&str> = wires.iter().map(|(wire, _)| *wire).collect();
-    assert_eq!(covered, NAMES, "a decoder target per protocol");
-    for (wire, target) in wires {
-        run_seeded(
-            &format!("decode_{}", wire.replace('-', "_")),
-            Vec::new(),
-            CASES,
-            target,
-        );
+    for wire in NAMES {
+        let target = format!("decode_{}", wire.replace('-', "_"));
+        assert!(TARGETS.contains(&target.as_str()), "no fuzz target {target}");
+        run_seeded(&target, Vec::new(), CASES, |data| decode(wire, data));
     }
 }
 

@@ -158,7 +158,7 @@ const RNG_SEED: [u8; 32] = *b"qore fuzz_seeded, fixed seed 001";
 /// only when [`is_chunked`]) followed by a seed of `target` (its fixtures and `extra`) with a few bytes changed,
 /// random bytes, or wire pieces strung together. Fixed seed, no persistence: every run
 /// checks the same inputs. A failure panics with the smallest input proptest finds.
-pub fn run_seeded(target: &str, extra: Vec<Vec<u8>>, cases: u32, check: fn(&[u8])) {
+pub fn run_seeded(target: &str, extra: Vec<Vec<u8>>, cases: u32, check: impl Fn(&[u8])) {
     use proptest::prelude::*;
     use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
