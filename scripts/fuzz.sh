@@ -4,11 +4,11 @@
 # Targets: see fuzz/fuzz_targets/ (or `cargo fuzz list` in the repository root).
 # Installs cargo-fuzz when missing, writes the starting corpus from the recorded fixtures
 # (fuzz/corpus/TARGET) on first use, and runs on the stable toolchain with
-# RUSTC_BOOTSTRAP=1 (cargo-fuzz wants nightly flags) and no sanitizer (the code under test
-# is safe Rust; the checks are the targets' own assertions), inputs up to 4 KiB (a later
-# -max_len=N overrides it). Crashes land in
-# fuzz/artifacts/TARGET; turn each into a regression input in the crate's
-# tests/fuzz_seeded.rs.
+# RUSTC_BOOTSTRAP=1 (cargo-fuzz wants nightly flags), with debug assertions and overflow
+# checks, without a sanitizer (the code under test is safe Rust; the checks are the
+# targets' own assertions), on inputs up to 4 KiB (a later -max_len=N overrides it).
+# Crashes land in fuzz/artifacts/TARGET; turn each into a regression test (the target
+# called with that input) in the crate's tests/fuzz_seeded.rs.
 set -euo pipefail
 target=${1:?usage: scripts/fuzz.sh TARGET [SECONDS] [libFuzzer flags...]}
 seconds=${2:-60}

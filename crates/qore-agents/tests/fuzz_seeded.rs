@@ -1,7 +1,7 @@
 //! The short, seeded fuzz pass of this crate's fuzz targets (`qore_agents::fuzz_targets`,
 //! the same functions the libFuzzer binaries under `fuzz/` run): a fixed seed and a bounded
-//! number of cases per target (`qore_testkit::fuzz_seeds::run_seeded`), plus every crash
-//! the long runs found, kept as a regression input.
+//! number of cases per target (`qore_testkit::fuzz_seeds::run_seeded`). A crash a long run
+//! finds becomes a test here calling the target with that input (none found so far).
 
 use qore_agents::catalog::BUNDLED_AGENTS;
 use qore_agents::fuzz_targets::{json_commas, profile};
@@ -18,17 +18,4 @@ fn profile_seeded() {
         .iter()
         .map(|(_, text)| text.as_bytes().to_vec());
     run_seeded("profile", bundled.collect(), 128, profile);
-}
-
-/// Inputs the long runs found a crash with, by target.
-const REGRESSIONS: &[(&str, &[u8])] = &[];
-
-#[test]
-fn crashes_found_by_fuzzing_stay_fixed() {
-    for (target, input) in REGRESSIONS {
-        match *target {
-            "json_commas" => json_commas(input),
-            _ => profile(input),
-        }
-    }
 }

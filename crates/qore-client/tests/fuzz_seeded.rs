@@ -1,7 +1,7 @@
 //! The short, seeded fuzz pass of this crate's fuzz targets (`qore_client::fuzz_targets`,
 //! the same functions the libFuzzer binaries under `fuzz/` run): a fixed seed and a bounded
-//! number of cases per target (`qore_testkit::fuzz_seeds::run_seeded`), plus every crash
-//! the long runs found, kept as a regression input.
+//! number of cases per target (`qore_testkit::fuzz_seeds::run_seeded`). A crash a long run
+//! finds becomes a test here calling the target with that input (none found so far).
 
 use qore_client::fuzz_targets::{decode, ndjson_framer, sse_framer, text_protocol};
 use qore_client::protocols::NAMES;
@@ -29,22 +29,10 @@ fn text_protocol_seeded() {
 fn every_decoder_seeded() {
     for wire in NAMES {
         let target = format!("decode_{}", wire.replace('-', "_"));
-        assert!(TARGETS.contains(&target.as_str()), "no fuzz target {target}");
+        assert!(
+            TARGETS.contains(&target.as_str()),
+            "no fuzz target {target}"
+        );
         run_seeded(&target, Vec::new(), CASES, |data| decode(wire, data));
-    }
-}
-
-/// Inputs the long runs found a crash with (chunking header, then body), by target.
-const REGRESSIONS: &[(&str, &[u8])] = &[];
-
-#[test]
-fn crashes_found_by_fuzzing_stay_fixed() {
-    for (target, input) in REGRESSIONS {
-        match *target {
-            "sse_framer" => sse_framer(input),
-            "ndjson_framer" => ndjson_framer(input),
-            "text_protocol" => text_protocol(input),
-            wire => decode(wire, input),
-        }
     }
 }
