@@ -16,6 +16,8 @@ pub mod catalog;
 pub mod config;
 pub mod context;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzz_targets;
 pub mod json_commas;
 mod os_keyring;
 pub mod overrides;

@@ -15,6 +15,8 @@
 mod cancel;
 mod client;
 mod codec;
+#[doc(hidden)]
+pub mod fuzz_targets;
 mod idle;
 pub mod local;
 mod models;

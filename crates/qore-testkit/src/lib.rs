@@ -15,11 +15,13 @@
 //!   it to a real server on this machine (tests against a real local model).
 //!
 //! - [`bench`]: the run settings and statistics the benches share.
+//! - [`fuzz_seeds`]: seed inputs for the fuzz targets, by target name.
 //!
 //! Nothing here is meant for production code: depend on it as a dev-dependency only.
 
 pub mod bench;
 pub mod cassette;
+pub mod fuzz_seeds;
 pub mod proxy;
 mod reply;
 pub mod server;

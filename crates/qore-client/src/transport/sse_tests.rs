@@ -1,8 +1,9 @@
 use super::*;
+use crate::fuzz_targets::sse_reference as reference;
 use std::convert::Infallible;
 use std::path::PathBuf;
 
-type Frame = (Option<String>, String);
+use crate::fuzz_targets::Frame;
 
 fn own(f: SseFrame<'_>) -> Frame {
     (f.event.map(str::to_owned), f.data.to_owned())
@@ -35,47 +36,6 @@ fn whole(body: &str) -> Vec<Frame> {
 
 fn frame(event: Option<&str>, data: &str) -> Frame {
     (event.map(str::to_owned), data.to_owned())
-}
-
-/// The spec, written as plainly as possible: normalise line ends, split into lines.
-fn reference(body: &str) -> Vec<Frame> {
-    let body = body.strip_prefix('\u{feff}').unwrap_or(body);
-    let body = body.replace("\r\n", "\n").replace('\r', "\n");
-    let mut frames = Vec::new();
-    let mut data: Option<String> = None;
-    let mut event = String::new();
-    for line in body.split('\n') {
-        if line.is_empty() {
-            if let Some(d) = data.take() {
-                frames.push(((!event.is_empty()).then(|| event.clone()), d));
-            }
-            event.clear();
-            continue;
-        }
-        if line.starts_with(':') {
-            continue;
-        }
-        let (name, value) = match line.split_once(':') {
-            Some((n, v)) => (n, v.strip_prefix(' ').unwrap_or(v)),
-            None => (line, ""),
-        };
-        match name {
-            "data" => match &mut data {
-                Some(d) => {
-                    d.push('\n');
-                    d.push_str(value);
-                }
-                None => data = Some(value.to_owned()),
-            },
-            "event" => event = value.to_owned(),
-            _ => {}
-        }
-    }
-    // End of body: a frame left open is still dispatched.
-    if let Some(d) = data {
-        frames.push(((!event.is_empty()).then_some(event), d));
-    }
-    frames
 }
 
 /// Whole, split in two at every offset, and one byte at a time: all equal the reference.
