@@ -28,7 +28,13 @@ pub fn ndjson_framer(data: &[u8]) {
     let frames = ndjson_reference(&text);
     let last = text.rsplit('\n').next().unwrap_or_default();
     let open_at_end = !last.chars().all(|c| matches!(c, ' ' | '\t' | '\r'));
-    check(Wire::Ndjson, (frames, open_at_end), body.ends_with(b"\n"), body, &chunks);
+    check(
+        Wire::Ndjson,
+        (frames, open_at_end),
+        body.ends_with(b"\n"),
+        body,
+        &chunks,
+    );
 }
 
 #[derive(Clone, Copy)]
@@ -54,7 +60,11 @@ fn check(
         expected.pop();
     }
     assert_eq!(whole, expected, "whole body ({end:?})");
-    assert_eq!(run(wire, chunks), (expected.clone(), end), "chunks {chunks:?}");
+    assert_eq!(
+        run(wire, chunks),
+        (expected.clone(), end),
+        "chunks {chunks:?}"
+    );
     let mut singles: Vec<&[u8]> = Vec::with_capacity(body.len() * 2);
     for byte in body.chunks(1) {
         singles.extend([byte, b""]);
