@@ -1,7 +1,7 @@
 //! The short, seeded fuzz pass of this crate's fuzz targets (`qore_client::fuzz_targets`,
 //! the same functions the libFuzzer binaries under `fuzz/` run): a fixed seed and a bounded
 //! number of cases per target (`qore_testkit::fuzz_seeds::run_seeded`). A crash a long run
-//! finds becomes a test here calling the target with that input (none found so far).
+//! finds becomes a test here calling the target with that input ([`regressions`]).
 
 use qore_client::fuzz_targets::{decode, ndjson_framer, sse_framer, text_protocol};
 use qore_client::protocols::NAMES;
@@ -35,4 +35,13 @@ fn every_decoder_seeded() {
         );
         run_seeded(&target, Vec::new(), CASES, |data| decode(wire, data));
     }
+}
+
+/// Inputs long runs found, each with what it broke.
+#[test]
+fn regressions() {
+    // A last line of form feeds without its newline: `finish` trimmed it as blank (Rust's
+    // ASCII whitespace) while the same line with a newline was dispatched; NDJSON's blank
+    // lines are spaces, tabs and CRs only.
+    ndjson_framer(b"\x7f\x5b\x0c\x0c\xff\x0c\x0c\x0c\x0c\x0c");
 }

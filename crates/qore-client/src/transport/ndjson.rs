@@ -67,7 +67,7 @@ impl NdjsonFramer {
         mut on_frame: impl FnMut(SseFrame<'_>) -> Result<(), E>,
     ) -> Result<StreamEnd, E> {
         let line = std::mem::take(&mut self.line);
-        if line.trim_ascii().is_empty() {
+        if blank(&line) {
             return Ok(StreamEnd::Clean);
         }
         if !complete_data(&line) {
@@ -77,14 +77,20 @@ impl NdjsonFramer {
     }
 }
 
+/// A line with nothing to read: spaces, tabs and CRs only (whether it ended with its newline
+/// or the body ended first, the same rule).
+fn blank(line: &[u8]) -> bool {
+    line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'))
+}
+
 fn dispatch<E>(
     line: &[u8],
     on_frame: &mut impl FnMut(SseFrame<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
-    if line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
+    if blank(line) {
         return Ok(());
     }
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
     let data = super::sse::decode(line);
     on_frame(SseFrame {
         event: None,
