@@ -160,6 +160,40 @@ async fn a_stalled_server_ends_the_run_at_the_command_lines_idle_timeout() {
     }
 }
 
+/// A listener whose accept queue is full: Linux drops further SYNs, so a connect hangs until
+/// the client gives up (backlog 0 holds one connection, which the test keeps).
+#[tokio::test]
+async fn a_server_that_never_accepts_ends_the_run_at_the_connect_timeout() {
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket
+        .bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))
+        .expect("bind");
+    let listener = socket.listen(0).expect("listen");
+    let addr = listener.local_addr().expect("address");
+    let _held = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("the one connection the queue holds");
+    let url = format!("http://{addr}/v1");
+    let args = ["run", "--tools", "off", "--url", &url, "--model", "m"];
+    let timeouts = [
+        "--connect-timeout",
+        "0.3",
+        "--idle-timeout",
+        "600",
+        "Hello?",
+    ];
+    let run = common::qore(&[&args[..], &timeouts[..]].concat()).await;
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let line = run.one_stderr_line();
+    assert!(line.contains("(Network)"), "{line}");
+    // The flag's value, not the default's, is what ended each attempt.
+    assert!(
+        line.contains("no connection within the connect timeout (0.3 s)"),
+        "{line}"
+    );
+    drop(listener);
+}
+
 #[tokio::test]
 async fn timeouts_that_are_not_seconds_are_usage_errors() {
     for bad in [["--idle-timeout", "soon"], ["--connect-timeout", "0"]] {

@@ -240,6 +240,7 @@ impl Client {
             new_decoder,
             sent: 0,
             secret: self.config.api_key.as_deref().map(Arc::from),
+            connect_timeout: self.config.timeouts.connect,
         };
         ResponseStream::connecting(
             self.protocol.clone(),

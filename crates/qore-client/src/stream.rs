@@ -71,6 +71,8 @@ pub(crate) struct Attempts {
     pub sent: u32,
     /// The API key, redacted from every error event.
     pub secret: Option<Arc<str>>,
+    /// The connect timeout, named when it is what ended an attempt.
+    pub connect_timeout: Duration,
 }
 
 impl Attempts {
@@ -257,7 +259,14 @@ impl ResponseStream {
                     Poll::Ready(())
                 }
                 Poll::Ready(Err(err)) => {
-                    let error = network_error("request failed", &err);
+                    let context = match &this.attempts {
+                        Some(a) if err.is_connect() && err.is_timeout() => format!(
+                            "no connection within the connect timeout ({} s)",
+                            a.connect_timeout.as_secs_f64()
+                        ),
+                        _ => "request failed".to_owned(),
+                    };
+                    let error = network_error(&context, &err);
                     if err.is_builder() || !this.retry(None, &error.message) {
                         this.fail(error);
                     }
