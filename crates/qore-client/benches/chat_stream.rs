@@ -7,15 +7,13 @@
 //! after the first event: the server runs ahead until the socket buffers are full, so the
 //! client starts on a backlog of one-event HTTP chunks (a few thousand events; once it has
 //! caught up, the case is `per_event` again, so the effect is largest at 20k). Each iteration
-//! is one
-//! HTTP request to a `qore_testkit::ReplayServer` that replays the same SSE body forever.
+//! is one HTTP request to a `qore_testkit::ReplayServer` replaying the same SSE body forever.
 //! - `qore`: `Client::send` + `ResponseStream::finish` (frames, decodes and folds the message).
 //! - `floor`: reqwest `bytes_stream()` + memchr line splitter + `serde_json::from_slice` into
 //!   a minimal borrowed struct (see `chat_stream/floor.rs`).
 //!
-//! The client runs on a current-thread runtime on the bench's main thread (hyper's connection
-//! task included), the server on a runtime of its own with one worker thread, so on two cores
-//! each side has a core and the client thread's CPU time is the client's whole cost.
+//! The client runs on a current-thread runtime on the main thread (hyper's connection task
+//! included), the server on a one-worker runtime of its own: on two cores each has a core.
 //!
 //! Before timing, each path is checked once (complete text / arguments) and its peak memory
 //! printed (`peak_mem ...`). After criterion, a table of medians of the same run's iterations:
@@ -23,9 +21,8 @@
 //! criterion and instead runs each case `QORE_BENCH_K` (default 7) times per path,
 //! alternating, and prints the same table, then a paired one (each round's floor wall ÷
 //! qore wall: quartiles, how often qore won, client wake-ups and user time per delta).
-//! `QORE_BENCH_CASES=text/per_event` keeps only the cases whose name contains that text;
-//! `QORE_BENCH_ONLY=qore|floor` runs one path (for a profiler); `QORE_BENCH_SAMPLES=1`
-//! prints every run.
+//! `QORE_BENCH_CASES=anthropic/text` keeps the cases whose name contains it; `QORE_BENCH_ONLY=
+//! qore|floor` runs one path (for a profiler); `QORE_BENCH_SAMPLES=1` prints every run.
 //!
 //! Reading the per-event numbers: with one event per HTTP chunk, most of both sides' time
 //! per event is the kernel's loopback TCP work (a send per event on the server; reads,
@@ -59,11 +56,10 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, SamplingMode, Throughput};
 use qore_client::{protocols, CancellationToken, Client, ClientConfig};
 use qore_core::TurnOutcome;
-use qore_testkit::{ReplayServer, Reply, Slicing};
+use qore_testkit::{bench::BenchRun, ReplayServer, Reply, Slicing};
 use tokio::runtime::Runtime;
 
 use check::{check_floor, check_qore};
-use qore_testkit::bench::BenchRun;
 use report::{Path, Records, Sample};
 use threads::{cpu_ns, schedstat, this_thread_schedstat, user_ticks};
 use workload::{Kind, Wire, Workload};

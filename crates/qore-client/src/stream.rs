@@ -45,7 +45,7 @@ use crate::codec::{Protocol, StreamDecoder};
 use crate::idle::IdleWatch;
 use crate::transport::bad_answer::{self, empty_response, BODY_CAP};
 use crate::transport::framing::Framer;
-use crate::transport::http::{network_error, redact_event};
+use crate::transport::http::{network_error, redact_event, request_failed};
 use crate::transport::retry::RetryPolicy;
 
 #[path = "stream_answer.rs"]
@@ -259,14 +259,8 @@ impl ResponseStream {
                     Poll::Ready(())
                 }
                 Poll::Ready(Err(err)) => {
-                    let context = match &this.attempts {
-                        Some(a) if err.is_connect() && err.is_timeout() => format!(
-                            "no connection within the connect timeout ({} s)",
-                            a.connect_timeout.as_secs_f64()
-                        ),
-                        _ => "request failed".to_owned(),
-                    };
-                    let error = network_error(&context, &err);
+                    let connect = this.attempts.as_ref().map(|a| a.connect_timeout);
+                    let error = request_failed(&err, connect);
                     if err.is_builder() || !this.retry(None, &error.message) {
                         this.fail(error);
                     }

@@ -77,6 +77,21 @@ pub(crate) fn redact_event(event: &mut ResponseEvent, secret: Option<&Option<Arc
     }
 }
 
+/// A request that got no answer, as an error; a connect timeout that ended it is named with
+/// its value (`connect`), so the user sees which setting was in force.
+pub(crate) fn request_failed(err: &reqwest::Error, connect: Option<Duration>) -> ErrorInfo {
+    match connect {
+        Some(limit) if err.is_connect() && err.is_timeout() => {
+            let context = format!(
+                "no connection within the connect timeout ({} s)",
+                limit.as_secs_f64()
+            );
+            network_error(&context, err)
+        }
+        _ => network_error("request failed", err),
+    }
+}
+
 /// A transport failure as an error: the reqwest error and all its causes, in one line.
 pub fn network_error(context: &str, err: &reqwest::Error) -> ErrorInfo {
     let mut message = format!("{context}: {err}");
