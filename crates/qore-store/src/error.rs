@@ -1,0 +1,56 @@
+//! The store's one error type.
+//!
+//! Promises: every failure of the database, the disk or the stored data comes back as a
+//! [`StoreError`] whose message names what was being done; nothing here panics.
+
+use std::path::PathBuf;
+
+/// What went wrong in the session store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot create the data directory {path}: {source}")]
+    CreateDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("no data directory: set QORE_DATA_DIR (the platform's data dir is unknown: {0})")]
+    NoDataDir(String),
+    #[error("cannot open the session store {path}: {source}")]
+    Open {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("the session store {path} stays in journal mode '{mode}'; WAL is required")]
+    NotWal { path: PathBuf, mode: String },
+    #[error("cannot migrate the session store {path}: {source}")]
+    Migration {
+        path: PathBuf,
+        source: rusqlite_migration::Error,
+    },
+    #[error("session store: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("no session matches '{0}'")]
+    NotFound(String),
+    #[error("'{prefix}' matches several sessions: {}", candidates.join(", "))]
+    Ambiguous {
+        prefix: String,
+        candidates: Vec<String>,
+    },
+    #[error("a session named '{0}' already exists")]
+    NameTaken(String),
+    #[error("a session name must not be empty")]
+    EmptyName,
+    #[error("no turn with id {0}")]
+    NoSuchTurn(i64),
+    #[error("the path {0} is not valid UTF-8 and cannot be stored")]
+    NonUtf8Path(PathBuf),
+    #[error("refused a malformed turn: {0}")]
+    MalformedTurn(String),
+    #[error("cannot encode a turn as JSON: {0}")]
+    Encode(serde_json::Error),
+    #[error("stored {what} is not valid: {source}")]
+    Corrupt {
+        what: String,
+        source: serde_json::Error,
+    },
+}

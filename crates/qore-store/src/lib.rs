@@ -1,0 +1,54 @@
+//! qore's session store: conversations kept in one SQLite file.
+//!
+//! Promises:
+//! - The file is `qore.db` in `QORE_DATA_DIR`, else in `qore` under the platform's data dir
+//!   (`$XDG_DATA_HOME/qore` on Linux): [`Store::open_default`]; any path: [`Store::open`].
+//! - WAL mode, foreign keys on, a busy timeout: two processes writing different sessions at
+//!   once both succeed. The schema is versioned (`PRAGMA user_version`, migrated on open with
+//!   `rusqlite_migration`).
+//! - Append-only: [`Store::append_turn`] commits one whole turn in one transaction, so a
+//!   process killed mid-write loses at most that turn and every earlier turn is intact. A
+//!   malformed turn (a tool call without its result, a result without its call) is refused,
+//!   and a failed or cancelled turn is recorded without its partial assistant message, so the
+//!   stored history is always well-formed.
+//!
+//! # Schema (version 1)
+//!
+//! Times are integer milliseconds since the Unix epoch (`datetime(created_at / 1000,
+//! 'unixepoch')` in `sqlite3`); JSON columns are qore-core's serde form, readable as is.
+//!
+//! | table | column | meaning |
+//! |---|---|---|
+//! | `sessions` | `id` | TEXT primary key: a lowercase ULID (time-prefixed, sorts by creation) |
+//! | | `name` | UNIQUE, optional user-given name |
+//! | | `title` | the first user line, trimmed, ≤ 80 characters |
+//! | | `project_dir` | the project directory the session belongs to |
+//! | | `agent`, `model` | what the session was created with |
+//! | | `created_at`, `updated_at` | `updated_at` strictly increases across the store |
+//! | | `parent_id` | for a compressed session: its original (NULL once that is removed) |
+//! | `turns` | `id` | INTEGER primary key ([`TurnId`]) |
+//! | | `session_id`, `seq` | the session (cascade delete) and the turn's 1-based position |
+//! | | `started_at`, `finished_at`, `model`, `agent` | how the turn ran |
+//! | | `usage` | JSON of `qore_core::Usage`, e.g. `{"input_tokens":12,"output_tokens":3}` |
+//! | | `status` | `finished`, `failed` or `cancelled` |
+//! | | `undone` | 1 once undone: kept, but left out of the history |
+//! | `messages` | `turn_id`, `seq` | the turn (cascade delete) and 1-based position in it |
+//! | | `role` | `user`, `assistant` (copied from the JSON, for queries) |
+//! | | `content` | JSON of `qore_core::Message`: `{"role":…,"blocks":[{"type":"text",…}]}` |
+//!
+//! For example, every user prompt of a project:
+//! `SELECT json_extract(content, '$.blocks[0].text') FROM messages m JOIN turns t ON
+//! t.id = m.turn_id JOIN sessions s ON s.id = t.session_id WHERE m.seq = 1 AND
+//! s.project_dir = '/src/app';`
+
+mod error;
+mod read;
+mod schema;
+mod store;
+mod turn;
+
+pub use error::StoreError;
+pub use read::SessionInfo;
+pub use schema::{data_dir, schema_version, BUSY_TIMEOUT, SCHEMA_VERSION};
+pub use store::{NewSession, Store, TurnId, DB_FILE};
+pub use turn::{check_well_formed, title_of, TurnRecord, TurnStatus};

@@ -1,0 +1,177 @@
+//! Everything that reads the store: finding a session, listing sessions, rebuilding history.
+//!
+//! Promises: a session is found by exact id, then exact name, then unique id prefix; an
+//! ambiguous prefix is an error that lists the candidates. History is rebuilt from stored
+//! turns in order, skipping undone ones; a stored row that does not decode is an error naming
+//! it, never a panic or a silent gap.
+
+use std::path::Path;
+
+use qore_core::{History, Message, Usage};
+use rusqlite::{params, OptionalExtension, Row};
+
+use crate::store::path_text;
+use crate::{Store, StoreError, TurnId};
+
+/// A session as listed: its row plus its turn count and the usage of its latest turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionInfo {
+    pub id: String,
+    pub name: Option<String>,
+    pub title: Option<String>,
+    pub project_dir: Option<String>,
+    pub agent: Option<String>,
+    pub model: Option<String>,
+    /// Milliseconds since the Unix epoch.
+    pub created_at: i64,
+    /// Milliseconds since the Unix epoch, strictly increasing across the store.
+    pub updated_at: i64,
+    pub parent_id: Option<String>,
+    /// All stored turns, undone ones included.
+    pub turn_count: i64,
+    pub last_usage: Option<Usage>,
+}
+
+const SELECT_INFO: &str = "
+SELECT s.id, s.name, s.title, s.project_dir, s.agent, s.model, s.created_at, s.updated_at,
+       s.parent_id,
+       (SELECT count(*) FROM turns t WHERE t.session_id = s.id),
+       (SELECT t.usage FROM turns t WHERE t.session_id = s.id ORDER BY t.seq DESC LIMIT 1)
+FROM sessions s";
+
+struct RawInfo(SessionInfo, Option<String>);
+
+fn raw_info(row: &Row<'_>) -> rusqlite::Result<RawInfo> {
+    let info = SessionInfo {
+        id: row.get(0)?,
+        name: row.get(1)?,
+        title: row.get(2)?,
+        project_dir: row.get(3)?,
+        agent: row.get(4)?,
+        model: row.get(5)?,
+        created_at: row.get(6)?,
+        updated_at: row.get(7)?,
+        parent_id: row.get(8)?,
+        turn_count: row.get(9)?,
+        last_usage: None,
+    };
+    Ok(RawInfo(info, row.get(10)?))
+}
+
+fn decoded(raw: RawInfo) -> Result<SessionInfo, StoreError> {
+    let RawInfo(mut info, usage) = raw;
+    if let Some(text) = usage {
+        info.last_usage = Some(from_json(&text, || format!("usage of session {}", info.id))?);
+    }
+    Ok(info)
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(
+    text: &str,
+    what: impl FnOnce() -> String,
+) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|source| StoreError::Corrupt {
+        what: what(),
+        source,
+    })
+}
+
+impl Store {
+    /// The session whose id or name is `key`, else the one whose id starts with `key`.
+    pub fn session(&self, key: &str) -> Result<SessionInfo, StoreError> {
+        let exact = self.query_infos(
+            &format!("{SELECT_INFO} WHERE s.id = ?1 OR s.name = ?1 ORDER BY s.id = ?1 DESC"),
+            params![key],
+        )?;
+        if let Some(info) = exact.into_iter().next() {
+            return Ok(info);
+        }
+        let key_lower = key.to_lowercase();
+        let mut found = if key.is_empty() {
+            Vec::new()
+        } else {
+            self.query_infos(
+                &format!(
+                    "{SELECT_INFO} WHERE substr(s.id, 1, length(?1)) = ?1 ORDER BY s.id LIMIT 21"
+                ),
+                params![key_lower],
+            )?
+        };
+        match found.len() {
+            0 => Err(StoreError::NotFound(key.to_owned())),
+            1 => Ok(found.remove(0)),
+            _ => Err(StoreError::Ambiguous {
+                prefix: key.to_owned(),
+                candidates: found.into_iter().map(|s| s.id).collect(),
+            }),
+        }
+    }
+
+    /// Sessions newest first (by last write), those of `project` only when given.
+    pub fn list_sessions(&self, project: Option<&Path>) -> Result<Vec<SessionInfo>, StoreError> {
+        let project = project.map(path_text).transpose()?;
+        self.query_infos(
+            &format!(
+                "{SELECT_INFO} WHERE ?1 IS NULL OR s.project_dir = ?1 ORDER BY s.updated_at DESC"
+            ),
+            params![project],
+        )
+    }
+
+    /// The most recently written session of a project directory.
+    pub fn latest_for_project(&self, project: &Path) -> Result<Option<SessionInfo>, StoreError> {
+        let project = path_text(project)?;
+        let found = self.query_infos(
+            &format!("{SELECT_INFO} WHERE s.project_dir = ?1 ORDER BY s.updated_at DESC LIMIT 1"),
+            params![project],
+        )?;
+        Ok(found.into_iter().next())
+    }
+
+    /// The session's conversation: every stored message of its turns that are not undone, in
+    /// order. `session` is an exact id.
+    pub fn history(&self, session: &str) -> Result<History, StoreError> {
+        let mut query = self.conn.prepare(
+            "SELECT m.id, m.content FROM messages m JOIN turns t ON t.id = m.turn_id
+             WHERE t.session_id = ?1 AND t.undone = 0 ORDER BY t.seq, m.seq",
+        )?;
+        let rows = query.query_map([session], |row| Ok((row.get::<_, i64>(0)?, row.get(1)?)))?;
+        let mut history = History::new();
+        for row in rows {
+            let (id, content): (i64, String) = row?;
+            let message: Message = from_json(&content, || format!("message {id}"))?;
+            history.push(message);
+        }
+        if history.is_empty() && self.session_exists(session)?.is_none() {
+            return Err(StoreError::NotFound(session.to_owned()));
+        }
+        Ok(history)
+    }
+
+    /// The ids of a session's stored turns, oldest first, undone ones included.
+    pub fn turn_ids(&self, session: &str) -> Result<Vec<TurnId>, StoreError> {
+        let mut query = self
+            .conn
+            .prepare("SELECT id FROM turns WHERE session_id = ?1 ORDER BY seq")?;
+        let ids = query.query_map([session], |row| row.get(0).map(TurnId))?;
+        Ok(ids.collect::<Result<_, _>>()?)
+    }
+
+    fn session_exists(&self, id: &str) -> Result<Option<i64>, StoreError> {
+        let found = self
+            .conn
+            .query_row("SELECT 1 FROM sessions WHERE id = ?1", [id], |row| row.get(0))
+            .optional()?;
+        Ok(found)
+    }
+
+    fn query_infos(
+        &self,
+        sql: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<Vec<SessionInfo>, StoreError> {
+        let mut query = self.conn.prepare(sql)?;
+        let raws = query.query_map(params, raw_info)?;
+        raws.map(|raw| decoded(raw?)).collect()
+    }
+}

@@ -1,0 +1,121 @@
+//! Where the database lives, how a connection is set up, and the versioned schema.
+//!
+//! Promises: every connection runs in WAL mode with foreign keys on, waits up to
+//! [`BUSY_TIMEOUT`] for another process's write lock instead of failing, and starts its
+//! transactions IMMEDIATE (so a writer queues for the lock rather than failing on upgrade).
+//! Opening migrates the schema to the latest version in one transaction; when two processes
+//! migrate the same new file at once, the one that loses sees the winner's schema and goes on.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, TransactionBehavior};
+use rusqlite_migration::{Migrations, M};
+
+use crate::StoreError;
+
+/// How long a write waits for another process's lock.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The schema version [`open_connection`] migrates to.
+pub const SCHEMA_VERSION: usize = 1;
+
+/// Migration 1: sessions, their turns, and each turn's messages (see the crate doc).
+const V1: &str = "
+CREATE TABLE sessions (
+    id          TEXT PRIMARY KEY,
+    name        TEXT UNIQUE,
+    title       TEXT,
+    project_dir TEXT,
+    agent       TEXT,
+    model       TEXT,
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL,
+    parent_id   TEXT REFERENCES sessions(id) ON DELETE SET NULL
+);
+CREATE INDEX sessions_updated ON sessions(updated_at);
+CREATE INDEX sessions_project ON sessions(project_dir, updated_at);
+CREATE TABLE turns (
+    id          INTEGER PRIMARY KEY,
+    session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    seq         INTEGER NOT NULL,
+    started_at  INTEGER NOT NULL,
+    finished_at INTEGER NOT NULL,
+    model       TEXT,
+    agent       TEXT,
+    usage       TEXT NOT NULL,
+    status      TEXT NOT NULL CHECK (status IN ('finished', 'failed', 'cancelled')),
+    undone      INTEGER NOT NULL DEFAULT 0 CHECK (undone IN (0, 1)),
+    UNIQUE (session_id, seq)
+);
+CREATE TABLE messages (
+    id      INTEGER PRIMARY KEY,
+    turn_id INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+    seq     INTEGER NOT NULL,
+    role    TEXT NOT NULL,
+    content TEXT NOT NULL,
+    UNIQUE (turn_id, seq)
+);
+";
+
+fn migrations() -> Migrations<'static> {
+    Migrations::new(vec![M::up(V1)])
+}
+
+/// `QORE_DATA_DIR`, else `qore` in the platform's data dir (`$XDG_DATA_HOME/qore` on Linux).
+pub fn data_dir() -> Result<PathBuf, StoreError> {
+    if let Some(dir) = std::env::var_os("QORE_DATA_DIR").filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(dir));
+    }
+    use etcetera::BaseStrategy as _;
+    let dirs = etcetera::choose_base_strategy().map_err(|e| StoreError::NoDataDir(e.to_string()))?;
+    Ok(dirs.data_dir().join("qore"))
+}
+
+/// Open (creating the file and its directory) and migrate the database at `path`.
+pub fn open_connection(path: &Path) -> Result<Connection, StoreError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
+            path: dir.to_owned(),
+            source,
+        })?;
+    }
+    let opened = |source| StoreError::Open {
+        path: path.to_owned(),
+        source,
+    };
+    let mut conn = Connection::open(path).map_err(opened)?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(opened)?;
+    conn.set_transaction_behavior(TransactionBehavior::Immediate);
+    let mode: String = (conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0)))
+        .map_err(opened)?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(StoreError::NotWal {
+            path: path.to_owned(),
+            mode,
+        });
+    }
+    conn.pragma_update(None, "foreign_keys", true)
+        .map_err(opened)?;
+    migrate(&mut conn, path)?;
+    Ok(conn)
+}
+
+fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    let migrations = migrations();
+    match migrations.to_latest(conn) {
+        Ok(()) => Ok(()),
+        // Another process migrated between our version check and our transaction.
+        Err(_) if schema_version(conn) == Ok(SCHEMA_VERSION) => Ok(()),
+        Err(source) => Err(StoreError::Migration {
+            path: path.to_owned(),
+            source,
+        }),
+    }
+}
+
+/// The schema version recorded in the file (`PRAGMA user_version`).
+pub fn schema_version(conn: &Connection) -> Result<usize, rusqlite::Error> {
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    Ok(usize::try_from(version).unwrap_or(usize::MAX))
+}
