@@ -7,9 +7,9 @@
 //! migrate the same new file at once, the one that loses sees the winner's schema and goes on.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::{Connection, ErrorCode, TransactionBehavior};
 use rusqlite_migration::{Migrations, M};
 
 use crate::StoreError;
@@ -87,8 +87,7 @@ pub fn open_connection(path: &Path) -> Result<Connection, StoreError> {
     let mut conn = Connection::open(path).map_err(opened)?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(opened)?;
     conn.set_transaction_behavior(TransactionBehavior::Immediate);
-    let mode: String = (conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0)))
-        .map_err(opened)?;
+    let mode = enable_wal(&conn).map_err(opened)?;
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(StoreError::NotWal {
             path: path.to_owned(),
@@ -99,6 +98,24 @@ pub fn open_connection(path: &Path) -> Result<Connection, StoreError> {
         .map_err(opened)?;
     migrate(&mut conn, path)?;
     Ok(conn)
+}
+
+/// Switch to WAL. Switching needs the file to itself and SQLite does not wait for that with the
+/// busy handler, so while another process is creating the same new file, retry until
+/// [`BUSY_TIMEOUT`].
+fn enable_wal(conn: &Connection) -> rusqlite::Result<String> {
+    let deadline = Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0)) {
+            Err(e)
+                if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy)
+                    && Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            done => return done,
+        }
+    }
 }
 
 fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {

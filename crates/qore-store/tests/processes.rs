@@ -1,0 +1,148 @@
+//! The store across real processes: a writer killed with SIGKILL mid-write, and two writers
+//! on one file at once. The children are this test binary re-executed with `CHILD_ROLE` set,
+//! which turns [`child_writer`] from a no-op into the writer.
+
+mod common;
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use common::{stored_messages, tool_turn};
+use qore_core::Message;
+use qore_store::{check_well_formed, NewSession, Store};
+
+const CHILD_ROLE: &str = "QORE_STORE_TEST_CHILD";
+const CHILD_DB: &str = "QORE_STORE_TEST_DB";
+const CHILD_NAME: &str = "QORE_STORE_TEST_NAME";
+const CHILD_TURNS: &str = "QORE_STORE_TEST_TURNS";
+const CHILD_RESULT_LEN: &str = "QORE_STORE_TEST_RESULT_LEN";
+
+fn var(name: &str) -> String {
+    std::env::var(name).unwrap_or_default()
+}
+
+/// In a child: open the store, find or create the session named `CHILD_NAME`, append turns
+/// numbered after its last one (`CHILD_TURNS` of them, or without end), print
+/// `committed N` after each commit. In the test run itself: nothing.
+#[test]
+fn child_writer() {
+    if std::env::var_os(CHILD_ROLE).is_none() {
+        return;
+    }
+    let mut store = Store::open(var(CHILD_DB)).unwrap();
+    let name = var(CHILD_NAME);
+    let id = match store.session(&name) {
+        Ok(info) => info.id,
+        Err(_) => {
+            let new = NewSession { name: Some(name), ..NewSession::default() };
+            store.create_session(&new).unwrap()
+        }
+    };
+    let first = store.turn_ids(&id).unwrap().len() as u64 + 1;
+    let last = var(CHILD_TURNS).parse().map_or(u64::MAX, |n: u64| first + n - 1);
+    let result_len = var(CHILD_RESULT_LEN).parse().unwrap_or(1);
+    let mut out = std::io::stdout().lock();
+    for n in first..=last {
+        store.append_turn(&id, &tool_turn(n, result_len)).unwrap();
+        writeln!(out, "committed {n}").unwrap();
+        out.flush().unwrap();
+    }
+}
+
+fn spawn_writer(db: &Path, name: &str, turns: Option<u64>, result_len: usize) -> Child {
+    let exe = std::env::current_exe().unwrap();
+    Command::new(exe)
+        .args(["child_writer", "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD_ROLE, "writer")
+        .env(CHILD_DB, db)
+        .env(CHILD_NAME, name)
+        .env(CHILD_TURNS, turns.map(|n| n.to_string()).unwrap_or_default())
+        .env(CHILD_RESULT_LEN, result_len.to_string())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The numbers a child reported committed, read until `stop` returns true or the child ends.
+fn read_commits(child: &mut Child, mut stop: impl FnMut(u64) -> bool) -> u64 {
+    let stdout = child.stdout.take().unwrap();
+    let mut last = 0;
+    for line in BufReader::new(stdout).lines() {
+        if let Some(n) = line.unwrap().strip_prefix("committed ") {
+            last = n.trim().parse().unwrap();
+            if stop(last) {
+                break;
+            }
+        }
+    }
+    last
+}
+
+/// Check a session holds turns 1..=n exactly as written, whole, and well-formed.
+fn check_session(db: &Path, name: &str, result_len: usize) -> u64 {
+    let store = Store::open(db).unwrap();
+    let info = store.session(name).unwrap();
+    let n = info.turn_count as u64;
+    let expected: Vec<Message> = (1..=n)
+        .flat_map(|k| stored_messages(&tool_turn(k, result_len)))
+        .collect();
+    let history = store.history(&info.id).unwrap();
+    assert_eq!(history.messages(), &expected[..], "session {name}");
+    for turn in history.messages().chunks(4) {
+        check_well_formed(&turn.iter().collect::<Vec<_>>()).unwrap();
+    }
+    n
+}
+
+fn integrity(db: &Path) -> String {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.query_row("PRAGMA integrity_check", [], |row| row.get(0))
+        .unwrap()
+}
+
+#[test]
+fn a_writer_killed_mid_write_loses_at_most_the_turn_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("qore.db");
+    let result_len = 256 * 1024;
+    let mut seen = 0;
+    // Three kills at different points; each child continues the session the last one left.
+    for wait_for in [5, 10, 15] {
+        let mut child = spawn_writer(&db, "crash", None, result_len);
+        let before = seen;
+        seen = read_commits(&mut child, |n| n >= before + wait_for);
+        child.kill().unwrap(); // SIGKILL on Unix
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "the writer was meant to be killed, not to finish");
+        assert_eq!(integrity(&db), "ok");
+        let stored = check_session(&db, "crash", result_len);
+        assert!(stored >= seen, "{stored} turns stored, {seen} reported committed");
+        seen = stored;
+    }
+    // The store stays writable after the crashes.
+    let mut store = Store::open(&db).unwrap();
+    let id = store.session("crash").unwrap().id;
+    store.append_turn(&id, &tool_turn(seen + 1, result_len)).unwrap();
+    assert_eq!(check_session(&db, "crash", result_len), seen + 1);
+}
+
+#[test]
+fn two_processes_writing_different_sessions_both_succeed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("fresh/qore.db");
+    let turns = 60;
+    // Both open a file that does not exist yet, so they also race to create and migrate it.
+    let mut children = [
+        spawn_writer(&db, "left", Some(turns), 4096),
+        spawn_writer(&db, "right", Some(turns), 4096),
+    ];
+    for child in &mut children {
+        assert_eq!(read_commits(child, |_| false), turns);
+        assert!(child.wait().unwrap().success());
+    }
+    assert_eq!(integrity(&db), "ok");
+    for name in ["left", "right"] {
+        assert_eq!(check_session(&db, name, 4096), turns);
+    }
+}
