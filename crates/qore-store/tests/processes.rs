@@ -8,7 +8,7 @@ use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-use common::{stored_messages, tool_turn};
+use common::{stored_messages, tool_rounds_turn};
 use qore_core::Message;
 use qore_store::{check_well_formed, NewSession, Store};
 
@@ -16,7 +16,7 @@ const CHILD_ROLE: &str = "QORE_STORE_TEST_CHILD";
 const CHILD_DB: &str = "QORE_STORE_TEST_DB";
 const CHILD_NAME: &str = "QORE_STORE_TEST_NAME";
 const CHILD_TURNS: &str = "QORE_STORE_TEST_TURNS";
-const CHILD_RESULT_LEN: &str = "QORE_STORE_TEST_RESULT_LEN";
+const CHILD_ROUNDS: &str = "QORE_STORE_TEST_ROUNDS";
 
 fn var(name: &str) -> String {
     std::env::var(name).unwrap_or_default()
@@ -41,16 +41,21 @@ fn child_writer() {
     };
     let first = store.turn_ids(&id).unwrap().len() as u64 + 1;
     let last = var(CHILD_TURNS).parse().map_or(u64::MAX, |n: u64| first + n - 1);
-    let result_len = var(CHILD_RESULT_LEN).parse().unwrap_or(1);
+    let rounds = var(CHILD_ROUNDS).parse().unwrap_or(1);
     let mut out = std::io::stdout().lock();
     for n in first..=last {
-        store.append_turn(&id, &tool_turn(n, result_len)).unwrap();
+        store.append_turn(&id, &turn(n, rounds)).unwrap();
         writeln!(out, "committed {n}").unwrap();
         out.flush().unwrap();
     }
 }
 
-fn spawn_writer(db: &Path, name: &str, turns: Option<u64>, result_len: usize) -> Child {
+/// Turn `n` of the writers: `rounds` tool rounds with short results.
+fn turn(n: u64, rounds: usize) -> qore_store::TurnRecord {
+    tool_rounds_turn(n, rounds, 64)
+}
+
+fn spawn_writer(db: &Path, name: &str, turns: Option<u64>, rounds: usize) -> Child {
     let exe = std::env::current_exe().unwrap();
     Command::new(exe)
         .args(["child_writer", "--exact", "--nocapture", "--test-threads=1"])
@@ -58,7 +63,7 @@ fn spawn_writer(db: &Path, name: &str, turns: Option<u64>, result_len: usize) ->
         .env(CHILD_DB, db)
         .env(CHILD_NAME, name)
         .env(CHILD_TURNS, turns.map(|n| n.to_string()).unwrap_or_default())
-        .env(CHILD_RESULT_LEN, result_len.to_string())
+        .env(CHILD_ROUNDS, rounds.to_string())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap()
@@ -80,16 +85,21 @@ fn read_commits(child: &mut Child, mut stop: impl FnMut(u64) -> bool) -> u64 {
 }
 
 /// Check a session holds turns 1..=n exactly as written, whole, and well-formed.
-fn check_session(db: &Path, name: &str, result_len: usize) -> u64 {
+fn check_session(db: &Path, name: &str, rounds: usize) -> u64 {
     let store = Store::open(db).unwrap();
     let info = store.session(name).unwrap();
     let n = info.turn_count as u64;
     let expected: Vec<Message> = (1..=n)
-        .flat_map(|k| stored_messages(&tool_turn(k, result_len)))
+        .flat_map(|k| stored_messages(&turn(k, rounds)))
         .collect();
     let history = store.history(&info.id).unwrap();
-    assert_eq!(history.messages(), &expected[..], "session {name}");
-    for turn in history.messages().chunks(4) {
+    assert_eq!(
+        history.len(),
+        expected.len(),
+        "session {name}: the stored messages of {n} turns"
+    );
+    assert!(history.messages() == &expected[..], "session {name}: messages differ");
+    for turn in history.messages().chunks(2 + 2 * rounds) {
         check_well_formed(&turn.iter().collect::<Vec<_>>()).unwrap();
     }
     n
@@ -105,26 +115,29 @@ fn integrity(db: &Path) -> String {
 fn a_writer_killed_mid_write_loses_at_most_the_turn_in_flight() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("qore.db");
-    let result_len = 256 * 1024;
+    // 402 messages a turn, so most of the writer's time is spent inside a turn's write.
+    let rounds = 200;
     let mut seen = 0;
-    // Three kills at different points; each child continues the session the last one left.
-    for wait_for in [5, 10, 15] {
-        let mut child = spawn_writer(&db, "crash", None, result_len);
+    // Several kills at different points; each child continues the session the last one left.
+    for (pause_ms, wait_for) in [(0, 3), (1, 2), (2, 4), (3, 2), (5, 3)] {
+        let mut child = spawn_writer(&db, "crash", None, rounds);
         let before = seen;
         seen = read_commits(&mut child, |n| n >= before + wait_for);
+        // Varies where in its next turn the writer is hit; nothing is asserted about time.
+        std::thread::sleep(std::time::Duration::from_millis(pause_ms));
         child.kill().unwrap(); // SIGKILL on Unix
         let status = child.wait().unwrap();
         assert!(!status.success(), "the writer was meant to be killed, not to finish");
         assert_eq!(integrity(&db), "ok");
-        let stored = check_session(&db, "crash", result_len);
+        let stored = check_session(&db, "crash", rounds);
         assert!(stored >= seen, "{stored} turns stored, {seen} reported committed");
         seen = stored;
     }
     // The store stays writable after the crashes.
     let mut store = Store::open(&db).unwrap();
     let id = store.session("crash").unwrap().id;
-    store.append_turn(&id, &tool_turn(seen + 1, result_len)).unwrap();
-    assert_eq!(check_session(&db, "crash", result_len), seen + 1);
+    store.append_turn(&id, &turn(seen + 1, rounds)).unwrap();
+    assert_eq!(check_session(&db, "crash", rounds), seen + 1);
 }
 
 #[test]
@@ -134,8 +147,8 @@ fn two_processes_writing_different_sessions_both_succeed() {
     let turns = 60;
     // Both open a file that does not exist yet, so they also race to create and migrate it.
     let mut children = [
-        spawn_writer(&db, "left", Some(turns), 4096),
-        spawn_writer(&db, "right", Some(turns), 4096),
+        spawn_writer(&db, "left", Some(turns), 1),
+        spawn_writer(&db, "right", Some(turns), 1),
     ];
     for child in &mut children {
         assert_eq!(read_commits(child, |_| false), turns);
@@ -143,6 +156,6 @@ fn two_processes_writing_different_sessions_both_succeed() {
     }
     assert_eq!(integrity(&db), "ok");
     for name in ["left", "right"] {
-        assert_eq!(check_session(&db, name, 4096), turns);
+        assert_eq!(check_session(&db, name, 1), turns);
     }
 }

@@ -8,38 +8,46 @@ use qore_store::{TurnRecord, TurnStatus};
 
 /// Turn `n`: a question, a tool call, its result (`result_len` bytes), the answer.
 pub fn tool_turn(n: u64, result_len: usize) -> TurnRecord {
-    let call = format!("call-{n}");
+    tool_rounds_turn(n, 1, result_len)
+}
+
+/// Turn `n` with `rounds` tool calls one after another, each answered by a result of
+/// `result_len` bytes, then the answer: `2 + 2 * rounds` messages.
+pub fn tool_rounds_turn(n: u64, rounds: usize, result_len: usize) -> TurnRecord {
+    let mut replies = Vec::new();
+    for round in 0..rounds {
+        let call = format!("call-{n}-{round}");
+        replies.push(Message::new(
+            Role::Assistant,
+            vec![
+                ContentBlock::Thinking {
+                    text: "let me look".into(),
+                    signature: Some(format!("sig-{n}")),
+                },
+                ContentBlock::ToolUse {
+                    id: call.clone(),
+                    name: "read_file".into(),
+                    input: serde_json::json!({"path": format!("f{n}.rs")}),
+                    raw_input: None,
+                    signature: None,
+                },
+            ],
+        ));
+        replies.push(Message::new(
+            Role::User,
+            vec![ContentBlock::ToolResult {
+                tool_use_id: call,
+                content: vec![ToolResultPart::Text {
+                    text: "r".repeat(result_len),
+                }],
+                is_error: false,
+            }],
+        ));
+    }
+    replies.push(Message::assistant(format!("answer {n}")));
     TurnRecord {
         user: Message::user(format!("question {n}\nsecond line")),
-        replies: vec![
-            Message::new(
-                Role::Assistant,
-                vec![
-                    ContentBlock::Thinking {
-                        text: "let me look".into(),
-                        signature: Some(format!("sig-{n}")),
-                    },
-                    ContentBlock::ToolUse {
-                        id: call.clone(),
-                        name: "read_file".into(),
-                        input: serde_json::json!({"path": format!("f{n}.rs")}),
-                        raw_input: None,
-                        signature: None,
-                    },
-                ],
-            ),
-            Message::new(
-                Role::User,
-                vec![ContentBlock::ToolResult {
-                    tool_use_id: call,
-                    content: vec![ToolResultPart::Text {
-                        text: "r".repeat(result_len),
-                    }],
-                    is_error: false,
-                }],
-            ),
-            Message::assistant(format!("answer {n}")),
-        ],
+        replies,
         usage: Usage {
             input_tokens: Some(100 + n),
             output_tokens: Some(n),
