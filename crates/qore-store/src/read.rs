@@ -61,7 +61,9 @@ fn raw_info(row: &Row<'_>) -> rusqlite::Result<RawInfo> {
 fn decoded(raw: RawInfo) -> Result<SessionInfo, StoreError> {
     let RawInfo(mut info, usage) = raw;
     if let Some(text) = usage {
-        info.last_usage = Some(from_json(&text, || format!("usage of session {}", info.id))?);
+        info.last_usage = Some(from_json(&text, || {
+            format!("usage of session {}", info.id)
+        })?);
     }
     Ok(info)
 }
@@ -160,7 +162,9 @@ impl Store {
     fn session_exists(&self, id: &str) -> Result<Option<i64>, StoreError> {
         let found = self
             .conn
-            .query_row("SELECT 1 FROM sessions WHERE id = ?1", [id], |row| row.get(0))
+            .query_row("SELECT 1 FROM sessions WHERE id = ?1", [id], |row| {
+                row.get(0)
+            })
             .optional()?;
         Ok(found)
     }

@@ -68,7 +68,8 @@ pub fn data_dir() -> Result<PathBuf, StoreError> {
         return Ok(PathBuf::from(dir));
     }
     use etcetera::BaseStrategy as _;
-    let dirs = etcetera::choose_base_strategy().map_err(|e| StoreError::NoDataDir(e.to_string()))?;
+    let dirs =
+        etcetera::choose_base_strategy().map_err(|e| StoreError::NoDataDir(e.to_string()))?;
     Ok(dirs.data_dir().join("qore"))
 }
 

@@ -142,8 +142,11 @@ impl Store {
         let name = checked_name(name)?;
         let id = self.session(session)?.id;
         let tx = self.conn.transaction()?;
-        (tx.execute("UPDATE sessions SET name = ?2 WHERE id = ?1", params![id, name]))
-            .map_err(|e| name_conflict(e, Some(name)))?;
+        (tx.execute(
+            "UPDATE sessions SET name = ?2 WHERE id = ?1",
+            params![id, name],
+        ))
+        .map_err(|e| name_conflict(e, Some(name)))?;
         tx.commit()?;
         Ok(())
     }

@@ -32,7 +32,6 @@ impl TurnStatus {
             TurnStatus::Cancelled => "cancelled",
         }
     }
-
 }
 
 /// One whole turn: the user's message, what followed it, and how it went.
@@ -66,7 +65,9 @@ impl TurnRecord {
         if self.status == TurnStatus::Finished
             && messages.last().map(|m| m.role) != Some(Role::Assistant)
         {
-            return Err(malformed("a finished turn must end with an assistant message"));
+            return Err(malformed(
+                "a finished turn must end with an assistant message",
+            ));
         }
         Ok(messages)
     }
@@ -84,7 +85,9 @@ pub fn check_well_formed(messages: &[&Message]) -> Result<(), StoreError> {
         return Err(malformed("a turn has no messages"));
     };
     if first.role != Role::User || has_results(first) {
-        return Err(malformed("a turn must open with a user message without tool results"));
+        return Err(malformed(
+            "a turn must open with a user message without tool results",
+        ));
     }
     let mut open: HashSet<&str> = HashSet::new();
     for (index, message) in rest.iter().enumerate() {
@@ -146,5 +149,15 @@ fn has_results(message: &Message) -> bool {
 pub fn title_of(message: &Message) -> Option<String> {
     let text = message.text();
     let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
-    Some(line.chars().take(80).collect::<String>().trim_end().to_owned())
+    Some(
+        line.chars()
+            .take(80)
+            .collect::<String>()
+            .trim_end()
+            .to_owned(),
+    )
 }
+
+#[cfg(test)]
+#[path = "turn_tests.rs"]
+mod tests;

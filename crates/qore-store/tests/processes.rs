@@ -5,8 +5,8 @@
 mod common;
 
 use std::io::{BufRead as _, BufReader, Write as _};
-use std::path::Path;
 use std::os::unix::process::ExitStatusExt as _;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use common::{stored_messages, tool_rounds_turn};
@@ -36,12 +36,17 @@ fn child_writer() {
     let id = match store.session(&name) {
         Ok(info) => info.id,
         Err(_) => {
-            let new = NewSession { name: Some(name), ..NewSession::default() };
+            let new = NewSession {
+                name: Some(name),
+                ..NewSession::default()
+            };
             store.create_session(&new).unwrap()
         }
     };
     let first = store.turn_ids(&id).unwrap().len() as u64 + 1;
-    let last = var(CHILD_TURNS).parse().map_or(u64::MAX, |n: u64| first + n - 1);
+    let last = var(CHILD_TURNS)
+        .parse()
+        .map_or(u64::MAX, |n: u64| first + n - 1);
     let rounds = var(CHILD_ROUNDS).parse().unwrap_or(1);
     let mut out = std::io::stdout().lock();
     for n in first..=last {
@@ -63,7 +68,10 @@ fn spawn_writer(db: &Path, name: &str, turns: Option<u64>, rounds: usize) -> Chi
         .env(CHILD_ROLE, "writer")
         .env(CHILD_DB, db)
         .env(CHILD_NAME, name)
-        .env(CHILD_TURNS, turns.map(|n| n.to_string()).unwrap_or_default())
+        .env(
+            CHILD_TURNS,
+            turns.map(|n| n.to_string()).unwrap_or_default(),
+        )
         .env(CHILD_ROUNDS, rounds.to_string())
         .stdout(Stdio::piped())
         .spawn()
@@ -103,7 +111,10 @@ fn check_session(db: &Path, name: &str, rounds: usize) -> u64 {
         expected.len(),
         "session {name}: the stored messages of {n} turns"
     );
-    assert!(history.messages() == &expected[..], "session {name}: messages differ");
+    assert!(
+        history.messages() == &expected[..],
+        "session {name}: messages differ"
+    );
     for turn in history.messages().chunks(2 + 2 * rounds) {
         check_well_formed(&turn.iter().collect::<Vec<_>>()).unwrap();
     }
@@ -132,10 +143,17 @@ fn a_writer_killed_mid_write_loses_at_most_the_turn_in_flight() {
         std::thread::sleep(std::time::Duration::from_millis(pause_ms));
         child.kill().unwrap(); // SIGKILL on Unix
         let status = child.wait().unwrap();
-        assert_eq!(status.signal(), Some(9), "the writer must die of the kill: {status}");
+        assert_eq!(
+            status.signal(),
+            Some(9),
+            "the writer must die of the kill: {status}"
+        );
         assert_eq!(integrity(&db), "ok");
         let stored = check_session(&db, "crash", rounds);
-        assert!(stored >= seen, "{stored} turns stored, {seen} reported committed");
+        assert!(
+            stored >= seen,
+            "{stored} turns stored, {seen} reported committed"
+        );
         seen = stored;
     }
     // The store stays writable after the crashes.

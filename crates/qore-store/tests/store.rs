@@ -80,7 +80,10 @@ fn sessions_are_found_by_id_name_or_unique_prefix() {
         .unwrap();
     assert_eq!(store.session(unique).unwrap().id, ids[2]);
     for missing in ["", "zzzz", "nope"] {
-        assert!(matches!(store.session(missing), Err(StoreError::NotFound(_))));
+        assert!(matches!(
+            store.session(missing),
+            Err(StoreError::NotFound(_))
+        ));
     }
 }
 
@@ -95,10 +98,24 @@ fn sessions_list_newest_write_first_per_project() {
     let b = store.create_session(&in_dir("/q")).unwrap();
     let c = store.create_session(&in_dir("/p")).unwrap();
     store.append_turn(&a, &tool_turn(1, 1)).unwrap();
-    let ids = |list: Vec<qore_store::SessionInfo>| list.into_iter().map(|s| s.id).collect::<Vec<_>>();
-    assert_eq!(ids(store.list_sessions(None).unwrap()), [a.clone(), c.clone(), b.clone()]);
-    assert_eq!(ids(store.list_sessions(Some(Path::new("/p"))).unwrap()), [a.clone(), c.clone()]);
-    assert_eq!(store.latest_for_project(Path::new("/q")).unwrap().unwrap().id, b);
+    let ids =
+        |list: Vec<qore_store::SessionInfo>| list.into_iter().map(|s| s.id).collect::<Vec<_>>();
+    assert_eq!(
+        ids(store.list_sessions(None).unwrap()),
+        [a.clone(), c.clone(), b.clone()]
+    );
+    assert_eq!(
+        ids(store.list_sessions(Some(Path::new("/p"))).unwrap()),
+        [a.clone(), c.clone()]
+    );
+    assert_eq!(
+        store
+            .latest_for_project(Path::new("/q"))
+            .unwrap()
+            .unwrap()
+            .id,
+        b
+    );
     assert!(store.latest_for_project(Path::new("/r")).unwrap().is_none());
     let listed = store.list_sessions(None).unwrap();
     assert_eq!((listed[0].turn_count, listed[1].turn_count), (1, 0));
@@ -121,7 +138,11 @@ fn rename_refuses_a_taken_name_and_remove_deletes_everything() {
     assert!(matches!(store.history(&a), Err(StoreError::NotFound(_))));
     let conn = rusqlite::Connection::open(dir.path().join("nested/qore.db")).unwrap();
     let left: i64 = conn
-        .query_row("SELECT (SELECT count(*) FROM turns) + (SELECT count(*) FROM messages)", [], |r| r.get(0))
+        .query_row(
+            "SELECT (SELECT count(*) FROM turns) + (SELECT count(*) FROM messages)",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(left, 0);
 }
@@ -134,9 +155,15 @@ fn an_undone_turn_stays_stored_but_leaves_the_history() {
     store.append_turn(&id, &first).unwrap();
     let second = store.append_turn(&id, &tool_turn(2, 1)).unwrap();
     store.mark_undone(second).unwrap();
-    assert_eq!(store.history(&id).unwrap().messages(), &stored_messages(&first)[..]);
+    assert_eq!(
+        store.history(&id).unwrap().messages(),
+        &stored_messages(&first)[..]
+    );
     assert_eq!(store.session(&id).unwrap().turn_count, 2);
-    assert!(matches!(store.mark_undone(qore_store::TurnId(999)), Err(StoreError::NoSuchTurn(999))));
+    assert!(matches!(
+        store.mark_undone(qore_store::TurnId(999)),
+        Err(StoreError::NoSuchTurn(999))
+    ));
 }
 
 #[test]
@@ -166,16 +193,42 @@ fn result(id: &str) -> ContentBlock {
 fn a_malformed_turn_is_refused_and_nothing_is_written() {
     type Break = fn(&mut qore_store::TurnRecord);
     let cases: [(&str, Break, &str); 7] = [
-        ("no result", |t| { t.replies.truncate(1) }, "has no result"),
-        ("stray result", |t| t.replies[1].blocks.push(result("other")), "answers no open call"),
-        ("system reply", |t| t.replies[2].role = Role::System, "system message"),
-        ("opens as assistant", |t| t.user.role = Role::Assistant, "open with a user message"),
-        ("text among results", |t| t.replies[1].blocks.push(ContentBlock::text("x")), "mixes"),
-        ("ends on results", |t| { t.replies.pop(); }, "must end with an assistant"),
-        ("partial keeps a call open", |t| {
-            t.status = TurnStatus::Cancelled;
-            t.replies.remove(1);
-        }, "has no result"),
+        ("no result", |t| t.replies.truncate(1), "has no result"),
+        (
+            "stray result",
+            |t| t.replies[1].blocks.push(result("other")),
+            "answers no open call",
+        ),
+        (
+            "system reply",
+            |t| t.replies[2].role = Role::System,
+            "system message",
+        ),
+        (
+            "opens as assistant",
+            |t| t.user.role = Role::Assistant,
+            "open with a user message",
+        ),
+        (
+            "text among results",
+            |t| t.replies[1].blocks.push(ContentBlock::text("x")),
+            "mixes",
+        ),
+        (
+            "ends on results",
+            |t| {
+                t.replies.pop();
+            },
+            "must end with an assistant",
+        ),
+        (
+            "partial keeps a call open",
+            |t| {
+                t.status = TurnStatus::Cancelled;
+                t.replies.remove(1);
+            },
+            "has no result",
+        ),
     ];
     let (_dir, mut store) = store();
     let id = store.create_session(&NewSession::default()).unwrap();
@@ -189,7 +242,10 @@ fn a_malformed_turn_is_refused_and_nothing_is_written() {
     }
     assert!(store.history(&id).unwrap().is_empty());
     assert_eq!(store.session(&id).unwrap().title, None);
-    assert!(matches!(store.append_turn("no-such", &tool_turn(1, 1)), Err(StoreError::NotFound(_))));
+    assert!(matches!(
+        store.append_turn("no-such", &tool_turn(1, 1)),
+        Err(StoreError::NotFound(_))
+    ));
 }
 
 #[test]
@@ -206,9 +262,13 @@ fn a_database_at_user_version_0_is_migrated_and_keeps_its_tables() {
     drop(store);
     let conn = rusqlite::Connection::open(&path).unwrap();
     assert_eq!(qore_store::schema_version(&conn).unwrap(), SCHEMA_VERSION);
-    let note: String = conn.query_row("SELECT body FROM notes", [], |r| r.get(0)).unwrap();
+    let note: String = conn
+        .query_row("SELECT body FROM notes", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(note, "kept");
-    let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(mode, "wal");
     // Opening again at the latest version changes nothing.
     Store::open(&path).unwrap();
