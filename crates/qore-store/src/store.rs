@@ -78,7 +78,14 @@ impl Store {
                 new.parent_id
             ],
         );
-        inserted.map_err(|e| name_conflict(e, name))?;
+        inserted.map_err(|e| match (&e, &new.parent_id) {
+            (rusqlite::Error::SqliteFailure(f, _), Some(parent))
+                if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY =>
+            {
+                StoreError::NotFound(parent.clone())
+            }
+            _ => name_conflict(e, name),
+        })?;
         tx.commit()?;
         Ok(id)
     }

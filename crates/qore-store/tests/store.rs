@@ -38,19 +38,31 @@ fn a_multi_turn_session_with_tools_round_trips() {
     assert_eq!(info.project_dir.as_deref(), Some("/src/app"));
     assert_eq!(info.turn_count, 3);
     assert_eq!(info.last_usage, Some(turns[2].usage));
-    let json: String = (store_conn_query(&dir, &id)).unwrap();
+    let conn = rusqlite::Connection::open(dir.path().join("nested/qore.db")).unwrap();
+    let json: String = conn
+        .query_row(
+            "SELECT m.content FROM messages m JOIN turns t ON t.id = m.turn_id
+             WHERE t.session_id = ?1 AND t.seq = 1 AND m.seq = 2 AND m.role = 'assistant'",
+            [&id],
+            |row| row.get(0),
+        )
+        .unwrap();
     assert!(json.contains(r#""type":"tool_use""#), "{json}");
-}
-
-/// The stored JSON of the second message of the first turn, read with plain SQL.
-fn store_conn_query(dir: &tempfile::TempDir, id: &str) -> rusqlite::Result<String> {
-    let conn = rusqlite::Connection::open(dir.path().join("nested/qore.db"))?;
-    conn.query_row(
-        "SELECT m.content FROM messages m JOIN turns t ON t.id = m.turn_id
-         WHERE t.session_id = ?1 AND t.seq = 1 AND m.seq = 2 AND m.role = 'assistant'",
-        [id],
-        |row| row.get(0),
-    )
+    // The query the crate doc gives as an example.
+    let mut prompts = conn
+        .prepare(
+            "SELECT json_extract(content, '$.blocks[0].text') FROM messages m JOIN turns t ON
+             t.id = m.turn_id JOIN sessions s ON s.id = t.session_id WHERE m.seq = 1 AND
+             s.project_dir = '/src/app' ORDER BY t.seq",
+        )
+        .unwrap();
+    let prompts: Vec<String> = (prompts.query_map([], |row| row.get(0)).unwrap())
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(
+        prompts,
+        turns.iter().map(|t| t.user.text()).collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -292,4 +304,34 @@ fn the_default_location_follows_qore_data_dir() {
     let store = Store::open_default().unwrap();
     assert_eq!(store.path(), dir.path().join("data/qore.db"));
     assert!(store.path().exists());
+}
+
+#[test]
+fn a_compressed_session_links_to_its_original_until_that_is_removed() {
+    let (_dir, mut store) = store();
+    let named = |name: &str| NewSession {
+        name: Some(name.into()),
+        ..NewSession::default()
+    };
+    let original = store.create_session(&named("long")).unwrap();
+    let summary = NewSession {
+        parent_id: Some(original.clone()),
+        ..NewSession::default()
+    };
+    let compressed = store.create_session(&summary).unwrap();
+    assert_eq!(
+        store.session(&compressed).unwrap().parent_id,
+        Some(original.clone())
+    );
+    let orphan = NewSession {
+        parent_id: Some("gone".into()),
+        ..NewSession::default()
+    };
+    assert!(matches!(store.create_session(&orphan), Err(StoreError::NotFound(p)) if p == "gone"));
+    assert!(matches!(
+        store.create_session(&named("long")),
+        Err(StoreError::NameTaken(_))
+    ));
+    store.remove(&original).unwrap();
+    assert_eq!(store.session(&compressed).unwrap().parent_id, None);
 }
