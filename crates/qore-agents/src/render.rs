@@ -32,19 +32,28 @@ use crate::error::AgentError;
 use crate::partials::Partials;
 use crate::profile::{CacheBreakpoint, CacheTtl};
 
+/// The body `protocol`'s encoder writes for a one-word conversation with `tools` and
+/// `options`: how the wire spells what the session adds (tools, model, request options).
+pub fn probe_body(
+    protocol: &dyn Protocol,
+    tools: &[ToolSpec],
+    options: &RequestOptions,
+) -> Result<Value, ErrorInfo> {
+    let history = History::from(vec![Message::user("-")]);
+    protocol.encode(&ChatRequest {
+        model: "m",
+        history: &history,
+        tools,
+        options,
+    })
+}
+
 /// Tool definitions in `protocol`'s dialect: what its encoder sends as `tools`.
 pub fn tool_definitions(protocol: &dyn Protocol, tools: &[ToolSpec]) -> Vec<Value> {
     if tools.is_empty() {
         return Vec::new();
     }
-    let history = History::from(vec![Message::user("-")]);
-    let request = ChatRequest {
-        model: "m",
-        history: &history,
-        tools,
-        options: &RequestOptions::default(),
-    };
-    match protocol.encode(&request) {
+    match probe_body(protocol, tools, &RequestOptions::default()) {
         Ok(Value::Object(mut body)) => match body.remove("tools") {
             Some(Value::Array(defs)) => defs,
             _ => Vec::new(),
@@ -103,15 +112,8 @@ impl AgentRenderer {
                 None => None,
             };
         let endpoint = (agent.endpoint.as_deref()).map(|e| e.replace("${MODEL}", &model));
-        let history = History::from(vec![Message::user("-")]);
-        let probe = ChatRequest {
-            model: "m",
-            history: &history,
-            tools: &[],
-            options: &RequestOptions::default(),
-        };
-        let carries_model =
-            matches!(protocol.encode(&probe), Ok(Value::Object(o)) if o.contains_key("model"));
+        let probe = probe_body(&*protocol, &[], &RequestOptions::default());
+        let carries_model = matches!(probe, Ok(Value::Object(o)) if o.contains_key("model"));
         Ok(AgentRenderer {
             agent: agent.clone(),
             protocol,

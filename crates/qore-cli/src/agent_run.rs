@@ -61,7 +61,7 @@ pub async fn agent_run(
         None => config.system_prompt(agent, project)?,
     };
     let overrides = Overrides {
-        max_tokens: (args.max_tokens).or(local.then_some(local::DEFAULT_MAX_TOKENS)),
+        max_tokens: local::max_tokens(args.max_tokens, local),
         temperature: args.temperature,
         stream: args.no_stream.then_some(false),
     };

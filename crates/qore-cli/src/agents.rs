@@ -12,16 +12,10 @@ use qore_client::{Client, RequestOptions};
 use qore_core::{ErrorInfo, History, Message};
 use qore_tools::{builtin_tools, Sandbox, ToolOptions};
 
+use crate::console::outln;
 use crate::output::Output;
 
 const FAILURE: u8 = 1;
-
-/// `println!` that ignores a closed stdout (`qore agents list | head`).
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        crate::console::out(&format!("{}\n", format_args!($($arg)*)));
-    }};
-}
 
 #[derive(clap::Subcommand, Clone)]
 pub enum AgentsCommand {
@@ -117,7 +111,7 @@ pub fn agents(command: AgentsCommand) -> ExitCode {
                     true => String::new(),
                     false => format!(" ({})", notes.join(", ")),
                 };
-                say!(
+                outln!(
                     "{:<28} {:<18} {:<26} {}{notes}",
                     agent.name,
                     agent.provider.as_deref().unwrap_or("-"),
@@ -133,19 +127,19 @@ pub fn agents(command: AgentsCommand) -> ExitCode {
             let Some(agent) = config.catalog.get(&name) else {
                 return fail(&ErrorInfo::config(format!("no agent {name:?}")));
             };
-            say!("# {name}");
+            outln!("# {name}");
             for (n, source) in agent.sources.iter().enumerate() {
                 let role = if n == 0 { "defined in" } else { "extends" };
-                say!("# {role} {}", source.display());
+                outln!("# {role} {}", source.display());
             }
             if let Some(bundled) = &agent.replaces {
-                say!("# replaces the bundled profile {}", bundled.display());
+                outln!("# replaces the bundled profile {}", bundled.display());
             }
             if let Some(model) = config.overrides.get(&name) {
-                say!("# model override (agent_models.toml): {model}");
+                outln!("# model override (agent_models.toml): {model}");
             }
             let text = toml::to_string_pretty(&agent.merged).unwrap_or_default();
-            say!("{}", text.trim_end());
+            outln!("{}", text.trim_end());
             ExitCode::SUCCESS
         }
         AgentsCommand::Validate { files } => validate(files),
@@ -181,7 +175,7 @@ pub fn agents(command: AgentsCommand) -> ExitCode {
                 });
             match rendered {
                 Ok(body) => {
-                    say!("{}", String::from_utf8_lossy(&body));
+                    outln!("{}", String::from_utf8_lossy(&body));
                     ExitCode::SUCCESS
                 }
                 Err(error) => fail(&error),
@@ -207,7 +201,7 @@ pub fn agents(command: AgentsCommand) -> ExitCode {
             };
             match qore_agents::routing::pick(&config.catalog, names, &target) {
                 Some(agent) => {
-                    say!("{}", agent.name);
+                    outln!("{}", agent.name);
                     ExitCode::SUCCESS
                 }
                 None => fail(&ErrorInfo::config(format!(
@@ -220,7 +214,7 @@ pub fn agents(command: AgentsCommand) -> ExitCode {
             let mut config = load();
             match config.set_model(&name, &model) {
                 Ok(path) => {
-                    say!("{name}: model {model} (saved in {})", path.display());
+                    outln!("{name}: model {model} (saved in {})", path.display());
                     ExitCode::SUCCESS
                 }
                 Err(error) => fail(&error),
@@ -239,7 +233,7 @@ fn validate(files: Vec<PathBuf>) -> ExitCode {
     print_problems(&errors, &warnings);
     match errors.is_empty() {
         true => {
-            say!("{checked} {} valid", plural(checked, "agent"));
+            outln!("{checked} {} valid", plural(checked, "agent"));
             ExitCode::SUCCESS
         }
         false => {
@@ -291,7 +285,7 @@ pub async fn providers(command: ProvidersCommand) -> ExitCode {
     match command {
         ProvidersCommand::List => {
             for p in config.providers.all() {
-                say!("{:<20} {:<18} {}", p.name, p.protocol, p.url);
+                outln!("{:<20} {:<18} {}", p.name, p.protocol, p.url);
             }
             ExitCode::SUCCESS
         }
@@ -299,20 +293,20 @@ pub async fn providers(command: ProvidersCommand) -> ExitCode {
             let Some(p) = config.providers.get(&name) else {
                 return fail(&ErrorInfo::config(format!("no provider {name:?}")));
             };
-            say!("name      {}", p.name);
-            say!("protocol  {}", p.protocol);
-            say!("url       {}", p.url);
+            outln!("name      {}", p.name);
+            outln!("protocol  {}", p.protocol);
+            outln!("url       {}", p.url);
             let key = match &p.key {
                 KeySource::None => "none".to_owned(),
                 KeySource::Env(var) => format!("environment variable {var}"),
                 KeySource::File(path) => format!("file {}", path.display()),
                 KeySource::Keyring { service, user } => format!("keyring {service}/{user}"),
             };
-            say!("key       {key}");
+            outln!("key       {key}");
             for header in p.headers.keys() {
-                say!("header    {header}: (set)");
+                outln!("header    {header}: (set)");
             }
-            say!("source    {}", p.source.display());
+            outln!("source    {}", p.source.display());
             ExitCode::SUCCESS
         }
         ProvidersCommand::Test { name } => {
@@ -328,7 +322,7 @@ pub async fn providers(command: ProvidersCommand) -> ExitCode {
             };
             match listed.await {
                 Ok(models) => {
-                    say!(
+                    outln!(
                         "{name}: ok, {} {}",
                         models.len(),
                         plural(models.len(), "model")
@@ -350,10 +344,10 @@ pub fn config_init() -> ExitCode {
     match Config::init(&dir) {
         Ok(written) => {
             for path in &written {
-                say!("wrote {}", path.display());
+                outln!("wrote {}", path.display());
             }
             if written.is_empty() {
-                say!("{} already has a config; nothing written", dir.display());
+                outln!("{} already has a config; nothing written", dir.display());
             }
             ExitCode::SUCCESS
         }

@@ -11,10 +11,10 @@
 
 use std::time::Duration;
 
-use qore_agents::render::AgentRenderer;
+use qore_agents::render::{probe_body, AgentRenderer};
 use qore_agents::Partials;
-use qore_client::{protocols, ChatRequest, Protocol, RequestOptions};
-use qore_core::{ErrorInfo, History, Message};
+use qore_client::{protocols, Protocol, RequestOptions};
+use qore_core::ErrorInfo;
 use serde_json::Value;
 
 /// `--protocol`: a name [`protocols::by_name`] knows.
@@ -148,15 +148,7 @@ fn wire_edits(
     before: &RequestOptions,
     after: &RequestOptions,
 ) -> Result<Vec<Edit>, ErrorInfo> {
-    let history = History::from(vec![Message::user("-")]);
-    let encode = |options: &RequestOptions| {
-        protocol.encode(&ChatRequest {
-            model: "m",
-            history: &history,
-            tools: &[],
-            options,
-        })
-    };
+    let encode = |options: &RequestOptions| probe_body(protocol, &[], options);
     let mut edits = Vec::new();
     diff(
         &encode(before)?,

@@ -2,6 +2,7 @@ use std::path::Path;
 
 use qore_agents::profile::ProfileFile;
 use qore_agents::Catalog;
+use qore_core::{History, Message};
 use serde_json::json;
 
 use super::*;

@@ -148,7 +148,7 @@ async fn run_turns(
     history.push(Message::user(prompt));
     let options = RequestOptions {
         stream,
-        max_tokens: (args.max_tokens).or(local.then_some(local::DEFAULT_MAX_TOKENS)),
+        max_tokens: local::max_tokens(args.max_tokens, local),
         temperature: args.temperature,
         ..RequestOptions::default()
     };

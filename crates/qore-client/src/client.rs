@@ -239,7 +239,7 @@ impl Client {
             policy: self.config.retry,
             new_decoder,
             sent: 0,
-            secret: self.config.api_key.as_deref().map(Arc::from),
+            secret: self.config.api_key.clone(),
             connect_timeout: self.config.timeouts.connect,
         };
         ResponseStream::connecting(

@@ -27,6 +27,12 @@ pub const MODEL_ID: &str = "smollm2-135m-instruct";
 /// for minutes.
 pub const DEFAULT_MAX_TOKENS: u32 = 512;
 
+/// The output cap of a request: the one asked for, else [`DEFAULT_MAX_TOKENS`] when the
+/// request goes to the local server (`local`), else none (the provider's default).
+pub fn max_tokens(requested: Option<u32>, local: bool) -> Option<u32> {
+    requested.or(local.then_some(DEFAULT_MAX_TOKENS))
+}
+
 /// Port of the local server (`QORE_LOCAL_PORT`, default 18080).
 pub fn port() -> u16 {
     std::env::var("QORE_LOCAL_PORT")

@@ -70,7 +70,7 @@ pub(crate) struct Attempts {
     /// Attempts sent so far.
     pub sent: u32,
     /// The API key, redacted from every error event.
-    pub secret: Option<Arc<str>>,
+    pub secret: Option<String>,
     /// The connect timeout, named when it is what ended an attempt.
     pub connect_timeout: Duration,
 }
@@ -362,7 +362,10 @@ impl Stream for ResponseStream {
             }
             if let Some(mut event) = this.queue.pop_front() {
                 // The key goes before the message is shortened, so no part of it is left.
-                redact_event(&mut event, this.attempts.as_ref().map(|a| &a.secret));
+                redact_event(
+                    &mut event,
+                    this.attempts.as_ref().and_then(|a| a.secret.as_deref()),
+                );
                 if let ResponseEvent::Error { error } = &mut event {
                     bad_answer::tidy(error);
                 }

@@ -12,7 +12,6 @@
 //! - [`redact`] takes the API key out of an error, for servers that echo the credential.
 
 use std::error::Error as _;
-use std::sync::Arc;
 use std::time::Duration;
 
 use qore_core::{ErrorCategory, ErrorInfo, ProviderDetail, ResponseEvent};
@@ -71,8 +70,8 @@ pub fn redact(error: &mut ErrorInfo, secret: &str) {
 }
 
 /// [`redact`] for an error event of a stream whose request carried `secret`.
-pub(crate) fn redact_event(event: &mut ResponseEvent, secret: Option<&Option<Arc<str>>>) {
-    if let (ResponseEvent::Error { error }, Some(Some(secret))) = (event, secret) {
+pub(crate) fn redact_event(event: &mut ResponseEvent, secret: Option<&str>) {
+    if let (ResponseEvent::Error { error }, Some(secret)) = (event, secret) {
         redact(error, secret);
     }
 }
