@@ -26,6 +26,7 @@ pub mod profile;
 pub mod provider_names;
 pub mod providers;
 pub mod render;
+pub mod request_overrides;
 pub mod routing;
 pub mod shape;
 pub mod system_prompt;

@@ -4,7 +4,7 @@
 //! Promises: any concrete chat agent of the catalog runs (the rosters of `pipelines.toml`
 //! choose defaults, they do not forbid); `--model` wins over the persisted override and the
 //! profile; `--system` replaces the agent's system prompt; `--max-tokens`, `--temperature`
-//! and `--no-stream` are written into the request ([`crate::flags::apply`]) or refused;
+//! and `--no-stream` are written into the request ([`qore_agents::request_overrides::apply`]) or refused;
 //! `--idle-timeout`/`--connect-timeout` win over the provider file; the unknown keys
 //! (typos) of the agent's profile files are warned about once, on stderr.
 
@@ -12,13 +12,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use qore_agents::profile::ToolProtocolSetting;
+use qore_agents::request_overrides::{self, RequestOverrides};
 use qore_client::{local, Client};
 use qore_core::ErrorInfo;
 
 use crate::agents::load;
 use crate::connect::{doing, timeouts};
 use crate::console::note;
-use crate::flags::{self, Overrides};
 use crate::RunArgs;
 
 /// What `qore run --agent NAME` runs with.
@@ -60,12 +60,13 @@ pub async fn agent_run(
         Some(system) => Some(system.clone()),
         None => config.system_prompt(agent, project)?,
     };
-    let overrides = Overrides {
+    let overrides = RequestOverrides {
         max_tokens: local::max_tokens(args.max_tokens, local),
         temperature: args.temperature,
         stream: args.no_stream.then_some(false),
     };
-    let renderer = match flags::apply(&resolved.renderer, &overrides, &config.partials)? {
+    let renderer = match request_overrides::apply(&resolved.renderer, &overrides, &config.partials)?
+    {
         Some(changed) => Arc::new(changed),
         None => resolved.renderer.clone(),
     };

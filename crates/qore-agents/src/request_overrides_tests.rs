@@ -1,14 +1,16 @@
 use std::path::Path;
 
-use qore_agents::profile::ProfileFile;
-use qore_agents::Catalog;
+use qore_client::protocols;
 use qore_core::{History, Message};
 use serde_json::json;
+
+use crate::profile::ProfileFile;
+use crate::Catalog;
 
 use super::*;
 
 /// The body `agent` (bundled, or the extra profile `mine`) sends after `overrides`.
-fn body_after(agent: &str, overrides: Overrides) -> Result<Value, String> {
+fn body_after(agent: &str, overrides: RequestOverrides) -> Result<Value, String> {
     let mine = ProfileFile::parse(
         Path::new("mine.toml"),
         "name = \"mine\"\nextends = \"openai-chat\"\n[body]\nmax_completion_tokens = 100\n",
@@ -43,11 +45,11 @@ fn body_after(agent: &str, overrides: Overrides) -> Result<Value, String> {
 
 #[test]
 fn run_flags_land_under_the_wires_own_keys() {
-    let max = |n| Overrides {
+    let max = |n| RequestOverrides {
         max_tokens: Some(n),
-        ..Overrides::default()
+        ..RequestOverrides::default()
     };
-    let cases: &[(&str, Overrides, &str, Value)] = &[
+    let cases: &[(&str, RequestOverrides, &str, Value)] = &[
         ("openai-chat", max(7), "/max_tokens", json!(7)),
         ("mine", max(7), "/max_completion_tokens", json!(7)),
         ("claude-chat", max(7), "/max_tokens", json!(7)),
@@ -66,27 +68,27 @@ fn run_flags_land_under_the_wires_own_keys() {
         ("ollama-chat", max(7), "/options/num_predict", json!(7)),
         (
             "ollama-chat",
-            Overrides {
+            RequestOverrides {
                 temperature: Some(0.25),
-                ..Overrides::default()
+                ..RequestOverrides::default()
             },
             "/options/temperature",
             json!(0.25),
         ),
         (
             "gemini-chat",
-            Overrides {
+            RequestOverrides {
                 temperature: Some(0.5),
-                ..Overrides::default()
+                ..RequestOverrides::default()
             },
             "/generationConfig/temperature",
             json!(0.5),
         ),
         (
             "openai-chat",
-            Overrides {
+            RequestOverrides {
                 stream: Some(false),
-                ..Overrides::default()
+                ..RequestOverrides::default()
             },
             "/stream",
             json!(false),
@@ -99,9 +101,9 @@ fn run_flags_land_under_the_wires_own_keys() {
     // What else the body had stays; what only streaming allows goes.
     let gemini = body_after("gemini-chat", max(7)).unwrap();
     assert!(gemini["contents"].is_array(), "{gemini}");
-    let warm = Overrides {
+    let warm = RequestOverrides {
         temperature: Some(0.5),
-        ..Overrides::default()
+        ..RequestOverrides::default()
     };
     let gemini = body_after("gemini-chat", warm).unwrap();
     assert_eq!(
@@ -110,9 +112,9 @@ fn run_flags_land_under_the_wires_own_keys() {
     );
     let quiet = body_after(
         "openai-chat",
-        Overrides {
+        RequestOverrides {
             stream: Some(false),
-            ..Overrides::default()
+            ..RequestOverrides::default()
         },
     )
     .unwrap();
@@ -125,31 +127,19 @@ fn run_flags_land_under_the_wires_own_keys() {
 
 #[test]
 fn flags_that_cannot_be_written_are_refused() {
-    let no_stream = Overrides {
+    let no_stream = RequestOverrides {
         stream: Some(false),
-        ..Overrides::default()
+        ..RequestOverrides::default()
     };
     let refused = body_after("gemini-chat", no_stream).unwrap_err();
     assert!(refused.contains("endpoint"), "{refused}");
-    let max = Overrides {
+    let max = RequestOverrides {
         max_tokens: Some(5),
-        ..Overrides::default()
+        ..RequestOverrides::default()
     };
     let refused = body_after("templated", max).unwrap_err();
     assert!(refused.contains("`options`"), "{refused}");
     // No flags: the profile's body, untouched.
-    let plain = body_after("gemini-chat", Overrides::default()).unwrap();
+    let plain = body_after("gemini-chat", RequestOverrides::default()).unwrap();
     assert_eq!(plain["generationConfig"]["maxOutputTokens"], 8192);
-}
-
-#[test]
-fn values_of_the_flags() {
-    assert_eq!(seconds("1.5"), Ok(Duration::from_millis(1500)));
-    assert_eq!(seconds(" 30 "), Ok(Duration::from_secs(30)));
-    for bad in ["0", "-1", "abc", "inf", "NaN", ""] {
-        assert!(seconds(bad).is_err(), "{bad}");
-    }
-    assert_eq!(protocol_name("anthropic").as_deref(), Ok("anthropic"));
-    let refused = protocol_name("antropic").unwrap_err();
-    assert!(refused.contains("openai-chat, "), "{refused}");
 }
