@@ -144,7 +144,7 @@ impl Store {
             let message: Message = from_json(&content, || format!("message {id}"))?;
             history.push(message);
         }
-        if history.is_empty() && self.session_exists(session)?.is_none() {
+        if history.is_empty() && !self.session_exists(session)? {
             return Err(StoreError::NotFound(session.to_owned()));
         }
         Ok(history)
@@ -159,14 +159,11 @@ impl Store {
         Ok(ids.collect::<Result<_, _>>()?)
     }
 
-    fn session_exists(&self, id: &str) -> Result<Option<i64>, StoreError> {
-        let found = self
-            .conn
-            .query_row("SELECT 1 FROM sessions WHERE id = ?1", [id], |row| {
-                row.get(0)
-            })
+    fn session_exists(&self, id: &str) -> Result<bool, StoreError> {
+        let found = (self.conn)
+            .query_row("SELECT 1 FROM sessions WHERE id = ?1", [id], |_| Ok(()))
             .optional()?;
-        Ok(found)
+        Ok(found.is_some())
     }
 
     fn query_infos(

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection};
 
 use crate::schema::{data_dir, open_connection};
 use crate::turn::title_of;
@@ -100,14 +100,11 @@ impl Store {
             .map(|m| Ok((role_word(m.role), to_json(m)?)))
             .collect::<Result<Vec<_>, StoreError>>()?;
         let tx = self.conn.transaction()?;
-        let seq: i64 = tx
-            .query_row(
-                "SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE session_id = ?1",
-                [session],
-                |row| row.get(0),
-            )
-            .optional()?
-            .unwrap_or(1);
+        let seq: i64 = tx.query_row(
+            "SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE session_id = ?1",
+            [session],
+            |row| row.get(0),
+        )?;
         let now = millis(SystemTime::now());
         let touched = tx.execute(
             "UPDATE sessions SET updated_at = ?2, title = coalesce(title, ?3) WHERE id = ?1",

@@ -95,7 +95,8 @@ pub enum SandboxError {
 #[derive(Debug, Clone)]
 pub struct Sandbox {
     root: PathBuf,
-    /// The root, opened once: every file access of the tools goes through it.
+    /// The root, opened once: every file read, write and metadata lookup of the tools goes
+    /// through it (directory walks still open by path).
     pub(crate) dir: Arc<Dir>,
 }
 

@@ -138,6 +138,9 @@ mod tests {
             (Framing::Ndjson, b"{\"a\":1}\n  ", &[a], false),
             (Framing::Ndjson, b"{\"a\":1}\n{\"b\":", &[a], true),
             (Framing::Ndjson, b"{\"a\":\"\xF0\x9F", &[], true),
+            // A bare number parses even when cut (`12` of `123`): not taken as whole.
+            (Framing::Sse, b"data: 12", &[], true),
+            (Framing::Ndjson, b"{\"a\":1}\n12", &[a], true),
         ];
         for &(framing, body, expected, mid_line) in cases {
             for at in 0..=body.len() {

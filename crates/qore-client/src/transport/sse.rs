@@ -36,8 +36,9 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// (whether or not an SSE frame's closing blank line followed), every line was received
 /// whole: [`StreamEnd::Clean`]. A last line WITHOUT its line end was either sent that way or
 /// cut when the connection closed; it is taken as whole only when what it completes — the
-/// SSE frame's data, or the NDJSON line — is one complete JSON value or `[DONE]` (a cut
-/// cannot leave that: the value's last byte was the line's last byte), and dispatched.
+/// SSE frame's data, or the NDJSON line — is one complete JSON object or array, or `[DONE]`
+/// (a cut cannot leave that: its closing bracket was the line's last byte; a bare number
+/// could be cut and still parse, and no wire sends one), and dispatched.
 /// Anything else (half a JSON value, half a UTF-8 character, a bare field name) is
 /// [`StreamEnd::MidLine`]: not dispatched, never handed to a decoder as if it were data.
 /// A blank tail (spaces, tabs) is ignored.
@@ -50,9 +51,13 @@ pub enum StreamEnd {
     MidLine,
 }
 
-/// Whether the data of an unterminated last line is whole: `[DONE]` or one JSON value.
+/// Whether the data of an unterminated last line is whole: `[DONE]`, or one JSON object or
+/// array.
 pub(super) fn complete_data(data: &[u8]) -> bool {
-    data.trim_ascii() == b"[DONE]" || serde_json::from_slice::<serde::de::IgnoredAny>(data).is_ok()
+    let data = data.trim_ascii();
+    data == b"[DONE]"
+        || (matches!(data.first(), Some(b'{' | b'['))
+            && serde_json::from_slice::<serde::de::IgnoredAny>(data).is_ok())
 }
 
 /// One dispatched SSE event.
