@@ -100,12 +100,13 @@ impl Project {
 
 type Tamper = fn(&Path);
 type Files = &'static [(&'static str, Option<&'static [u8]>)];
+type Call = (&'static str, Value);
 
 struct Case {
     name: &'static str,
     before: &'static [(&'static str, &'static [u8])],
     /// Each turn's calls.
-    turns: Vec<Vec<(&'static str, Value)>>,
+    turns: Vec<Vec<Call>>,
     /// What the user does to the files after the turns.
     tamper: Tamper,
     /// Per undo: what it did (or a piece of its error message).
@@ -114,147 +115,124 @@ struct Case {
     after: Files,
 }
 
+impl Default for Case {
+    fn default() -> Self {
+        Case {
+            name: "",
+            before: &[],
+            turns: Vec::new(),
+            tamper: |_| {},
+            undos: Vec::new(),
+            after: &[],
+        }
+    }
+}
+
+fn write(path: &str, content: &str) -> Call {
+    ("write_file", json!({"path": path, "content": content}))
+}
+
+fn create(path: &str, content: &str) -> Call {
+    ("create_file", json!({"path": path, "content": content}))
+}
+
+fn edit(path: &str, old: &str, new: &str) -> Call {
+    let input = json!({"path": path, "old_string": old, "new_string": new});
+    ("edit_file", input)
+}
+
+const TOML: &[u8] = b"[app]\nname = 1\n";
+const BINARY: &[u8] = b"\0\x01\xff";
+
 fn cases() -> Vec<Case> {
     use FileUndo::{Removed, Restored};
-    let untouched: Tamper = |_| {};
     vec![
         Case {
             name: "write a new file",
-            before: &[],
-            turns: vec![vec![(
-                "write_file",
-                json!({"path": "new.txt", "content": "n"}),
-            )]],
-            tamper: untouched,
+            turns: vec![vec![write("new.txt", "n")]],
             undos: vec![Ok(vec![("new.txt", Removed)])],
             after: &[("new.txt", None)],
+            ..Case::default()
         },
         Case {
             name: "a created file is removed, its directory stays",
-            before: &[],
-            turns: vec![vec![(
-                "create_file",
-                json!({"path": "d/e/c.rs", "content": "c"}),
-            )]],
-            tamper: untouched,
+            turns: vec![vec![create("d/e/c.rs", "c")]],
             undos: vec![Ok(vec![("d/e/c.rs", Removed)])],
             after: &[("d/e/c.rs", None)],
+            ..Case::default()
         },
         Case {
             name: "edit an existing file twice",
             before: &[("src/a.rs", b"fn a() {}\nfn b() {}\n")],
             turns: vec![vec![
-                (
-                    "edit_file",
-                    json!({"path": "src/a.rs", "old_string": "a()", "new_string": "x()"}),
-                ),
-                (
-                    "edit_file",
-                    json!({"path": "src/a.rs", "old_string": "b()", "new_string": "y()"}),
-                ),
+                edit("src/a.rs", "a()", "x()"),
+                edit("src/a.rs", "b()", "y()"),
             ]],
-            tamper: untouched,
             undos: vec![Ok(vec![("src/a.rs", Restored)])],
             after: &[("src/a.rs", Some(b"fn a() {}\nfn b() {}\n"))],
+            ..Case::default()
         },
         Case {
-            name: "delete-by-write: emptied, then its directory deleted",
-            before: &[
-                ("cfg/app.toml", b"[app]\nname = 1\n"),
-                ("bin.dat", b"\0\x01\xff"),
-            ],
-            turns: vec![vec![
-                ("write_file", json!({"path": "cfg/app.toml", "content": ""})),
-                (
-                    "write_file",
-                    json!({"path": "bin.dat", "content": "text now"}),
-                ),
-            ]],
-            tamper: |root| {
-                // The emptied file's directory is gone: only possible once the file matches.
-                std::fs::remove_dir_all(root.join("cfg")).unwrap();
-            },
-            undos: vec![Err("`cfg/app.toml` was changed after turn 1")],
-            after: &[("cfg/app.toml", None), ("bin.dat", Some(b"text now"))],
-        },
-        Case {
-            name: "emptied and binary files come back byte for byte",
-            before: &[
-                ("cfg/app.toml", b"[app]\nname = 1\n"),
-                ("bin.dat", b"\0\x01\xff"),
-            ],
-            turns: vec![vec![
-                ("write_file", json!({"path": "cfg/app.toml", "content": ""})),
-                (
-                    "write_file",
-                    json!({"path": "bin.dat", "content": "text now"}),
-                ),
-            ]],
-            tamper: untouched,
+            name: "delete-by-write: emptied and binary files come back byte for byte",
+            before: &[("cfg/app.toml", TOML), ("bin.dat", BINARY)],
+            turns: vec![vec![write("cfg/app.toml", ""), write("bin.dat", "text")]],
             undos: vec![Ok(vec![("bin.dat", Restored), ("cfg/app.toml", Restored)])],
-            after: &[
-                ("cfg/app.toml", Some(b"[app]\nname = 1\n")),
-                ("bin.dat", Some(b"\0\x01\xff")),
-            ],
+            after: &[("cfg/app.toml", Some(TOML)), ("bin.dat", Some(BINARY))],
+            ..Case::default()
+        },
+        Case {
+            name: "an emptied file deleted since (with its directory): refused",
+            before: &[("cfg/app.toml", TOML), ("bin.dat", BINARY)],
+            turns: vec![vec![write("bin.dat", "text"), write("cfg/app.toml", "")]],
+            tamper: |root| std::fs::remove_dir_all(root.join("cfg")).unwrap(),
+            undos: vec![Err("`cfg/app.toml` was changed after turn 1")],
+            after: &[("cfg/app.toml", None), ("bin.dat", Some(b"text"))],
         },
         Case {
             name: "changed since: refused, nothing written",
             before: &[("a.txt", b"a0"), ("b.txt", b"b0")],
-            turns: vec![vec![
-                ("write_file", json!({"path": "a.txt", "content": "a1"})),
-                ("write_file", json!({"path": "b.txt", "content": "b1"})),
-            ]],
+            turns: vec![vec![write("a.txt", "a1"), write("b.txt", "b1")]],
             tamper: |root| std::fs::write(root.join("b.txt"), "mine").unwrap(),
             undos: vec![Err("`b.txt` was changed after turn 1")],
             after: &[("a.txt", Some(b"a1")), ("b.txt", Some(b"mine"))],
         },
         Case {
             name: "a created file removed since: refused",
-            before: &[],
-            turns: vec![vec![(
-                "create_file",
-                json!({"path": "c.txt", "content": "c"}),
-            )]],
+            turns: vec![vec![create("c.txt", "c")]],
             tamper: |root| std::fs::remove_file(root.join("c.txt")).unwrap(),
             undos: vec![Err("`c.txt` was changed after turn 1")],
             after: &[("c.txt", None)],
+            ..Case::default()
         },
         Case {
             name: "too large to record: refused, nothing written",
             before: &[("big.log", &[b'x'; 200]), ("small", b"s")],
-            turns: vec![vec![
-                ("write_file", json!({"path": "small", "content": "t"})),
-                ("write_file", json!({"path": "big.log", "content": "cut"})),
-            ]],
-            tamper: untouched,
+            turns: vec![vec![write("small", "t"), write("big.log", "cut")]],
             undos: vec![Err("`big.log` had before turn 1 was not recorded")],
             after: &[("small", Some(b"t")), ("big.log", Some(b"cut"))],
+            ..Case::default()
         },
         Case {
             name: "two undos walk back two turns, a third has nothing to undo",
             before: &[("a.txt", b"0")],
             turns: vec![
-                vec![("write_file", json!({"path": "a.txt", "content": "1"}))],
-                vec![
-                    ("write_file", json!({"path": "a.txt", "content": "2"})),
-                    ("create_file", json!({"path": "b.txt", "content": "b"})),
-                ],
+                vec![write("a.txt", "1")],
+                vec![write("a.txt", "2"), create("b.txt", "b")],
             ],
-            tamper: untouched,
             undos: vec![
                 Ok(vec![("a.txt", Restored), ("b.txt", Removed)]),
                 Ok(vec![("a.txt", Restored)]),
                 Err("nothing to undo"),
             ],
             after: &[("a.txt", Some(b"0")), ("b.txt", None)],
+            ..Case::default()
         },
         Case {
             name: "nothing to undo in a session without turns",
             before: &[("a.txt", b"0")],
-            turns: vec![],
-            tamper: untouched,
             undos: vec![Err("nothing to undo")],
             after: &[("a.txt", Some(b"0"))],
+            ..Case::default()
         },
     ]
 }
@@ -295,11 +273,10 @@ async fn undo_restores_or_refuses_as_the_table_says() {
 #[tokio::test]
 async fn an_undone_turn_leaves_the_history_and_commands_are_named() {
     let mut p = Project::new(&[("a.txt", b"0")], 1024);
-    p.turn(&[("write_file", json!({"path": "a.txt", "content": "1"}))])
-        .await;
+    p.turn(&[write("a.txt", "1")]).await;
     p.turn(&[
         ("run_command", json!({"argv": ["echo", "hi"]})),
-        ("write_file", json!({"path": "a.txt", "content": "2"})),
+        write("a.txt", "2"),
         ("run_command", json!({"argv": ["echo", "hi"]})),
         ("read_file", json!({"path": "a.txt"})),
     ])
