@@ -291,3 +291,26 @@ async fn an_undone_turn_leaves_the_history_and_commands_are_named() {
     assert_eq!(history.len(), 4, "only turn 1 is left");
     assert_eq!(p.read("a.txt").as_deref(), Some(&b"1"[..]));
 }
+
+#[tokio::test]
+async fn a_store_that_cannot_mark_the_turn_undone_gets_the_files_put_back() {
+    let mut p = Project::new(&[("a.txt", b"0")], 1024);
+    p.turn(&[write("a.txt", "1"), create("b.txt", "b")]).await;
+    // Another connection makes the store refuse the mark, the way a failing disk would.
+    let db = p.store.path().to_owned();
+    let other = rusqlite::Connection::open(&db).unwrap();
+    other
+        .execute_batch(
+            "CREATE TRIGGER refuse_undo BEFORE UPDATE OF undone ON turns
+             BEGIN SELECT RAISE(ABORT, 'the disk is failing'); END;",
+        )
+        .unwrap();
+    let error = undo_last_turn(&mut p.store, &p.session, &p.root).unwrap_err();
+    assert!(error.to_string().contains("the disk is failing"), "{error}");
+    assert_eq!(p.read("a.txt").as_deref(), Some(&b"1"[..]));
+    assert_eq!(p.read("b.txt").as_deref(), Some(&b"b"[..]));
+    other.execute_batch("DROP TRIGGER refuse_undo").unwrap();
+    undo_last_turn(&mut p.store, &p.session, &p.root).unwrap();
+    assert_eq!(p.read("a.txt").as_deref(), Some(&b"0"[..]));
+    assert_eq!(p.read("b.txt"), None);
+}
