@@ -31,7 +31,7 @@ impl Project {
             std::fs::write(abs, bytes).unwrap();
         }
         std::fs::create_dir_all(&root).unwrap();
-        let recorder = ChangeRecorder::with_limit(record_limit);
+        let recorder = ChangeRecorder::with_limits(record_limit, 1024);
         let options = ToolOptions {
             record_changes: Some(recorder.clone()),
             ..ToolOptions::default()

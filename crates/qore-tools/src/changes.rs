@@ -6,9 +6,10 @@
 //!   the built-in tools get it through [`ToolOptions::record_changes`](crate::ToolOptions);
 //! - per path (relative to the project root, `/`-separated) it keeps what the file held
 //!   before the turn's FIRST change to it ([`Before`]: the bytes, "did not exist", or "not
-//!   recorded" for a file larger than the limit, [`MAX_RECORDED_BYTES`] by default) and the
-//!   SHA-256 of what the LAST change left ([`content_hash`]), so undo can tell whether the
-//!   file was changed since;
+//!   recorded" for a file larger than the limit, [`MAX_RECORDED_BYTES`] by default, or once
+//!   the turn's recorded contents would pass [`MAX_RECORDED_TURN_BYTES`]) and the SHA-256 of
+//!   what the LAST change left ([`content_hash`]), so undo can tell whether the file was
+//!   changed since;
 //! - a write that leaves a file as it was before the turn, with no earlier change to it,
 //!   records nothing;
 //! - [`ChangeRecorder::take`] hands over the turn's record (sorted by path) and starts an
@@ -26,6 +27,10 @@ use sha2::{Digest, Sha256};
 /// Files larger than this (8 MiB) before a turn changed them are recorded as not restorable.
 pub const MAX_RECORDED_BYTES: u64 = 8 * 1024 * 1024;
 
+/// The prior contents one turn records at most (64 MiB, eight files at the per-file limit);
+/// files past it are recorded as not restorable.
+pub const MAX_RECORDED_TURN_BYTES: u64 = 64 * 1024 * 1024;
+
 /// What a file held before the turn's first change to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Before {
@@ -33,8 +38,8 @@ pub enum Before {
     Absent,
     /// The file's bytes.
     Content(Vec<u8>),
-    /// The file was larger than the recorder's limit (its size in bytes): it cannot be
-    /// restored.
+    /// The file was larger than the recorder's limit, or the turn had recorded its fill (the
+    /// file's size in bytes): it cannot be restored.
     NotRecorded { bytes: u64 },
 }
 
@@ -52,12 +57,20 @@ pub struct FileChange {
 #[derive(Debug, Clone)]
 pub struct ChangeRecorder {
     limit: u64,
-    changes: Arc<Mutex<BTreeMap<String, FileChange>>>,
+    turn_limit: u64,
+    record: Arc<Mutex<Record>>,
+}
+
+/// One turn's changes, and the bytes of prior content they hold.
+#[derive(Debug, Default)]
+struct Record {
+    changes: BTreeMap<String, FileChange>,
+    bytes: u64,
 }
 
 impl Default for ChangeRecorder {
     fn default() -> Self {
-        ChangeRecorder::with_limit(MAX_RECORDED_BYTES)
+        ChangeRecorder::with_limits(MAX_RECORDED_BYTES, MAX_RECORDED_TURN_BYTES)
     }
 }
 
@@ -67,20 +80,23 @@ impl ChangeRecorder {
         ChangeRecorder::default()
     }
 
-    /// A recorder that keeps prior contents up to `limit` bytes per file.
-    pub fn with_limit(limit: u64) -> ChangeRecorder {
+    /// A recorder that keeps prior contents up to `limit` bytes per file and `turn_limit`
+    /// bytes per turn.
+    pub fn with_limits(limit: u64, turn_limit: u64) -> ChangeRecorder {
         ChangeRecorder {
             limit,
-            changes: Arc::default(),
+            turn_limit,
+            record: Arc::default(),
         }
     }
 
     /// Note that the file at `path` (relative to the root) held `before` (`None`: it did not
     /// exist) and now holds `after`. Only the first `before` of a path in a turn is kept.
     pub fn record(&self, path: &str, before: Option<&[u8]>, after: &[u8]) {
-        let mut changes = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(change) = changes.get_mut(path) {
-            change.after_hash = content_hash(after);
+        let after_hash = content_hash(after);
+        let mut record = self.record.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(change) = record.changes.get_mut(path) {
+            change.after_hash = after_hash;
             return;
         }
         if before == Some(after) {
@@ -88,23 +104,29 @@ impl ChangeRecorder {
         }
         let before = match before {
             None => Before::Absent,
-            Some(bytes) if bytes.len() as u64 > self.limit => Before::NotRecorded {
-                bytes: bytes.len() as u64,
-            },
-            Some(bytes) => Before::Content(bytes.to_vec()),
+            Some(bytes) => {
+                let size = bytes.len() as u64;
+                let filled = record.bytes.saturating_add(size) > self.turn_limit;
+                if size > self.limit || filled {
+                    Before::NotRecorded { bytes: size }
+                } else {
+                    record.bytes += size;
+                    Before::Content(bytes.to_vec())
+                }
+            }
         };
         let change = FileChange {
             path: path.to_owned(),
             before,
-            after_hash: content_hash(after),
+            after_hash,
         };
-        changes.insert(path.to_owned(), change);
+        record.changes.insert(path.to_owned(), change);
     }
 
     /// The turn's record, sorted by path; the recorder starts empty again.
     pub fn take(&self) -> Vec<FileChange> {
-        let mut changes = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
-        std::mem::take(&mut *changes).into_values().collect()
+        let mut record = self.record.lock().unwrap_or_else(PoisonError::into_inner);
+        std::mem::take(&mut *record).changes.into_values().collect()
     }
 }
 

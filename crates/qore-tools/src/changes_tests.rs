@@ -23,13 +23,24 @@ fn the_first_before_and_the_last_after_are_kept_per_path() {
 }
 
 #[test]
-fn a_file_over_the_limit_is_recorded_as_not_restorable() {
-    let recorder = ChangeRecorder::with_limit(4);
-    recorder.record("big", Some(b"12345"), b"x");
-    recorder.record("small", Some(b"1234"), b"x");
-    let changes = recorder.take();
-    assert_eq!(changes[0].before, Before::NotRecorded { bytes: 5 });
-    assert_eq!(changes[1].before, Before::Content(b"1234".to_vec()));
+fn files_over_the_file_or_turn_limit_are_recorded_as_not_restorable() {
+    let recorder = ChangeRecorder::with_limits(4, 7);
+    recorder.record("a-big", Some(b"12345"), b"x");
+    recorder.record("b-small", Some(b"1234"), b"x");
+    recorder.record("c-fills", Some(b"123"), b"x");
+    recorder.record("d-past", Some(b"1234"), b"x");
+    recorder.record("e-new", None, b"x");
+    let befores: Vec<Before> = recorder.take().into_iter().map(|c| c.before).collect();
+    let expected = [
+        Before::NotRecorded { bytes: 5 },
+        Before::Content(b"1234".to_vec()),
+        Before::Content(b"123".to_vec()),
+        Before::NotRecorded { bytes: 4 },
+        Before::Absent,
+    ];
+    assert_eq!(befores, expected);
+    recorder.record("next-turn", Some(b"1234"), b"x");
+    assert_eq!(recorder.take()[0].before, Before::Content(b"1234".to_vec()));
 }
 
 #[test]

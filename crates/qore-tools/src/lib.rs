@@ -40,7 +40,7 @@ use std::time::Duration;
 
 pub use changes::{
     content_hash, records_every_change, Before, ChangeRecorder, FileChange, MAX_RECORDED_BYTES,
-    RECORDING_TOOLS,
+    MAX_RECORDED_TURN_BYTES, RECORDING_TOOLS,
 };
 pub use edit_file::EditFile;
 pub use find_file::FindFile;
