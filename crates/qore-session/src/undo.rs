@@ -45,8 +45,8 @@ pub enum UndoError {
     #[error("nothing to undo: the session has no turn left that is not undone")]
     NothingToUndo,
     #[error(
-        "not undone: `{path}` was changed after turn {seq}; restore or commit it yourself \
-         (nothing was written)"
+        "not undone: `{path}` was changed after turn {seq} (it no longer holds what the turn \
+         left there); nothing was written"
     )]
     ChangedSince { path: String, seq: i64 },
     #[error(
