@@ -43,12 +43,14 @@
 
 mod error;
 mod read;
+mod read_turns;
 mod schema;
 mod store;
 mod turn;
 
 pub use error::StoreError;
 pub use read::SessionInfo;
+pub use read_turns::StoredTurn;
 pub use schema::{data_dir, schema_version, BUSY_TIMEOUT, SCHEMA_VERSION};
 pub use store::{NewSession, Store, TurnId, DB_FILE};
 pub use turn::{check_well_formed, title_of, TurnRecord, TurnStatus};
