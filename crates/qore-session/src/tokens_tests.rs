@@ -21,15 +21,40 @@ fn each_kind_of_content_is_counted_by_its_rule() {
         raw_input: None,
         signature: Some("x".repeat(4000)),
     };
+    let thinking = |signature: Option<&str>| {
+        Message::new(
+            Role::Assistant,
+            vec![ContentBlock::Thinking {
+                text: "hello world".into(),
+                signature: signature.map(String::from),
+            }],
+        )
+    };
     // (what, message, expected tokens)
     let cases: Vec<(&str, Message, u64)> = vec![
-        ("empty user message", Message::new(Role::User, vec![]), 4),
         (
-            "ASCII text: 4 bytes a token",
-            Message::user("a".repeat(400)),
-            4 + 100,
+            "an empty message: its overhead",
+            Message::new(Role::User, vec![]),
+            4,
         ),
-        ("rounded up", Message::user("abcde"), 4 + 2),
+        ("a word is a token", Message::user("hello"), 4 + 1),
+        (
+            "single spaces join words",
+            Message::user("the quick brown fox"),
+            4 + 4,
+        ),
+        (
+            "a token more per 6 letters",
+            Message::user("internationalization"),
+            4 + 4,
+        ),
+        ("digits by threes", Message::user("1234567"), 4 + 3),
+        ("symbols by twos", Message::user("{}();"), 4 + 3),
+        (
+            "longer whitespace is a token",
+            Message::user("a\n\nb"),
+            4 + 3,
+        ),
         (
             "CJK: 3 bytes a character, one token",
             Message::user("漢".repeat(30)),
@@ -40,22 +65,17 @@ fn each_kind_of_content_is_counted_by_its_rule() {
             Message::user("я".repeat(30)),
             4 + 20,
         ),
+        ("unsigned thinking is not sent back", thinking(None), 4),
         (
-            "thinking counts its text, not its signature",
-            Message::new(
-                Role::Assistant,
-                vec![ContentBlock::Thinking {
-                    text: "a".repeat(40),
-                    signature: Some("s".repeat(4000)),
-                }],
-            ),
-            4 + 10,
+            "signed thinking: its text, not its signature",
+            thinking(Some(&"s".repeat(999))),
+            4 + 2,
         ),
         (
-            // {"path":"src/main.rs"} is 22 bytes: 6 tokens; read_file 9 bytes: 3 tokens.
+            // read(1) _(1) file(1); {" path ":" src / main . rs "} = 1+1+2+1+1+1+1+1+1.
             "a tool call: overhead, name, arguments as JSON; no signature",
             Message::new(Role::Assistant, vec![call]),
-            4 + 8 + 3 + 6,
+            4 + 12 + 3 + 10,
         ),
         (
             "unparsed arguments count as their raw text",
@@ -69,7 +89,7 @@ fn each_kind_of_content_is_counted_by_its_rule() {
                     signature: None,
                 }],
             ),
-            4 + 8 + 1 + 10,
+            4 + 12 + 1 + 20,
         ),
         (
             "a tool result: overhead and its parts, an image at the fixed figure",
@@ -79,14 +99,14 @@ fn each_kind_of_content_is_counted_by_its_rule() {
                     tool_use_id: "call_1".into(),
                     content: vec![
                         ToolResultPart::Text {
-                            text: "b".repeat(80),
+                            text: "some output".into(),
                         },
                         ToolResultPart::Image(image()),
                     ],
                     is_error: false,
                 }],
             ),
-            4 + 8 + 20 + IMAGE_TOKENS,
+            4 + 12 + 2 + IMAGE_TOKENS,
         ),
         (
             "an image block is the fixed figure, whatever its bytes",
@@ -111,11 +131,11 @@ fn each_kind_of_content_is_counted_by_its_rule() {
 fn tool_definitions_count_name_description_and_schema() {
     let tool = ToolSpec {
         name: "abcd".into(),
-        description: "e".repeat(40),
+        description: "Adds two numbers".into(),
         input_schema: json!({"type": "object"}),
     };
-    // {"type":"object"} is 17 bytes: 5 tokens.
-    assert_eq!(estimate_tools(&[tool]), 8 + 1 + 10 + 5);
+    // Adds(1) two(1) numbers(2); {" type ":" object "} = 1+1+2+1+1.
+    assert_eq!(estimate_tools(&[tool]), 12 + 1 + 4 + 6);
 }
 
 #[test]
@@ -131,44 +151,78 @@ fn prompt_tokens_adds_anthropic_cache_counts_only() {
     assert_eq!(prompt_tokens(&Usage::default(), "anthropic"), None);
 }
 
+fn user(n: usize) -> Message {
+    Message::user("u".repeat(n))
+}
+
 #[test]
-fn a_report_calibrates_and_anchors_the_next_estimate() {
+fn a_report_over_the_heuristic_is_an_overhead_and_the_next_estimate_adds_to_it() {
     let mut estimator = TokenEstimator::new();
-    let sent = vec![
-        Message::system("s".repeat(400)),
-        Message::user("u".repeat(400)),
-    ];
+    let sent = vec![Message::system("s".repeat(400)), user(400)];
     let raw = estimate_messages(&sent);
-    assert_eq!(estimator.estimate(&sent, &[]), raw);
     assert_eq!(
-        estimator.observe(&sent, &[], raw * 3 / 2),
-        Observation::Calibrated((raw * 3 / 2) as f64 / raw as f64)
+        estimator.estimate(&sent, &[]),
+        raw,
+        "uncalibrated: the heuristic"
     );
-    // The same messages: exactly the report.
-    assert_eq!(estimator.estimate(&sent, &[]), raw * 3 / 2);
-    // More messages after the same ones: the report plus the scaled rest.
+    let seen = estimator.observe(&sent, &[], raw + 300);
+    assert_eq!(
+        seen,
+        Observation::Calibrated {
+            rate: 1.0,
+            overhead: 300.0
+        }
+    );
+    assert_eq!(
+        estimator.estimate(&sent, &[]),
+        raw + 300,
+        "the report itself"
+    );
     let mut longer = sent.clone();
     longer.push(Message::assistant("a".repeat(40)));
     let added = estimate_message(&longer[2]);
-    let scaled = (added as f64 * estimator.factor()).round() as u64;
-    assert_eq!(estimator.estimate(&longer, &[]), raw * 3 / 2 + scaled);
-    // A different history (compressed): the factor alone.
-    let other = vec![Message::user("x".repeat(800))];
-    let want = (estimate_messages(&other) as f64 * estimator.factor()).round() as u64;
-    assert_eq!(estimator.estimate(&other, &[]), want);
+    assert_eq!(estimator.estimate(&longer, &[]), raw + 300 + added);
+}
+
+#[test]
+fn reports_refit_the_rate_from_their_growth() {
+    // (first heuristic, first report, second heuristic, second report, rate after both)
+    let cases = [
+        (1000, 1300, 1400, 1800, 1.25),
+        (1000, 700, 1400, 980, 0.7),
+        // Growth too small to say anything: the rate stays.
+        (1000, 1300, 1010, 1400, 1.0),
+        // An implausible growth: the rate stays, the overhead follows the report.
+        (1000, 1300, 1400, 1450, 1.0),
+        // A report under rate × heuristic: the rate stays, the overhead goes negative (the
+        // heuristic overcounts what every request carries, e.g. tool schemas).
+        (1000, 1300, 1400, 1310, 1.0),
+    ];
+    for (raw1, rep1, raw2, rep2, rate) in cases {
+        let mut estimator = TokenEstimator::new();
+        // Messages of exactly `raw` heuristic tokens: 4 for the message, then a word each.
+        let sized = |raw: u64| vec![Message::user("ab ".repeat(raw as usize - 4).trim_end())];
+        estimator.observe(&sized(raw1), &[], rep1);
+        estimator.observe(&sized(raw2), &[], rep2);
+        assert_eq!(estimator.rate(), rate, "{raw1}/{rep1} then {raw2}/{rep2}");
+        assert_eq!(
+            estimator.estimate_raw(raw2),
+            rep2,
+            "the last report is exact"
+        );
+    }
 }
 
 #[test]
 fn implausible_reports_are_ignored() {
-    let sent = vec![Message::user("u".repeat(4000))];
+    let sent = vec![user(4000)];
     let raw = estimate_messages(&sent);
     // (report, calibrates)
     let cases = [
         (0, false),
         (raw / 10, false),
-        (raw * 3, false),
+        (raw * 3, true),
         (raw / 2, true),
-        (raw * 2, true),
     ];
     for (reported, calibrates) in cases {
         let mut estimator = TokenEstimator::new();
@@ -187,8 +241,8 @@ fn implausible_reports_are_ignored() {
 }
 
 #[test]
-fn a_turn_of_several_requests_calibrates_by_their_sum() {
-    let sent = vec![Message::user("u".repeat(400))];
+fn a_turn_of_several_requests_is_observed_as_their_average() {
+    let sent = vec![user(400)];
     let call = Message::new(
         Role::Assistant,
         vec![ContentBlock::ToolUse {
@@ -212,14 +266,18 @@ fn a_turn_of_several_requests_calibrates_by_their_sum() {
     let replies = vec![call, result, Message::assistant("done")];
     let first = estimate_messages(&sent);
     let second = first + estimate_messages(&replies[..2]);
-    let mut estimator = TokenEstimator::new();
-    let seen = estimator.observe_turn(&sent, &replies, &[], (first + second) * 2);
-    assert_eq!(seen, Observation::Calibrated(2.0));
-    assert!(estimator.is_calibrated());
-    // No anchor: the next estimate is the factor times the heuristic.
-    let mut all = sent.clone();
-    all.extend(replies);
-    assert_eq!(estimator.estimate(&all, &[]), estimate_messages(&all) * 2);
+    let reported = first + second + 100;
+    let mut turn = TokenEstimator::new();
+    turn.observe_turn(&sent, &replies, &[], reported);
+    // The average request: its estimate is the average report.
+    let (raw, report) = ((first + second) as f64 / 2.0, reported as f64 / 2.0);
+    assert!(
+        (turn.overhead() + turn.rate() * raw - report).abs() < 1e-9,
+        "{turn:?}"
+    );
+    assert_eq!(turn.rate(), 1.0);
+    assert_eq!(turn.overhead(), 50.0);
+    assert!(turn.is_calibrated());
 }
 
 #[test]
