@@ -139,10 +139,13 @@ async fn compression_keeps_the_original_and_links_a_new_session() {
         .expect("a replay server");
     let mut fx = seeded(&[
         ("alpha", true),
+        ("undone", false),
         ("bravo", false),
         ("charlie", true),
         ("delta", false),
     ]);
+    let undone = fx.store.turns(&fx.id).expect("the turns")[1].id;
+    fx.store.mark_undone(undone).expect("undone");
     let before = snapshot(&fx.store, &fx.id);
 
     let done = compress(
@@ -185,7 +188,7 @@ async fn compression_keeps_the_original_and_links_a_new_session() {
     );
     assert_eq!(summary.agent.as_deref(), Some("claude-compression"));
     assert_eq!(summary.model.as_deref(), Some("claude-sonnet-4-6"));
-    for (copy, original) in turns[1..].iter().zip(&before.1[2..]) {
+    for (copy, original) in turns[1..].iter().zip(&before.1[3..]) {
         assert_eq!(
             copy.record, original.record,
             "an exact copy of turn {}",
@@ -213,8 +216,13 @@ async fn compression_keeps_the_original_and_links_a_new_session() {
     ] {
         assert!(sent.contains(older), "{older} missing: {sent}");
     }
-    for recent in ["question charlie", "RESULT-charlie", "question delta"] {
-        assert!(!sent.contains(recent), "{recent} sent: {sent}");
+    for left_out in [
+        "question undone",
+        "question charlie",
+        "RESULT-charlie",
+        "question delta",
+    ] {
+        assert!(!sent.contains(left_out), "{left_out} sent: {sent}");
     }
 }
 
