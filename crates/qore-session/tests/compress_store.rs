@@ -297,7 +297,8 @@ async fn a_summary_that_never_fits_or_fails_creates_nothing() {
         return;
     };
     // (protocol, the reply every request gets, requests expected, the error's check)
-    let cases: [(&str, &Exchange, usize, fn(&CompressError) -> bool); 2] = [
+    type Case<'a> = (&'a str, &'a Exchange, usize, fn(&CompressError) -> bool);
+    let cases: [Case; 2] = [
         (
             "llamacpp",
             &overflow,
@@ -334,20 +335,25 @@ async fn a_summary_that_never_fits_or_fails_creates_nothing() {
     }
 }
 
+fn send<T: Send>(future: T) -> T {
+    future
+}
+
 #[tokio::test]
 async fn a_session_with_only_kept_turns_has_nothing_to_compress() {
     let server = ReplayServer::start(Vec::new())
         .await
         .expect("a replay server");
     let mut fx = seeded(&[("alpha", false), ("bravo", false)]);
-    let error = compress(
+    // The future is Send: a session can compress inside a spawned task.
+    let error = send(compress(
         &mut fx.store,
         &fx.id,
         &client("anthropic", &server),
         "m",
         &options(Keep::Turns(2)),
         CancellationToken::new(),
-    )
+    ))
     .await
     .expect_err("nothing to do");
     assert!(
