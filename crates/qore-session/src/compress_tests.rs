@@ -1,49 +1,14 @@
 use std::time::SystemTime;
 
-use qore_core::{ContentBlock, Message, Role, ToolResultPart, Usage};
+use qore_core::{Message, Role, Usage};
 use qore_store::{TurnRecord, TurnStatus};
-use serde_json::json;
 
 use super::*;
 
-fn turn(text: &str, tool_result: Option<&str>) -> TurnRecord {
-    let mut replies = Vec::new();
-    if let Some(result) = tool_result {
-        let id = format!("call_{text}");
-        replies.push(Message::new(
-            Role::Assistant,
-            vec![ContentBlock::ToolUse {
-                id: id.clone(),
-                name: "read_file".into(),
-                input: json!({"path": format!("{text}.rs")}),
-                raw_input: None,
-                signature: None,
-            }],
-        ));
-        replies.push(Message::new(
-            Role::User,
-            vec![ContentBlock::ToolResult {
-                tool_use_id: id,
-                content: vec![ToolResultPart::Text {
-                    text: result.into(),
-                }],
-                is_error: false,
-            }],
-        ));
-    }
-    replies.push(Message::new(
-        Role::Assistant,
-        vec![
-            ContentBlock::Thinking {
-                text: format!("secret thought {text}"),
-                signature: None,
-            },
-            ContentBlock::text(format!("answer {text}")),
-        ],
-    ));
+fn turn(text: &str) -> TurnRecord {
     TurnRecord {
         user: Message::user(format!("question {text}")),
-        replies,
+        replies: vec![Message::assistant(format!("answer {text}"))],
         usage: Usage::default(),
         model: None,
         agent: None,
@@ -85,53 +50,8 @@ fn overflow_retries_drop_older_tool_results_then_older_turns() {
 }
 
 #[test]
-fn the_transcript_holds_texts_calls_and_results_but_no_thinking() {
-    let turns = [turn("one", Some("fn one() {}")), turn("two", None)];
-    let whole = transcript(&turns, Shrink::default());
-    for part in [
-        "[user]\nquestion one",
-        "[assistant called the tool read_file]\n{\"path\":\"one.rs\"}",
-        "[result of the tool read_file]\nfn one() {}",
-        "[assistant]\nanswer one",
-        "[user]\nquestion two",
-        "[assistant]\nanswer two",
-    ] {
-        assert!(whole.contains(part), "{part:?} missing from:\n{whole}");
-    }
-    assert!(!whole.contains("secret thought"), "{whole}");
-
-    let no_results = transcript(
-        &turns,
-        Shrink {
-            results_dropped: 1,
-            turns_dropped: 0,
-        },
-    );
-    assert!(!no_results.contains("fn one() {}"), "{no_results}");
-    assert!(no_results.contains("[left out to fit the context window: about"));
-    assert!(
-        no_results.contains("{\"path\":\"one.rs\"}"),
-        "the call stays"
-    );
-
-    let later = transcript(
-        &turns,
-        Shrink {
-            results_dropped: 2,
-            turns_dropped: 1,
-        },
-    );
-    assert!(!later.contains("question one"), "{later}");
-    assert!(
-        later.starts_with("[The first 1 turns are left out"),
-        "{later}"
-    );
-    assert!(later.contains("question two"));
-}
-
-#[test]
 fn the_summary_request_is_the_instructions_then_the_transcript() {
-    let turns = [turn("one", None)];
+    let turns = [turn("one")];
     let history = summary_history("Be brief.", &turns, Shrink::default());
     let messages = history.messages();
     assert_eq!(messages.len(), 2);
@@ -144,7 +64,7 @@ fn the_summary_request_is_the_instructions_then_the_transcript() {
 
 #[test]
 fn keep_splits_by_turns_or_by_tokens() {
-    let turns: Vec<TurnRecord> = (0..5).map(|i| turn(&i.to_string(), None)).collect();
+    let turns: Vec<TurnRecord> = (0..5).map(|i| turn(&i.to_string())).collect();
     let one = estimate_messages(std::slice::from_ref(&turns[0].user))
         + estimate_messages(&turns[0].replies);
     // (keep, older, recent)

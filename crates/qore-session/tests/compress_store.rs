@@ -9,7 +9,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use qore_client::{CancellationToken, Client, ClientConfig};
 use qore_core::{ContentBlock, Message, Role, ToolResultPart, Usage};
 use qore_session::compress::{
-    bundled_instructions, compress, CompressError, CompressOptions, Keep, Shrink,
+    bundled_instructions, compress, transcript, CompressError, CompressOptions, Compressed, Keep,
+    Shrink,
 };
 use qore_store::{NewSession, SessionInfo, Store, StoredTurn, TurnRecord, TurnStatus};
 use qore_testkit::{reply_from_exchange, Exchange, RecordedRequest, ReplayServer, Slicing};
@@ -55,7 +56,16 @@ fn turn(word: &str, index: u64, tool: bool) -> TurnRecord {
             }],
         ));
     }
-    replies.push(Message::assistant(format!("answer {word}")));
+    replies.push(Message::new(
+        Role::Assistant,
+        vec![
+            ContentBlock::Thinking {
+                text: format!("secret thought {word}"),
+                signature: None,
+            },
+            ContentBlock::text(format!("answer {word}")),
+        ],
+    ));
     TurnRecord {
         user: Message::user(format!("question {word}")),
         replies,
@@ -120,12 +130,29 @@ fn body(request: &RecordedRequest) -> String {
     String::from_utf8(request.body.clone()).expect("a UTF-8 body")
 }
 
-fn options(keep: Keep) -> CompressOptions {
-    CompressOptions {
+/// Compress the fixture's session through `server`, keeping `keep`.
+async fn run(
+    fx: &mut Fixture,
+    protocol: &str,
+    server: &ReplayServer,
+    keep: Keep,
+) -> Result<Compressed, CompressError> {
+    let options = CompressOptions {
         keep,
         agent: Some("claude-compression".into()),
         ..CompressOptions::default()
-    }
+    };
+    let client = client(protocol, server);
+    let model = "compress-model";
+    compress(
+        &mut fx.store,
+        &fx.id,
+        &client,
+        model,
+        &options,
+        CancellationToken::new(),
+    )
+    .await
 }
 
 #[tokio::test]
@@ -148,16 +175,9 @@ async fn compression_keeps_the_original_and_links_a_new_session() {
     fx.store.mark_undone(undone).expect("undone");
     let before = snapshot(&fx.store, &fx.id);
 
-    let done = compress(
-        &mut fx.store,
-        &fx.id,
-        &client("anthropic", &server),
-        "claude-sonnet-4-6",
-        &options(Keep::Turns(2)),
-        CancellationToken::new(),
-    )
-    .await
-    .expect("compressed");
+    let done = run(&mut fx, "anthropic", &server, Keep::Turns(2))
+        .await
+        .expect("compressed");
 
     // The original: the same row, the same turns, the same message JSON.
     assert_eq!(snapshot(&fx.store, &fx.id), before);
@@ -187,7 +207,7 @@ async fn compression_keeps_the_original_and_links_a_new_session() {
         vec![Message::assistant(done.summary.text.clone())]
     );
     assert_eq!(summary.agent.as_deref(), Some("claude-compression"));
-    assert_eq!(summary.model.as_deref(), Some("claude-sonnet-4-6"));
+    assert_eq!(summary.model.as_deref(), Some("compress-model"));
     for (copy, original) in turns[1..].iter().zip(&before.1[3..]) {
         assert_eq!(
             copy.record, original.record,
@@ -244,16 +264,9 @@ async fn an_overflow_answer_is_retried_without_the_older_tool_results() {
     let mut fx = seeded(&[("alpha", true), ("bravo", true), ("charlie", true)]);
     let before = snapshot(&fx.store, &fx.id);
 
-    let done = compress(
-        &mut fx.store,
-        &fx.id,
-        &client("llamacpp", &server),
-        "Qwen3-1.7B-Q4_K_M",
-        &options(Keep::Turns(1)),
-        CancellationToken::new(),
-    )
-    .await
-    .expect("compressed on the second try");
+    let done = run(&mut fx, "llamacpp", &server, Keep::Turns(1))
+        .await
+        .expect("compressed on the second try");
 
     assert_eq!(done.summary.attempts, 2);
     assert_eq!(
@@ -318,16 +331,9 @@ async fn a_summary_that_never_fits_or_fails_creates_nothing() {
             .expect("a replay server");
         let mut fx = seeded(&[("alpha", true), ("bravo", true), ("charlie", false)]);
         let before = snapshot(&fx.store, &fx.id);
-        let error = compress(
-            &mut fx.store,
-            &fx.id,
-            &client(protocol, &server),
-            "m",
-            &options(Keep::Turns(1)),
-            CancellationToken::new(),
-        )
-        .await
-        .expect_err("no summary");
+        let error = run(&mut fx, protocol, &server, Keep::Turns(1))
+            .await
+            .expect_err("no summary");
         assert!(expected(&error), "{protocol}: {error}");
         assert_eq!(server.requests().len(), sent, "{protocol}");
         assert_eq!(snapshot(&fx.store, &fx.id), before, "{protocol}");
@@ -346,19 +352,61 @@ async fn a_session_with_only_kept_turns_has_nothing_to_compress() {
         .expect("a replay server");
     let mut fx = seeded(&[("alpha", false), ("bravo", false)]);
     // The future is Send: a session can compress inside a spawned task.
-    let error = send(compress(
-        &mut fx.store,
-        &fx.id,
-        &client("anthropic", &server),
-        "m",
-        &options(Keep::Turns(2)),
-        CancellationToken::new(),
-    ))
-    .await
-    .expect_err("nothing to do");
+    let error = send(run(&mut fx, "anthropic", &server, Keep::Turns(2)))
+        .await
+        .expect_err("nothing to do");
     assert!(
         matches!(error, CompressError::NothingToCompress { turns: 2 }),
         "{error}"
     );
     assert!(server.requests().is_empty());
+}
+
+#[test]
+fn the_transcript_holds_texts_calls_and_results_but_no_thinking() {
+    let turns = [turn("one", 0, true), turn("two", 1, false)];
+    let whole = transcript(&turns, Shrink::default());
+    for part in [
+        "[user]\nquestion one",
+        "[assistant called the tool read_file]\n{\"path\":\"one.rs\"}",
+        "[result of the tool read_file]\nRESULT-one",
+        "[assistant]\nanswer one",
+        "[user]\nquestion two",
+        "[assistant]\nanswer two",
+    ] {
+        assert!(whole.contains(part), "{part:?} missing from:\n{whole}");
+    }
+    assert!(!whole.contains("secret thought"), "{whole}");
+    // (shrink, present, absent)
+    let cases = [
+        (
+            Shrink {
+                results_dropped: 1,
+                turns_dropped: 0,
+            },
+            [
+                "{\"path\":\"one.rs\"}",
+                "[left out to fit the context window: about",
+            ],
+            "RESULT-one",
+        ),
+        (
+            Shrink {
+                results_dropped: 2,
+                turns_dropped: 1,
+            },
+            ["[The first 1 turns are left out", "question two"],
+            "question one",
+        ),
+    ];
+    for (shrink, present, absent) in cases {
+        let text = transcript(&turns, shrink);
+        for part in present {
+            assert!(
+                text.contains(part),
+                "{shrink:?}: {part:?} missing from:\n{text}"
+            );
+        }
+        assert!(!text.contains(absent), "{shrink:?}: {absent:?} in:\n{text}");
+    }
 }

@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use qore_core::{Message, Usage};
 
+use crate::read::from_json;
 use crate::{Store, StoreError, TurnId, TurnRecord, TurnStatus};
 
 /// One stored turn.
@@ -67,7 +68,7 @@ impl Store {
             let mut decoded = Vec::new();
             for message in stored {
                 let (id, content): (i64, String) = message?;
-                decoded.push(decode::<Message>(&content, || format!("message {id}"))?);
+                decoded.push(from_json::<Message>(&content, || format!("message {id}"))?);
             }
             turns.push(turn(row, decoded)?);
         }
@@ -76,7 +77,7 @@ impl Store {
 }
 
 fn turn(row: Row, mut messages: Vec<Message>) -> Result<StoredTurn, StoreError> {
-    let usage: Usage = decode(&row.usage, || format!("usage of turn {}", row.id))?;
+    let usage: Usage = from_json(&row.usage, || format!("usage of turn {}", row.id))?;
     let status = match row.status.as_str() {
         "finished" => TurnStatus::Finished,
         "failed" => TurnStatus::Failed,
@@ -114,14 +115,4 @@ fn turn(row: Row, mut messages: Vec<Message>) -> Result<StoredTurn, StoreError> 
 
 fn time(millis: i64) -> SystemTime {
     UNIX_EPOCH + Duration::from_millis(u64::try_from(millis).unwrap_or(0))
-}
-
-fn decode<T: serde::de::DeserializeOwned>(
-    text: &str,
-    what: impl FnOnce() -> String,
-) -> Result<T, StoreError> {
-    serde_json::from_str(text).map_err(|source| StoreError::Corrupt {
-        what: what(),
-        source,
-    })
 }
