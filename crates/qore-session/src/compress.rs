@@ -63,7 +63,8 @@ pub fn parse_threshold(text: &str) -> Result<f64, CompressError> {
 pub enum Keep {
     /// The last this many turns.
     Turns(usize),
-    /// The most recent turns whose estimate adds up to at most this many tokens.
+    /// The most recent turns whose heuristic estimate (`tokens::estimate_messages`, before
+    /// calibration) adds up to at most this many tokens.
     Tokens(u64),
 }
 
@@ -81,6 +82,7 @@ pub struct CompressOptions {
     pub max_tokens: Option<u32>,
 }
 
+/// Keeps the last two turns, so the model still sees the exchange it is in the middle of.
 impl Default for CompressOptions {
     fn default() -> Self {
         CompressOptions {

@@ -12,15 +12,28 @@ fn image() -> ImageSource {
     }
 }
 
-#[test]
-fn each_kind_of_content_is_counted_by_its_rule() {
-    let call = ContentBlock::ToolUse {
+/// A tool call with a signature (never counted).
+fn call(name: &str, input: serde_json::Value) -> ContentBlock {
+    ContentBlock::ToolUse {
         id: "call_1".into(),
-        name: "read_file".into(),
-        input: json!({"path": "src/main.rs"}),
+        name: name.into(),
+        input,
         raw_input: None,
         signature: Some("x".repeat(4000)),
-    };
+    }
+}
+
+fn result(parts: Vec<ToolResultPart>) -> ContentBlock {
+    ContentBlock::ToolResult {
+        tool_use_id: "call_1".into(),
+        content: parts,
+        is_error: false,
+    }
+}
+
+#[test]
+fn each_kind_of_content_is_counted_by_its_rule() {
+    let call = call("read_file", json!({"path": "src/main.rs"}));
     let thinking = |signature: Option<&str>| {
         Message::new(
             Role::Assistant,
@@ -95,16 +108,12 @@ fn each_kind_of_content_is_counted_by_its_rule() {
             "a tool result: overhead and its parts, an image at the fixed figure",
             Message::new(
                 Role::User,
-                vec![ContentBlock::ToolResult {
-                    tool_use_id: "call_1".into(),
-                    content: vec![
-                        ToolResultPart::Text {
-                            text: "some output".into(),
-                        },
-                        ToolResultPart::Image(image()),
-                    ],
-                    is_error: false,
-                }],
+                vec![result(vec![
+                    ToolResultPart::Text {
+                        text: "some output".into(),
+                    },
+                    ToolResultPart::Image(image()),
+                ])],
             ),
             4 + 12 + 2 + IMAGE_TOKENS,
         ),
@@ -243,25 +252,11 @@ fn implausible_reports_are_ignored() {
 #[test]
 fn a_turn_of_several_requests_is_observed_as_their_average() {
     let sent = vec![user(400)];
-    let call = Message::new(
-        Role::Assistant,
-        vec![ContentBlock::ToolUse {
-            id: "c".into(),
-            name: "t".into(),
-            input: json!({}),
-            raw_input: None,
-            signature: None,
-        }],
-    );
+    let call = Message::new(Role::Assistant, vec![call("t", json!({}))]);
+    let text = "r".repeat(400);
     let result = Message::new(
         Role::User,
-        vec![ContentBlock::ToolResult {
-            tool_use_id: "c".into(),
-            content: vec![ToolResultPart::Text {
-                text: "r".repeat(400),
-            }],
-            is_error: false,
-        }],
+        vec![result(vec![ToolResultPart::Text { text }])],
     );
     let replies = vec![call, result, Message::assistant("done")];
     let first = estimate_messages(&sent);
