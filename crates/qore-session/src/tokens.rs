@@ -24,13 +24,14 @@
 //! - [`prompt_tokens`] reads a request's whole input from [`Usage`] per wire: Anthropic
 //!   reports cache reads and writes beside `input_tokens`, the others include them in it.
 //! - [`TokenUse`] is what a front end shows (`/tokens`, `sessions list`): used, window,
-//!   percentage; [`context_window`] picks the window (the profile's `context_window` wins
+//!   percentage; [`stored_use`] is that for a session on disk, calibrated by its last turn; [`context_window`] picks the window (the profile's `context_window` wins
 //!   over the model listing's `context_length`).
 
 use std::io::Write;
 
 use qore_client::ModelInfo;
 use qore_core::{ContentBlock, ImageSource, Message, ToolResultPart, ToolSpec, Usage};
+use qore_store::{StoredTurn, TurnRecord};
 use serde::Serialize;
 
 /// Tokens a message costs beyond its content (role markers, separators).
@@ -193,14 +194,35 @@ pub fn estimate_tools(tools: &[ToolSpec]) -> u64 {
 
 /// The whole input of one request as `usage` reports it, `None` when it reports none. On
 /// `anthropic` cache reads and writes are counted beside `input_tokens`; elsewhere they are
-/// part of it.
-pub fn prompt_tokens(usage: &Usage, protocol: &str) -> Option<u64> {
+/// part of it. With no protocol (a stored turn records none), cache reads over
+/// `input_tokens` can only be beside it, so they are added.
+pub fn prompt_tokens(usage: &Usage, protocol: Option<&str>) -> Option<u64> {
     let input = usage.input_tokens?;
-    if protocol == qore_client::protocols::anthropic::NAME {
-        let cached = usage.cached_input_tokens.unwrap_or(0);
+    let cached = usage.cached_input_tokens.unwrap_or(0);
+    let beside = match protocol {
+        Some(protocol) => protocol == qore_client::protocols::anthropic::NAME,
+        None => cached > input,
+    };
+    if beside {
         return Some(input + cached + usage.cache_creation_input_tokens.unwrap_or(0));
     }
     Some(input)
+}
+
+/// What a stored session takes of `window`, for a session that is not open (`sessions
+/// list`): its history (undone turns left out) estimated by an estimator calibrated on the
+/// usage of its last finished turn, which also counts the system prompt and the tools the
+/// store does not keep.
+pub fn stored_use(turns: &[StoredTurn], protocol: Option<&str>, window: Option<u64>) -> TokenUse {
+    let live: Vec<&TurnRecord> = (turns.iter().filter(|t| !t.undone))
+        .map(|t| &t.record)
+        .collect();
+    let estimator = TokenEstimator::from_turns(&live, protocol);
+    let messages: Vec<Message> = (live.iter())
+        .flat_map(|t| std::iter::once(&t.user).chain(&t.replies))
+        .cloned()
+        .collect();
+    TokenUse::new(estimator.estimate(&messages, &[]), window)
 }
 
 /// The context window: the profile's `context_window` when set, else what the model listing

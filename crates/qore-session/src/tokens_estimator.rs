@@ -20,8 +20,9 @@
 //!   their average request, which the linear model fits exactly as well.
 
 use qore_core::{Message, Role, ToolSpec};
+use qore_store::{TurnRecord, TurnStatus};
 
-use super::{estimate_messages, estimate_tools};
+use super::{estimate_messages, estimate_tools, prompt_tokens};
 
 /// The rates a report may set; a report under the low end times the heuristic is ignored.
 pub const RATE_RANGE: (f64, f64) = (0.4, 2.5);
@@ -60,6 +61,26 @@ impl Default for TokenEstimator {
 impl TokenEstimator {
     pub fn new() -> Self {
         TokenEstimator::default()
+    }
+
+    /// An estimator calibrated on stored turns (a session opened from disk): by the usage of
+    /// the last finished turn that reports one, against the messages before it. Its requests
+    /// also carried the system prompt and tools, which the store does not keep: they end up
+    /// in the overhead. `protocol` as in `tokens::prompt_tokens`.
+    pub fn from_turns(turns: &[&TurnRecord], protocol: Option<&str>) -> TokenEstimator {
+        let mut estimator = TokenEstimator::new();
+        let last = (turns.iter().enumerate().rev())
+            .filter(|(_, t)| t.status == TurnStatus::Finished)
+            .find_map(|(i, t)| Some((i, prompt_tokens(&t.usage, protocol)?)));
+        if let Some((index, reported)) = last {
+            let mut sent: Vec<Message> = (turns[..index].iter())
+                .flat_map(|t| std::iter::once(&t.user).chain(&t.replies))
+                .cloned()
+                .collect();
+            sent.push(turns[index].user.clone());
+            estimator.observe_turn(&sent, &turns[index].replies, &[], reported);
+        }
+        estimator
     }
 
     /// Reported tokens per heuristic token (1 until calibrated).

@@ -3,6 +3,8 @@ use qore_core::{
 };
 use serde_json::json;
 
+use qore_store::{StoredTurn, TurnRecord, TurnStatus};
+
 use super::*;
 
 fn image() -> ImageSource {
@@ -155,9 +157,27 @@ fn prompt_tokens_adds_anthropic_cache_counts_only() {
         cache_creation_input_tokens: Some(200),
         ..Usage::default()
     };
-    assert_eq!(prompt_tokens(&usage, "anthropic"), Some(1210));
-    assert_eq!(prompt_tokens(&usage, "openai-chat"), Some(10));
-    assert_eq!(prompt_tokens(&Usage::default(), "anthropic"), None);
+    // (usage, protocol, prompt)
+    let openai = Usage {
+        input_tokens: Some(1000),
+        cached_input_tokens: Some(800),
+        ..Usage::default()
+    };
+    let cases = [
+        (usage, Some("anthropic"), Some(1210)),
+        (usage, Some("openai-chat"), Some(10)),
+        (usage, None, Some(1210)),
+        (openai, None, Some(1000)),
+        (openai, Some("openai-responses"), Some(1000)),
+        (Usage::default(), Some("anthropic"), None),
+    ];
+    for (usage, protocol, want) in cases {
+        assert_eq!(
+            prompt_tokens(&usage, protocol),
+            want,
+            "{usage:?} on {protocol:?}"
+        );
+    }
 }
 
 fn user(n: usize) -> Message {
@@ -318,4 +338,61 @@ fn the_profile_window_wins_over_the_listing() {
     assert_eq!(context_window(Some(8_192), &listing, "m"), Some(8_192));
     assert_eq!(context_window(None, &listing, "m"), Some(32_768));
     assert_eq!(context_window(None, &listing, "other"), None);
+}
+
+fn stored(n: i64, text: &str, input: Option<u64>, status: TurnStatus, undone: bool) -> StoredTurn {
+    StoredTurn {
+        id: qore_store::TurnId(n),
+        seq: n,
+        undone,
+        record: TurnRecord {
+            user: Message::user(format!("question {text}")),
+            replies: vec![Message::assistant(format!("answer {text}"))],
+            usage: Usage {
+                input_tokens: input,
+                ..Usage::default()
+            },
+            model: None,
+            agent: None,
+            started_at: std::time::UNIX_EPOCH,
+            finished_at: std::time::UNIX_EPOCH,
+            status,
+        },
+    }
+}
+
+#[test]
+fn a_stored_session_is_estimated_from_its_last_reported_turn() {
+    use TurnStatus::{Failed, Finished};
+    let long = "word ".repeat(500);
+    let answer = |text: &str| estimate_message(&Message::assistant(format!("answer {text}")));
+    let question = |text: &str| estimate_message(&Message::user(format!("question {text}")));
+    // (turns, expected use): the report of the last finished turn with usage, plus the
+    // heuristic of what came after what it sent.
+    let cases: Vec<(Vec<StoredTurn>, u64)> = vec![
+        (
+            vec![
+                stored(1, "one", Some(500), Finished, false),
+                stored(2, "two", Some(900), Finished, false),
+            ],
+            900 + answer("two"),
+        ),
+        (
+            // An undone turn is not in the history; a failed one does not calibrate.
+            vec![
+                stored(1, "one", Some(500), Finished, false),
+                stored(2, &long, Some(99_999), Finished, true),
+                stored(3, "three", Some(700), Failed, false),
+            ],
+            500 + answer("one") + question("three") + answer("three"),
+        ),
+        (
+            vec![stored(1, "one", None, Finished, false)],
+            question("one") + answer("one"),
+        ),
+    ];
+    for (n, (turns, want)) in cases.into_iter().enumerate() {
+        let got = stored_use(&turns, Some("openai-chat"), Some(10_000));
+        assert_eq!(got, TokenUse::new(want, Some(10_000)), "case {n}");
+    }
 }

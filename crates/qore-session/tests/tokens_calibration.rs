@@ -190,7 +190,7 @@ async fn reported(protocol: &str, exchange: &Exchange) -> u64 {
     let TurnOutcome::Finished { usage, .. } = outcome else {
         panic!("{protocol}: the recorded answer did not finish: {outcome:?}");
     };
-    prompt_tokens(&usage, protocol).expect("a reported input count")
+    prompt_tokens(&usage, Some(protocol)).expect("a reported input count")
 }
 
 #[tokio::test]
