@@ -1,1 +1,3 @@
+pub mod compress;
+pub mod tokens;
 pub mod undo;

@@ -110,7 +110,7 @@ impl Store {
         }))
     }
 
-    fn file_changes(&self, turn: i64) -> Result<Vec<FileChange>, StoreError> {
+    pub(crate) fn file_changes(&self, turn: i64) -> Result<Vec<FileChange>, StoreError> {
         let mut query = self.conn.prepare(
             "SELECT path, before, after_hash, restorable FROM file_changes
              WHERE turn_id = ?1 ORDER BY path",
@@ -126,7 +126,7 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    fn turn_messages(&self, turn: i64) -> Result<Vec<Message>, StoreError> {
+    pub(crate) fn turn_messages(&self, turn: i64) -> Result<Vec<Message>, StoreError> {
         let mut query = self
             .conn
             .prepare("SELECT id, content FROM messages WHERE turn_id = ?1 ORDER BY seq")?;

@@ -53,6 +53,7 @@
 mod error;
 mod file_changes;
 mod read;
+mod read_turns;
 mod schema;
 mod store;
 mod turn;
@@ -60,6 +61,7 @@ mod turn;
 pub use error::StoreError;
 pub use file_changes::{FileChange, UndoableTurn};
 pub use read::SessionInfo;
+pub use read_turns::StoredTurn;
 pub use schema::{data_dir, schema_version, BUSY_TIMEOUT, SCHEMA_VERSION};
 pub use store::{NewSession, Store, TurnId, DB_FILE};
 pub use turn::{check_well_formed, title_of, TurnRecord, TurnStatus};

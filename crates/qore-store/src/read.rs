@@ -68,7 +68,7 @@ fn decoded(raw: RawInfo) -> Result<SessionInfo, StoreError> {
     Ok(info)
 }
 
-fn from_json<T: serde::de::DeserializeOwned>(
+pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
     text: &str,
     what: impl FnOnce() -> String,
 ) -> Result<T, StoreError> {
