@@ -107,9 +107,10 @@ fn write_block(out: &mut String, block: &ContentBlock) {
             let _ = writeln!(out, "**Tool call** `{name}` (id `{id}`)\n");
             let arguments = match raw_input {
                 Some(raw) => fenced("", raw),
-                None => {
-                    fenced("json", &serde_json::to_string_pretty(input).unwrap_or_default())
-                }
+                None => fenced(
+                    "json",
+                    &serde_json::to_string_pretty(input).unwrap_or_default(),
+                ),
             };
             out.push_str(&arguments);
         }
@@ -135,12 +136,12 @@ fn write_block(out: &mut String, block: &ContentBlock) {
 
 /// `text` in a fenced block whose fence is longer than any run of backticks in it.
 fn fenced(language: &str, text: &str) -> String {
-    let longest = (text.split(|c| c != '`'))
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
+    let longest = (text.split(|c| c != '`')).map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest.max(2) + 1);
-    format!("{fence}{language}\n{}\n{fence}\n", text.trim_end_matches('\n'))
+    format!(
+        "{fence}{language}\n{}\n{fence}\n",
+        text.trim_end_matches('\n')
+    )
 }
 
 fn tokens(usage: &Usage) -> Option<String> {
@@ -148,7 +149,11 @@ fn tokens(usage: &Usage) -> Option<String> {
         (None, None) => None,
         (input, output) => {
             let shown = |n: Option<u64>| n.map_or("?".to_owned(), |n| n.to_string());
-            Some(format!("{} in / {} out tokens", shown(input), shown(output)))
+            Some(format!(
+                "{} in / {} out tokens",
+                shown(input),
+                shown(output)
+            ))
         }
     }
 }

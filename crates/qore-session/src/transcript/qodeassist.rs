@@ -33,7 +33,12 @@ type Object = Map<String, Value>;
 pub(super) fn parse(root: &Object) -> Result<Parsed, String> {
     let version = match root.get("version") {
         Some(Value::String(v)) => v.as_str(),
-        other => return Err(format!("\"version\" must be a string, found {}", shown(other))),
+        other => {
+            return Err(format!(
+                "\"version\" must be a string, found {}",
+                shown(other)
+            ))
+        }
     };
     let Some(Value::Array(rows)) = root.get("messages") else {
         return Err("\"messages\" must be an array".into());
@@ -110,7 +115,9 @@ fn current(rows: &[Value], dropped: &mut Dropped) -> Result<Vec<FlatMessage>, St
                 flush(&mut out, &mut message, &mut results, role);
             }
             match kind {
-                "text" => message.blocks.push(ContentBlock::text(text_field(block, "text", &here)?)),
+                "text" => message
+                    .blocks
+                    .push(ContentBlock::text(text_field(block, "text", &here)?)),
                 "thinking" => message.blocks.push(thinking(block, &here)?),
                 "tool_call" => {
                     let (call, result) = tool_call(block, &here)?;
@@ -129,10 +136,18 @@ fn current(rows: &[Value], dropped: &mut Dropped) -> Result<Vec<FlatMessage>, St
 }
 
 /// Move the message built so far (and, when calls were made, their results) to `out`.
-fn flush(out: &mut Vec<FlatMessage>, message: &mut Message, results: &mut Vec<ContentBlock>, role: Role) {
+fn flush(
+    out: &mut Vec<FlatMessage>,
+    message: &mut Message,
+    results: &mut Vec<ContentBlock>,
+    role: Role,
+) {
     let built = std::mem::replace(message, Message::new(role, Vec::new()));
     if !built.blocks.is_empty() {
-        out.push(FlatMessage { message: built, usage: None });
+        out.push(FlatMessage {
+            message: built,
+            usage: None,
+        });
     }
     if !results.is_empty() {
         out.push(FlatMessage {
@@ -167,7 +182,9 @@ fn tool_call(block: &Object, here: &str) -> Result<(ContentBlock, ContentBlock),
         None => text_field(block, "name", here)?,
     }
     .to_owned();
-    let arguments = block.get("arguments").or_else(|| block.get("toolArguments"));
+    let arguments = block
+        .get("arguments")
+        .or_else(|| block.get("toolArguments"));
     let (input, raw_input) = match arguments {
         None | Some(Value::Null) => (Value::Object(Map::new()), None),
         Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
@@ -235,7 +252,10 @@ fn legacy(rows: &[Value], dropped: &mut Dropped) -> Result<Vec<FlatMessage>, Str
             }
             Some(5) => {
                 let mut block = row.clone();
-                block.insert("redacted".into(), row.get("isRedacted").cloned().unwrap_or(Value::Null));
+                block.insert(
+                    "redacted".into(),
+                    row.get("isRedacted").cloned().unwrap_or(Value::Null),
+                );
                 let text = content()?;
                 let text = text.split("\n[Signature:").next().unwrap_or_default();
                 block.insert("thinking".into(), Value::from(text));
@@ -280,8 +300,7 @@ fn object<'a>(value: &'a Value, here: &str) -> Result<&'a Object, String> {
 }
 
 fn text_field<'a>(object: &'a Object, key: &str, here: &str) -> Result<&'a str, String> {
-    optional_text(object, key, here)?
-        .ok_or_else(|| format!("{here} has no \"{key}\""))
+    optional_text(object, key, here)?.ok_or_else(|| format!("{here} has no \"{key}\""))
 }
 
 fn optional_text<'a>(object: &'a Object, key: &str, here: &str) -> Result<Option<&'a str>, String> {

@@ -10,8 +10,8 @@
 use std::time::SystemTime;
 
 use qore_core::{Message, Usage};
-use qore_store::{ImportTurn, NewSession, SessionImport, SessionInfo, StoredTurn, TurnRecord};
 use qore_store::TurnStatus;
+use qore_store::{ImportTurn, NewSession, SessionImport, SessionInfo, StoredTurn, TurnRecord};
 use serde::{Deserialize, Serialize};
 
 use super::Parsed;
