@@ -104,7 +104,7 @@ fn export_then_import_then_export_gives_the_same_document_but_the_id() {
     std::fs::write(&file, &exported).unwrap();
 
     // Into the same store: the original still holds the name and the parent is there.
-    let again = import_file(&mut first, &file, None).unwrap();
+    let again = import_file(&mut first, &file, None, Some(Path::new("/elsewhere"))).unwrap();
     assert_eq!(again.notes.len(), 1, "{:?}", again.notes);
     assert!(again.notes[0].contains("'parser-work' exists"));
     let copy = transcript(&first, &again.id).unwrap();
@@ -113,7 +113,7 @@ fn export_then_import_then_export_gives_the_same_document_but_the_id() {
 
     // Into another store: everything but the id and the write time, and the parent (not there).
     let mut second = store(two.path());
-    let imported = import_file(&mut second, &file, None).unwrap();
+    let imported = import_file(&mut second, &file, None, None).unwrap();
     assert_eq!((imported.source.as_str(), imported.turns), ("qore", 3));
     assert!(imported.notes.is_empty(), "{:?}", imported.notes);
     let mut back = transcript(&second, &imported.id).unwrap();

@@ -127,7 +127,7 @@ fn expected(file: &str) -> Expected {
                     None,
                 ),
             ],
-            vec!["file edit", "system"],
+            vec!["file_edit", "system"],
         ),
         _ => (
             vec![
@@ -160,7 +160,7 @@ fn expected(file: &str) -> Expected {
 fn qodeassist_histories_of_every_version_import_as_well_formed_turns() {
     for file in ["chat_0.4.json", "chat_0.2.json", "chat_0.1.json"] {
         let (_dir, mut store) = store();
-        let imported = import_file(&mut store, &data(file), Some(Path::new("/src/demo"))).unwrap();
+        let imported = import_file(&mut store, &data(file), None, Some(Path::new("/src/demo"))).unwrap();
         let (turns, note_kinds) = expected(file);
         assert!(imported.source.starts_with("QodeAssist 0."), "{file}");
         assert_eq!(imported.turns, turns.len(), "{file}");
@@ -236,7 +236,7 @@ fn a_bad_file_is_refused_naming_the_file_and_the_problem() {
         let (_db, mut store) = store();
         let path = dir.path().join(format!("{}.json", name.replace(' ', "_")));
         std::fs::write(&path, text).unwrap();
-        match import_file(&mut store, &path, None) {
+        match import_file(&mut store, &path, None, None) {
             Err(e @ TranscriptError::Invalid { .. }) => {
                 let message = e.to_string();
                 assert!(
@@ -254,7 +254,7 @@ fn a_bad_file_is_refused_naming_the_file_and_the_problem() {
     }
     let (_db, mut store) = store();
     let missing = dir.path().join("missing.json");
-    let error = import_file(&mut store, &missing, None).unwrap_err();
+    let error = import_file(&mut store, &missing, None, None).unwrap_err();
     assert!(matches!(error, TranscriptError::Read { .. }), "{error:?}");
     assert!(error.to_string().contains("missing.json"), "{error}");
 }

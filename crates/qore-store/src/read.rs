@@ -27,7 +27,8 @@ pub struct StoredTurn {
     pub record: TurnRecord,
 }
 
-/// A session as listed: its row plus its turn count and the usage of its latest turn.
+/// A session as listed: its row plus its turn and message counts and the latest reported
+/// usage.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionInfo {
     pub id: String,
@@ -54,7 +55,10 @@ SELECT s.id, s.name, s.title, s.project_dir, s.agent, s.model, s.created_at, s.u
        (SELECT count(*) FROM turns t WHERE t.session_id = s.id),
        (SELECT count(*) FROM turns t JOIN messages m ON m.turn_id = t.id
          WHERE t.session_id = s.id),
-       (SELECT t.usage FROM turns t WHERE t.session_id = s.id ORDER BY t.seq DESC LIMIT 1)
+       (SELECT t.usage FROM turns t
+         WHERE t.session_id = s.id AND t.undone = 0
+           AND json_extract(t.usage, '$.input_tokens') IS NOT NULL
+         ORDER BY t.seq DESC LIMIT 1)
 FROM sessions s";
 
 struct RawInfo(SessionInfo, Option<String>);

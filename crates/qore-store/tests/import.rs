@@ -57,7 +57,8 @@ fn an_imported_session_keeps_its_turns_times_and_undone_flags() {
     assert_eq!(info.parent_id, None, "a parent that is not here is dropped");
     assert_eq!(info.title.as_deref(), Some("question 1"));
     assert_eq!((info.turn_count, info.message_count), (3, 6 + 3 + 4));
-    assert_eq!(info.last_usage.and_then(|u| u.input_tokens), Some(103));
+    // The latest reported usage of a turn that is not undone.
+    assert_eq!(info.last_usage.and_then(|u| u.input_tokens), Some(102));
     let stored = store.turns(&id).unwrap();
     assert_eq!(stored.len(), 3);
     for ((at, turn), given) in stored.iter().enumerate().zip(&turns) {

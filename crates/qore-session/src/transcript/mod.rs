@@ -77,13 +77,14 @@ pub fn export(store: &Store, key: &str, format: ExportFormat) -> Result<String, 
 }
 
 /// Read `path` (qore's export or a QodeAssist chat history) and store it as a new session.
-/// `project`: the project directory to record, instead of the file's own (qore) or none
-/// (QodeAssist). When the file's session name is taken here, the session is imported
-/// without a name (a note says so).
+/// The project directory recorded is `project` when given, else the file's own (qore's
+/// export has one), else `default_project`. When the file's session name is taken here, the
+/// session is imported without a name (a note says so).
 pub fn import_file(
     store: &mut Store,
     path: &Path,
     project: Option<&Path>,
+    default_project: Option<&Path>,
 ) -> Result<Imported, TranscriptError> {
     let bytes = std::fs::read(path).map_err(|source| TranscriptError::Read {
         path: path.to_owned(),
@@ -95,9 +96,10 @@ pub fn import_file(
     })?;
     let mut import = parsed.import;
     let mut notes = parsed.notes;
-    if let Some(project) = project {
-        import.session.project_dir = Some(project.to_owned());
-    }
+    let own = import.session.project_dir.take();
+    import.session.project_dir = (project.map(Path::to_owned))
+        .or(own)
+        .or_else(|| default_project.map(Path::to_owned));
     let id = match store.import_session(&import) {
         Err(StoreError::NameTaken(name)) => {
             notes.push(format!(

@@ -247,7 +247,7 @@ fn legacy(rows: &[Value], dropped: &mut Dropped) -> Result<Vec<FlatMessage>, Str
                 continue;
             }
             Some(4) => {
-                dropped.add("file edit");
+                dropped.add("file_edit");
                 continue;
             }
             Some(5) => {
