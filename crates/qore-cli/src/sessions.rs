@@ -278,15 +278,20 @@ fn minute(millis: i64) -> String {
     text.get(..16).unwrap_or(&text).replacen('T', " ", 1)
 }
 
-/// `dir` made absolute, or the current directory.
+/// `dir` made absolute, or the current directory (canonical, as the system reports it).
 fn project_dir(dir: Option<PathBuf>) -> Result<PathBuf, String> {
     match dir {
         Some(dir) => absolute(&dir),
-        None => std::env::current_dir()
-            .map_err(|e| format!("cannot read the current directory: {e}")),
+        None => {
+            std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))
+        }
     }
 }
 
+/// `dir` as the store records projects: canonical (links and `..` resolved), or made
+/// absolute when it does not exist.
 fn absolute(dir: &Path) -> Result<PathBuf, String> {
-    std::path::absolute(dir).map_err(|e| format!("cannot resolve {}: {e}", dir.display()))
+    dir.canonicalize()
+        .or_else(|_| std::path::absolute(dir))
+        .map_err(|e| format!("cannot resolve {}: {e}", dir.display()))
 }

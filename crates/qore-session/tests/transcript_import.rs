@@ -160,7 +160,8 @@ fn expected(file: &str) -> Expected {
 fn qodeassist_histories_of_every_version_import_as_well_formed_turns() {
     for file in ["chat_0.4.json", "chat_0.2.json", "chat_0.1.json"] {
         let (_dir, mut store) = store();
-        let imported = import_file(&mut store, &data(file), None, Some(Path::new("/src/demo"))).unwrap();
+        let imported =
+            import_file(&mut store, &data(file), None, Some(Path::new("/src/demo"))).unwrap();
         let (turns, note_kinds) = expected(file);
         assert!(imported.source.starts_with("QodeAssist 0."), "{file}");
         assert_eq!(imported.turns, turns.len(), "{file}");
