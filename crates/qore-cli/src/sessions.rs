@@ -9,12 +9,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::SystemTime;
 
 use clap::Subcommand;
 use comfy_table::{presets::NOTHING, Table};
 use qore_session::transcript::{self, ExportFormat};
-use qore_store::{SessionInfo, Store};
+use qore_store::{time_of, SessionInfo, Store};
 use serde_json::json;
 
 use crate::console::{note, outln};
@@ -261,11 +260,6 @@ fn shortened(text: &str, most: usize) -> String {
 
 fn titled(info: &SessionInfo) -> String {
     (info.title.as_deref()).map_or(String::new(), |t| format!(" ({})", shortened(t, 60)))
-}
-
-fn time_of(millis: i64) -> SystemTime {
-    let millis = u64::try_from(millis).unwrap_or(0);
-    SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(millis)
 }
 
 fn rfc3339(millis: i64) -> String {

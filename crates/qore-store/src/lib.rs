@@ -48,7 +48,7 @@ mod store;
 mod turn;
 
 pub use error::StoreError;
-pub use read::{SessionInfo, StoredTurn};
+pub use read::{time_of, SessionInfo, StoredTurn};
 pub use schema::{data_dir, schema_version, BUSY_TIMEOUT, SCHEMA_VERSION};
 pub use store::{ImportTurn, NewSession, SessionImport, Store, TurnId, DB_FILE};
 pub use turn::{check_well_formed, title_of, TurnRecord, TurnStatus};

@@ -298,7 +298,8 @@ fn status_of(word: &str) -> Option<TurnStatus> {
     .find(|status| status.as_str() == word)
 }
 
-/// The time `millis` milliseconds after the Unix epoch (the epoch for a negative value).
-fn time_of(millis: i64) -> SystemTime {
+/// The time `millis` milliseconds after the Unix epoch (the epoch for a negative value): a
+/// stored time as a `SystemTime`.
+pub fn time_of(millis: i64) -> SystemTime {
     UNIX_EPOCH + Duration::from_millis(u64::try_from(millis).unwrap_or(0))
 }

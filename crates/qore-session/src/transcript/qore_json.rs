@@ -10,8 +10,9 @@
 use std::time::SystemTime;
 
 use qore_core::{Message, Usage};
-use qore_store::TurnStatus;
-use qore_store::{ImportTurn, NewSession, SessionImport, SessionInfo, StoredTurn, TurnRecord};
+use qore_store::{
+    time_of, ImportTurn, NewSession, SessionImport, SessionInfo, StoredTurn, TurnRecord, TurnStatus,
+};
 use serde::{Deserialize, Serialize};
 
 use super::Parsed;
@@ -120,18 +121,12 @@ impl TranscriptTurn {
             agent: record.agent.clone(),
             started_at: record.started_at,
             finished_at: record.finished_at,
-            usage: record.usage.clone(),
+            usage: record.usage,
             messages: std::iter::once(record.user.clone())
                 .chain(record.replies.iter().cloned())
                 .collect(),
         }
     }
-}
-
-/// The time `millis` milliseconds after the Unix epoch (the epoch for a negative value).
-pub(crate) fn time_of(millis: i64) -> SystemTime {
-    let millis = u64::try_from(millis).unwrap_or(0);
-    SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(millis)
 }
 
 /// Read qore's export (already known to say `"format": "qore-session"`).
