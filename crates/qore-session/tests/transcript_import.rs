@@ -9,6 +9,9 @@ use qore_session::transcript::{import_file, TranscriptError};
 use qore_store::{Store, TurnStatus};
 use serde_json::json;
 
+/// A 0.2 file under the name QodeAssist gives it: the title, then when it was saved.
+const LEGACY_0_2: &str = "List the files_2025-03-04_10-20.json";
+
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/qodeassist")
@@ -99,7 +102,7 @@ fn expected(file: &str) -> Expected {
             ],
             vec!["attachment", "file_edit", "sparkle", "system"],
         ),
-        "chat_0.2.json" => (
+        LEGACY_0_2 => (
             vec![
                 (
                     Finished,
@@ -158,7 +161,7 @@ fn expected(file: &str) -> Expected {
 
 #[test]
 fn qodeassist_histories_of_every_version_import_as_well_formed_turns() {
-    for file in ["chat_0.4.json", "chat_0.2.json", "chat_0.1.json"] {
+    for file in ["chat_0.4.json", LEGACY_0_2, "chat_0.1.json"] {
         let (_dir, mut store) = store();
         let imported =
             import_file(&mut store, &data(file), None, Some(Path::new("/src/demo"))).unwrap();
@@ -176,7 +179,23 @@ fn qodeassist_histories_of_every_version_import_as_well_formed_turns() {
         }
         let info = store.session(&imported.id).unwrap();
         assert_eq!(info.project_dir.as_deref(), Some("/src/demo"), "{file}");
+        let saved = humantime::parse_rfc3339("2025-03-04T10:20:00Z").unwrap();
         let stored = store.turns(&imported.id).unwrap();
+        if file == LEGACY_0_2 {
+            assert_eq!(
+                info.created_at, 1_741_083_600_000,
+                "{file}: saved at, from the name"
+            );
+            assert!(
+                stored.iter().all(|t| t.record.started_at == saved),
+                "{file}"
+            );
+        } else {
+            assert!(
+                stored.iter().all(|t| t.record.started_at > saved),
+                "{file}: import time"
+            );
+        }
         assert_eq!(stored.len(), turns.len(), "{file}");
         for (at, (turn, (status, messages, input))) in stored.iter().zip(turns).enumerate() {
             let record = &turn.record;

@@ -90,7 +90,11 @@ pub fn import_file(
         path: path.to_owned(),
         source,
     })?;
-    let parsed = parse(&bytes).map_err(|reason| TranscriptError::Invalid {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    let parsed = parse(&bytes, name).map_err(|reason| TranscriptError::Invalid {
         path: path.to_owned(),
         reason,
     })?;
@@ -132,8 +136,8 @@ struct Parsed {
     notes: Vec<String>,
 }
 
-/// Recognise and read a transcript, or say what is wrong with it.
-fn parse(bytes: &[u8]) -> Result<Parsed, String> {
+/// Recognise and read a transcript (`name`: its file name), or say what is wrong with it.
+fn parse(bytes: &[u8], name: &str) -> Result<Parsed, String> {
     let value: serde_json::Value =
         serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
     let Some(root) = value.as_object() else {
@@ -147,7 +151,7 @@ fn parse(bytes: &[u8]) -> Result<Parsed, String> {
         None => {}
     }
     if root.contains_key("version") && root.contains_key("messages") {
-        return qodeassist::parse(root);
+        return qodeassist::parse(root, name);
     }
     Err(format!(
         "neither a qore session export (\"format\": \"{QORE_FORMAT}\") nor a QodeAssist chat \

@@ -16,7 +16,9 @@
 //! Promises: a file whose structure is wrong is refused with the place (`messages[3].blocks[1]`)
 //! and what is wrong; version 0.3 (which QodeAssist itself refuses) and unknown versions are
 //! refused; a call without a result gets an error result saying so, so the conversation stays
-//! well-formed. Files carry no times: the turns are timed at the import.
+//! well-formed. Messages carry no times: the session and its turns are timed by the file
+//! name's `_yyyy-MM-dd_HH-mm` (read as UTC: QodeAssist writes local time without its zone),
+//! else at the import.
 
 use std::time::SystemTime;
 
@@ -30,7 +32,7 @@ use qore_store::{NewSession, SessionImport};
 type Object = Map<String, Value>;
 
 /// Read a QodeAssist history (already known to have `version` and `messages`).
-pub(super) fn parse(root: &Object) -> Result<Parsed, String> {
+pub(super) fn parse(root: &Object, file_name: &str) -> Result<Parsed, String> {
     let version = match root.get("version") {
         Some(Value::String(v)) => v.as_str(),
         other => {
@@ -54,11 +56,12 @@ pub(super) fn parse(root: &Object) -> Result<Parsed, String> {
         }
     };
     let mut notes = dropped.notes();
-    let turns = into_turns(messages, SystemTime::now(), &mut notes);
+    let saved = saved_at(file_name);
+    let turns = into_turns(messages, saved.unwrap_or_else(SystemTime::now), &mut notes);
     let import = SessionImport {
         session: NewSession::default(),
         title: None,
-        created_at: None,
+        created_at: saved,
         turns,
     };
     Ok(Parsed {
@@ -66,6 +69,15 @@ pub(super) fn parse(root: &Object) -> Result<Parsed, String> {
         import,
         notes,
     })
+}
+
+/// When the history was saved, from a file name ending `_yyyy-MM-dd_HH-mm.json`.
+fn saved_at(file_name: &str) -> Option<SystemTime> {
+    let stem = file_name.strip_suffix(".json")?;
+    let at = stem.len().checked_sub(17)?;
+    let (date, time) = stem.get(at..)?.strip_prefix('_')?.split_once('_')?;
+    let time = time.replace('-', ":");
+    humantime::parse_rfc3339_weak(&format!("{date} {time}:00")).ok()
 }
 
 /// What was left out, by kind.
@@ -339,3 +351,7 @@ fn kind(value: &Value) -> &'static str {
         Value::Object(_) => "object",
     }
 }
+
+#[cfg(test)]
+#[path = "qodeassist_tests.rs"]
+mod tests;
