@@ -49,6 +49,9 @@ pub struct SessionInfo {
     pub last_usage: Option<Usage>,
 }
 
+/// How many sessions an ambiguous prefix lists (then "…").
+const MOST_CANDIDATES: usize = 20;
+
 const SELECT_INFO: &str = "
 SELECT s.id, s.name, s.title, s.project_dir, s.agent, s.model, s.created_at, s.updated_at,
        s.parent_id,
@@ -112,23 +115,38 @@ impl Store {
             return Ok(info);
         }
         let key_lower = key.to_lowercase();
+        // Ids are ASCII: every id starting with the key sorts between the key and the key
+        // followed by the highest character, so the primary key's index finds them.
+        let upper = format!("{key_lower}\u{10FFFF}");
         let mut found = if key.is_empty() {
             Vec::new()
         } else {
             self.query_infos(
                 &format!(
-                    "{SELECT_INFO} WHERE substr(s.id, 1, length(?1)) = ?1 ORDER BY s.id LIMIT 21"
+                    "{SELECT_INFO} WHERE s.id >= ?1 AND s.id < ?2 AND substr(s.id, 1, length(?1)) = ?1
+                     ORDER BY s.id LIMIT {}",
+                    MOST_CANDIDATES + 1
                 ),
-                params![key_lower],
+                params![key_lower, upper],
             )?
         };
         match found.len() {
             0 => Err(StoreError::NotFound(key.to_owned())),
             1 => Ok(found.remove(0)),
-            _ => Err(StoreError::Ambiguous {
-                prefix: key.to_owned(),
-                candidates: found.into_iter().map(|s| s.id).collect(),
-            }),
+            n => {
+                let mut candidates: Vec<String> = found
+                    .into_iter()
+                    .take(MOST_CANDIDATES)
+                    .map(|s| s.id)
+                    .collect();
+                if n > MOST_CANDIDATES {
+                    candidates.push("…".to_owned());
+                }
+                Err(StoreError::Ambiguous {
+                    prefix: key.to_owned(),
+                    candidates,
+                })
+            }
         }
     }
 

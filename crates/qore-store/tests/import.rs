@@ -125,4 +125,16 @@ fn the_resolver_says_no_such_session_or_lists_an_ambiguous_prefix() {
         }
     }
     assert!(matches!(store.turns("zzz"), Err(StoreError::NotFound(_))));
+    for _ in 0..20 {
+        store.create_session(&NewSession::default()).unwrap();
+    }
+    // 22 sessions share the first character: 20 are listed, then "…".
+    match store.session("0") {
+        Err(StoreError::Ambiguous { candidates, .. }) => {
+            assert_eq!(candidates.len(), 21);
+            assert_eq!(candidates[..2], ids[..]);
+            assert_eq!(candidates[20], "…");
+        }
+        other => panic!("expected an ambiguous prefix, got {other:?}"),
+    }
 }
