@@ -229,6 +229,24 @@ async fn sessions_list_show_export_import_rename_and_remove() {
             vec![],
             "cannot be used with",
         ),
+        (
+            v(&["list", "--project", "../nowhere"]),
+            0,
+            vec!["!ID"],
+            "no sessions in",
+        ),
+        (
+            v(&["import", qa, "--project", "../proj-b"]),
+            0,
+            vec!["QodeAssist 0.4"],
+            "",
+        ),
+        (
+            v(&["list", "--project", "../proj-b"]),
+            0,
+            vec!["Why does main.cpp"],
+            "",
+        ),
     ];
     for (args, code, stdout, stderr) in steps {
         let args: Vec<&str> = std::iter::once("sessions")
