@@ -10,7 +10,7 @@ use qore_store::{Store, TurnStatus};
 use serde_json::json;
 
 /// A 0.2 file under the name QodeAssist gives it: the title, then when it was saved.
-const LEGACY_0_2: &str = "List the files_2025-03-04_10-20.json";
+const LEGACY_0_2: &str = "list-the-files_2025-03-04_10-20.json";
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
