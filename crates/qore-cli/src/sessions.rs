@@ -198,8 +198,8 @@ fn list(store: &Store, project: Option<&Path>, json: bool) -> Result<(), String>
         }
         return Ok(());
     }
-    let all = store.list_sessions(None).map_err(|e| e.to_string())?;
-    let width = prefix_len(all.iter().map(|s| s.id.as_str()));
+    let ids = store.session_ids().map_err(|e| e.to_string())?;
+    let width = prefix_len(&ids);
     let mut table = Table::new();
     table.load_preset(NOTHING).set_header([
         "ID", "NAME", "TITLE", "TURNS", "TOKENS", "UPDATED", "PROJECT",
@@ -239,13 +239,12 @@ fn json_row(s: &SessionInfo) -> serde_json::Value {
     })
 }
 
-/// The shortest length (at least 8) at which every id differs from its neighbours.
-fn prefix_len<'a>(ids: impl Iterator<Item = &'a str>) -> usize {
-    let mut ids: Vec<&str> = ids.collect();
-    ids.sort_unstable();
+/// The shortest length (at least 8) at which every id differs from its neighbours;
+/// `ids` in order.
+fn prefix_len(ids: &[String]) -> usize {
     let shared = |a: &str, b: &str| a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
     (ids.windows(2))
-        .map(|pair| shared(pair[0], pair[1]) + 1)
+        .map(|pair| shared(&pair[0], &pair[1]) + 1)
         .fold(8, usize::max)
 }
 
@@ -289,3 +288,7 @@ fn absolute(dir: &Path) -> Result<PathBuf, String> {
         .or_else(|_| std::path::absolute(dir))
         .map_err(|e| format!("cannot resolve {}: {e}", dir.display()))
 }
+
+#[cfg(test)]
+#[path = "sessions_tests.rs"]
+mod tests;

@@ -161,6 +161,13 @@ impl Store {
         )
     }
 
+    /// Every session's id, in id order (the primary key's index alone: cheap even for many).
+    pub fn session_ids(&self) -> Result<Vec<String>, StoreError> {
+        let mut query = self.conn.prepare("SELECT id FROM sessions ORDER BY id")?;
+        let ids = query.query_map([], |row| row.get(0))?;
+        Ok(ids.collect::<Result<_, _>>()?)
+    }
+
     /// The most recently written session of a project directory.
     pub fn latest_for_project(&self, project: &Path) -> Result<Option<SessionInfo>, StoreError> {
         let project = path_text(project)?;

@@ -128,6 +128,9 @@ fn the_resolver_says_no_such_session_or_lists_an_ambiguous_prefix() {
     for _ in 0..20 {
         store.create_session(&NewSession::default()).unwrap();
     }
+    let all = store.session_ids().unwrap();
+    assert_eq!(all.len(), 22);
+    assert!(all.windows(2).all(|w| w[0] < w[1]), "in id order");
     // 22 sessions share the first character: 20 are listed, then "…".
     match store.session("0") {
         Err(StoreError::Ambiguous { candidates, .. }) => {
