@@ -10,7 +10,11 @@
 //!   process killed mid-write loses at most that turn and every earlier turn is intact. A
 //!   malformed turn (a tool call without its result, a result without its call) is refused,
 //!   and a failed or cancelled turn is recorded without its partial assistant message, so the
-//!   stored history is always well-formed.
+//!   stored history is always well-formed. [`Store::import_session`] writes a whole session
+//!   (an import) in one transaction under the same check, keeping the times it is given.
+//! - A session is found by id, name or unique id prefix ([`Store::session`]: the one
+//!   resolver); [`Store::list_sessions`] gives counts and the latest reported usage;
+//!   [`Store::turns`] reads whole turns back (for export).
 //!
 //! # Schema (version 1)
 //!
