@@ -2,8 +2,8 @@
 //!
 //! The workload (a temporary database, written before timing through qore-store's own API,
 //! each session one [`Store::import_session`] transaction):
-//! - one session of 2,500 turns, each a question, a tool call, its result (400 bytes) and the
-//!   answer: 10,000 messages;
+//! - one session of 2,500 turns, each a question, a tool call (with reasoning), its result
+//!   (400 bytes) and the answer (the store tests' `tool_turn`): 10,000 messages;
 //! - 10,000 sessions of one such turn (4 messages) each, spread over 10 projects.
 //!
 //! Per iteration:
@@ -17,53 +17,19 @@
 //! Before timing, the counts are checked (10,000 messages, 10,000 sessions). There are no
 //! timing assertions. Run: `cargo bench -p qore-store --bench store`.
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, UNIX_EPOCH};
+use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use qore_core::{ContentBlock, Message, Role, ToolResultPart, Usage};
-use qore_store::{ImportTurn, NewSession, SessionImport, Store, TurnRecord, TurnStatus};
+use qore_store::{ImportTurn, NewSession, SessionImport, Store};
 
+/// Turn `n` of the store's tests: a question, a tool call, its 400-byte result, the answer.
 fn turn(n: usize) -> ImportTurn {
-    let call = format!("call-{n}");
-    let record = TurnRecord {
-        user: Message::user(format!("question {n}: what does src/f{n}.rs do?")),
-        replies: vec![
-            Message::new(
-                Role::Assistant,
-                vec![ContentBlock::ToolUse {
-                    id: call.clone(),
-                    name: "read_file".into(),
-                    input: serde_json::json!({"path": format!("src/f{n}.rs")}),
-                    raw_input: None,
-                    signature: None,
-                }],
-            ),
-            Message::new(
-                Role::User,
-                vec![ContentBlock::ToolResult {
-                    tool_use_id: call,
-                    content: vec![ToolResultPart::Text {
-                        text: "fn main() { println!(\"hé\"); }\n".repeat(13),
-                    }],
-                    is_error: false,
-                }],
-            ),
-            Message::assistant(format!("f{n}.rs prints a greeting. ").repeat(4)),
-        ],
-        usage: Usage {
-            input_tokens: Some(1000 + n as u64),
-            output_tokens: Some(40),
-            ..Usage::default()
-        },
-        model: Some("m-1".into()),
-        agent: Some("coder".into()),
-        started_at: UNIX_EPOCH + Duration::from_secs(1_760_000_000),
-        finished_at: UNIX_EPOCH + Duration::from_secs(1_760_000_003),
-        status: TurnStatus::Finished,
-    };
     ImportTurn {
-        record,
+        record: common::tool_turn(n as u64, 400),
         undone: false,
     }
 }
