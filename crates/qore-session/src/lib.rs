@@ -1,3 +1,4 @@
 pub mod compress;
 pub mod tokens;
 pub mod undo;
+pub mod transcript;

@@ -106,7 +106,7 @@ impl Store {
             id: TurnId(id),
             seq,
             file_changes: self.file_changes(id)?,
-            messages: self.turn_messages(id)?,
+            messages: self.messages_of_turn(id)?,
         }))
     }
 
@@ -126,7 +126,7 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    pub(crate) fn turn_messages(&self, turn: i64) -> Result<Vec<Message>, StoreError> {
+    fn messages_of_turn(&self, turn: i64) -> Result<Vec<Message>, StoreError> {
         let mut query = self
             .conn
             .prepare("SELECT id, content FROM messages WHERE turn_id = ?1 ORDER BY seq")?;
