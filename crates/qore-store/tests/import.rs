@@ -101,9 +101,11 @@ fn an_import_with_one_bad_turn_writes_nothing() {
 #[test]
 fn the_resolver_says_no_such_session_or_lists_an_ambiguous_prefix() {
     let (_dir, mut store) = store();
-    let ids: Vec<String> = (0..2)
+    let mut ids: Vec<String> = (0..2)
         .map(|_| store.create_session(&NewSession::default()).unwrap())
         .collect();
+    // Candidates are listed in id order; two ids of one millisecond differ in random bits.
+    ids.sort();
     let common: String = (ids[0].chars().zip(ids[1].chars()))
         .take_while(|(a, b)| a == b)
         .map(|(a, _)| a)
