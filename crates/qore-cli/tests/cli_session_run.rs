@@ -58,14 +58,34 @@ fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
 #[tokio::test]
 async fn a_continued_session_sends_the_earlier_turns() {
     // (case, flags of the first run, flags of the second run, the second request's messages)
-    type Case = (&'static str, &'static [&'static str], &'static [&'static str], bool);
+    type Case = (
+        &'static str,
+        &'static [&'static str],
+        &'static [&'static str],
+        bool,
+    );
     let cases: &[Case] = &[
-        ("--session NAME twice", &["--session", "work"], &["--session", "work"], true),
+        (
+            "--session NAME twice",
+            &["--session", "work"],
+            &["--session", "work"],
+            true,
+        ),
         ("a run, then --continue", &[], &["--continue"], true),
         ("a run, then -c", &[], &["-c"], true),
-        ("an ephemeral run is not continued", &["--ephemeral"], &["-c"], false),
+        (
+            "an ephemeral run is not continued",
+            &["--ephemeral"],
+            &["-c"],
+            false,
+        ),
         ("a new run does not continue", &[], &[], false),
-        ("another name is another session", &["--session", "a"], &["--session", "b"], false),
+        (
+            "another name is another session",
+            &["--session", "a"],
+            &["--session", "b"],
+            false,
+        ),
     ];
     for (case, first, second, continued) in cases {
         let server = ReplayServer::start(vec![sse_answer("Blue."), sse_answer("Green.")])
@@ -91,9 +111,17 @@ async fn a_continued_session_sends_the_earlier_turns() {
 
 #[tokio::test]
 async fn json_names_the_saved_session_first_and_ephemeral_names_none() {
-    let server = ReplayServer::start_repeating(sse_answer("Hi.")).await.unwrap();
+    let server = ReplayServer::start_repeating(sse_answer("Hi."))
+        .await
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let saved = run(&server, dir.path(), &["--json", "--session", "greet"], "Hello").await;
+    let saved = run(
+        &server,
+        dir.path(),
+        &["--json", "--session", "greet"],
+        "Hello",
+    )
+    .await;
     assert_eq!(saved.code, Some(0), "{saved:?}");
     let lines = saved.json_lines();
     assert_eq!(lines[0]["type"], "session", "{lines:?}");
@@ -106,14 +134,20 @@ async fn json_names_the_saved_session_first_and_ephemeral_names_none() {
     let ephemeral = run(&server, dir.path(), &["--json", "--ephemeral"], "Hello").await;
     assert_eq!(ephemeral.code, Some(0), "{ephemeral:?}");
     assert!(
-        ephemeral.json_lines().iter().all(|l| l["type"] != "session"),
+        ephemeral
+            .json_lines()
+            .iter()
+            .all(|l| l["type"] != "session"),
         "{ephemeral:?}"
     );
 }
 
 #[tokio::test]
 async fn a_failed_run_is_continued_without_two_user_messages_in_a_row() {
-    let refused = Reply::json(400, r#"{"error":{"message":"no","type":"invalid_request_error"}}"#);
+    let refused = Reply::json(
+        400,
+        r#"{"error":{"message":"no","type":"invalid_request_error"}}"#,
+    );
     let server = ReplayServer::start(vec![refused, sse_answer("Done.")])
         .await
         .unwrap();
@@ -126,14 +160,20 @@ async fn a_failed_run_is_continued_without_two_user_messages_in_a_row() {
     let messages = body["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 1, "{messages:?}");
     let text = messages[0]["content"].to_string();
-    assert!(text.contains("First try.") && text.contains("Second try."), "{text}");
+    assert!(
+        text.contains("First try.") && text.contains("Second try."),
+        "{text}"
+    );
 }
 
 #[tokio::test]
 async fn ephemeral_conflicts_with_continuing() {
     let server = ReplayServer::start(vec![]).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    for flags in [&["--ephemeral", "-c"][..], &["--ephemeral", "--session", "x"]] {
+    for flags in [
+        &["--ephemeral", "-c"][..],
+        &["--ephemeral", "--session", "x"],
+    ] {
         let refused = run(&server, dir.path(), flags, "Hi").await;
         assert_eq!(refused.code, Some(2), "{flags:?}: {refused:?}");
     }

@@ -34,7 +34,13 @@ fn layers_come_in_their_documented_order() {
     );
     let cases: Vec<Case> = vec![
         ("nothing: no system prompt", None, vec![], vec![], None),
-        ("the agent alone", Some("Be brief."), vec![], vec![], Some("Be brief.")),
+        (
+            "the agent alone",
+            Some("Be brief."),
+            vec![],
+            vec![],
+            Some("Be brief."),
+        ),
         (
             "agent, AGENTS.md, rules sorted by name, additions",
             Some("Be brief."),
@@ -57,7 +63,10 @@ fn layers_come_in_their_documented_order() {
         (
             "AGENTS.md already in the agent's prompt is not repeated",
             Some("Rules: Use tabs."),
-            vec![("AGENTS.md", "Use tabs.\n"), (".qore/rules/a.md", "Rule A.")],
+            vec![
+                ("AGENTS.md", "Use tabs.\n"),
+                (".qore/rules/a.md", "Rule A."),
+            ],
             vec![],
             Some("Rules: Use tabs.\n\nRule A."),
         ),

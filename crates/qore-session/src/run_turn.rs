@@ -2,7 +2,7 @@
 //! history, then one stream (no tools) or the tool loop, and the error context.
 //!
 //! Promises: the turn's new messages (finished assistant messages and tool results, never
-//! half a message; tool calls nothing answered dropped, [`settle_turn`]) come back in order with the one [`TurnOutcome`]; a network failure's
+//! half a message) come back in order with the one [`TurnOutcome`]; a network failure's
 //! message starts with "connecting to URL" when nothing was heard from the server, else
 //! "reading the answer from URL".
 
@@ -12,7 +12,7 @@ use qore_client::{CancellationToken, ChatRequest};
 use qore_core::{ErrorCategory, History, Message, ResponseEvent};
 
 use crate::outcome::TurnOutcome;
-use crate::sanitize::{sanitize, settle_turn, Wire};
+use crate::sanitize::{sanitize, Wire};
 use crate::session::State;
 use crate::target::doing;
 
@@ -94,7 +94,6 @@ pub(crate) async fn run_turn(
         }
         other => other,
     };
-    let mut replies = work.messages()[base..].to_vec();
-    settle_turn(&mut replies);
+    let replies = work.messages()[base..].to_vec();
     (replies, outcome)
 }

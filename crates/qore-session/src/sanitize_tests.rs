@@ -191,7 +191,13 @@ fn history_is_sent_well_formed() {
 #[test]
 fn the_wire_needs_signatures_on_anthropic_only() {
     assert_eq!(Wire::of("anthropic"), ANTHROPIC);
-    for other in ["openai-chat", "openai-responses", "gemini", "ollama", "llamacpp"] {
+    for other in [
+        "openai-chat",
+        "openai-responses",
+        "gemini",
+        "ollama",
+        "llamacpp",
+    ] {
         assert_eq!(Wire::of(other), OPENAI, "{other}");
     }
 }

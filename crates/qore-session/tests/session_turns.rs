@@ -25,7 +25,10 @@ fn sse_answer(text: &str) -> Reply {
 }
 
 fn bad_request() -> Reply {
-    Reply::json(400, r#"{"error":{"message":"no","type":"invalid_request_error"}}"#)
+    Reply::json(
+        400,
+        r#"{"error":{"message":"no","type":"invalid_request_error"}}"#,
+    )
 }
 
 fn target(server: &ReplayServer) -> Target {
@@ -89,7 +92,10 @@ async fn a_reopened_session_sends_its_earlier_turns() {
         setup.layers.add("Answer in one word.");
         let session = manager.create(&NewSession::default(), setup).unwrap();
         let outcome = send(&session, "Sky colour?").await;
-        assert!(matches!(outcome, TurnOutcome::Finished { .. }), "{outcome:?}");
+        assert!(
+            matches!(outcome, TurnOutcome::Finished { .. }),
+            "{outcome:?}"
+        );
         let id = session.id().unwrap().to_owned();
         manager.release(session);
         id
@@ -101,7 +107,10 @@ async fn a_reopened_session_sends_its_earlier_turns() {
     let prefix = &id[..8];
     let session = manager.open(prefix, setup).unwrap();
     let outcome = send(&session, "Grass colour?").await;
-    assert!(matches!(outcome, TurnOutcome::Finished { .. }), "{outcome:?}");
+    assert!(
+        matches!(outcome, TurnOutcome::Finished { .. }),
+        "{outcome:?}"
+    );
     assert_eq!(
         sent(&server, 1),
         pairs(&[
@@ -123,15 +132,18 @@ async fn a_failed_turn_is_stored_and_the_next_request_has_one_user_message_in_a_
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("qore.db");
     let manager = manager(&db);
-    let session = (manager.create(&NewSession::default(), SessionSetup::new(target(&server))))
-        .unwrap();
+    let session =
+        (manager.create(&NewSession::default(), SessionSetup::new(target(&server)))).unwrap();
     let outcome = send(&session, "First try.").await;
     let Some(error) = outcome.error() else {
         panic!("{outcome:?}");
     };
     assert_eq!(error.status(), Some(400), "{error:?}");
     let outcome = send(&session, "Second try.").await;
-    assert!(matches!(outcome, TurnOutcome::Finished { .. }), "{outcome:?}");
+    assert!(
+        matches!(outcome, TurnOutcome::Finished { .. }),
+        "{outcome:?}"
+    );
     let messages = sent(&server, 1);
     assert_eq!(messages.len(), 1, "{messages:?}");
     assert_eq!(messages[0].0, "user");
@@ -150,9 +162,12 @@ async fn a_failed_turn_is_stored_and_the_next_request_has_one_user_message_in_a_
 #[tokio::test]
 async fn a_second_send_cancels_the_first_which_is_stored_cancelled() {
     // The first answer stalls after a few bytes with the connection open.
-    let server = ReplayServer::start(vec![sse_answer("Never.").stall_after(20), sse_answer("Yes.")])
-        .await
-        .unwrap();
+    let server = ReplayServer::start(vec![
+        sse_answer("Never.").stall_after(20),
+        sse_answer("Yes."),
+    ])
+    .await
+    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("qore.db");
     let manager = manager(&db);
@@ -186,10 +201,16 @@ async fn an_ephemeral_manager_saves_nothing_and_opens_nothing() {
     let session = manager.create(&NewSession::default(), setup).unwrap();
     assert_eq!(session.id(), None);
     let outcome = send(&session, "Hello.").await;
-    assert!(matches!(outcome, TurnOutcome::Finished { .. }), "{outcome:?}");
+    assert!(
+        matches!(outcome, TurnOutcome::Finished { .. }),
+        "{outcome:?}"
+    );
     let setup = SessionSetup::new(target(&server));
     let refused = manager.open("anything", setup).err();
-    assert!(matches!(refused, Some(SessionError::Ephemeral(_))), "{refused:?}");
+    assert!(
+        matches!(refused, Some(SessionError::Ephemeral(_))),
+        "{refused:?}"
+    );
     assert!(manager.latest(dir_of_nothing()).unwrap().is_none());
 }
 
@@ -202,7 +223,9 @@ async fn an_unknown_session_is_not_found() {
     let dir = tempfile::tempdir().unwrap();
     let manager = manager(&dir.path().join("qore.db"));
     let server = ReplayServer::start(vec![]).await.unwrap();
-    let refused = manager.open("nope", SessionSetup::new(target(&server))).err();
+    let refused = manager
+        .open("nope", SessionSetup::new(target(&server)))
+        .err();
     assert!(
         matches!(refused, Some(SessionError::Store(StoreError::NotFound(_)))),
         "{refused:?}"

@@ -80,7 +80,10 @@ pub fn command(args: &[&str]) -> tokio::process::Command {
             std::env::temp_dir().join("qore-tests-no-config"),
         )
         // Sessions are saved: into a scratch data dir, never the user's.
-        .env("QORE_DATA_DIR", std::env::temp_dir().join("qore-tests-data"))
+        .env(
+            "QORE_DATA_DIR",
+            std::env::temp_dir().join("qore-tests-data"),
+        )
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
