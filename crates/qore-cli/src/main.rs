@@ -41,7 +41,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Send one prompt and stream the answer to stdout.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// List the models the server offers.
     Models(EndpointArgs),
     /// Manage the local model server (SmolLM2-135M on llama.cpp, 127.0.0.1).
@@ -249,7 +249,7 @@ async fn main() -> ExitCode {
         }
     }
     match cli.command {
-        Command::Run(args) => run::run(args).await,
+        Command::Run(args) => run::run(*args).await,
         Command::Models(args) => connect::models(args).await,
         Command::Local { action } => connect::local(action).await,
         Command::Agents { command } => agents::agents(command),
