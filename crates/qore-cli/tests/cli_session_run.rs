@@ -166,3 +166,23 @@ async fn ephemeral_conflicts_with_continuing() {
     }
     assert!(server.requests().is_empty());
 }
+
+#[tokio::test]
+async fn the_system_prompt_is_the_given_one_then_the_projects_rules() {
+    let server = ReplayServer::start(vec![chat_answer("Ok.")]).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(project.join(".qore/rules")).unwrap();
+    std::fs::write(project.join("AGENTS.md"), "Use tabs.\n").unwrap();
+    std::fs::write(project.join(".qore/rules/b.md"), "Rule B.").unwrap();
+    std::fs::write(project.join(".qore/rules/a.md"), "Rule A.").unwrap();
+    let done = run(&server, dir.path(), &["--system", "Be brief."], "Hi").await;
+    assert_eq!(done.code, Some(0), "{done:?}");
+    assert_eq!(
+        sent(&server, 0),
+        pairs(&[
+            ("system", "Be brief.\n\nUse tabs.\n\nRule A.\n\nRule B."),
+            ("user", "Hi"),
+        ])
+    );
+}
