@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 
 use common::{command, run_cmd, Run};
-use qore_testkit::chat::chat_answer;
+use qore_testkit::chat::{chat_answer, role_pairs, sent_messages};
 use qore_testkit::{ReplayServer, Reply};
 use serde_json::json;
 
@@ -23,23 +23,6 @@ async fn run(server: &ReplayServer, dir: &Path, extra: &[&str], prompt: &str) ->
     cmd.env("QORE_DATA_DIR", dir.join("data"))
         .current_dir(&project);
     run_cmd(cmd).await
-}
-
-/// The (role, content) pairs of the `n`th request.
-fn sent(server: &ReplayServer, n: usize) -> Vec<(String, String)> {
-    let body = server.requests()[n].json().unwrap();
-    (body["messages"].as_array().unwrap().iter())
-        .map(|m| {
-            let content = m["content"].as_str().unwrap_or_default().to_owned();
-            (m["role"].as_str().unwrap().to_owned(), content)
-        })
-        .collect()
-}
-
-fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
-    (list.iter())
-        .map(|(r, c)| (r.to_string(), c.to_string()))
-        .collect()
 }
 
 #[tokio::test]
@@ -85,14 +68,14 @@ async fn a_continued_session_sends_the_earlier_turns() {
         let two = run(&server, dir.path(), second, "Grass colour?").await;
         assert_eq!(two.code, Some(0), "{case}: {two:?}");
         let expected = match continued {
-            true => pairs(&[
+            true => role_pairs(&[
                 ("user", "Sky colour?"),
                 ("assistant", "Blue."),
                 ("user", "Grass colour?"),
             ]),
-            false => pairs(&[("user", "Grass colour?")]),
+            false => role_pairs(&[("user", "Grass colour?")]),
         };
-        assert_eq!(sent(&server, 1), expected, "{case}");
+        assert_eq!(sent_messages(&server.requests()[1]), expected, "{case}");
     }
 }
 
@@ -179,8 +162,8 @@ async fn the_system_prompt_is_the_given_one_then_the_projects_rules() {
     let done = run(&server, dir.path(), &["--system", "Be brief."], "Hi").await;
     assert_eq!(done.code, Some(0), "{done:?}");
     assert_eq!(
-        sent(&server, 0),
-        pairs(&[
+        sent_messages(&server.requests()[0]),
+        role_pairs(&[
             ("system", "Be brief.\n\nUse tabs.\n\nRule A.\n\nRule B."),
             ("user", "Hi"),
         ])
