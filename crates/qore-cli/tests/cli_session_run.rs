@@ -169,3 +169,51 @@ async fn the_system_prompt_is_the_given_one_then_the_projects_rules() {
         ])
     );
 }
+
+#[tokio::test]
+async fn a_run_cancelled_by_ctrl_c_is_saved_and_continued_well_formed() {
+    // The first answer stalls with the connection open; the second one finishes.
+    let stalled = chat_answer("Never.").stall_after(10);
+    let server = ReplayServer::start(vec![stalled, chat_answer("Done.")])
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let url = format!("{}/v1", server.url());
+    let args = [
+        "run", "--url", &url, "--model", "tiny", "--tools", "off", "Slow.",
+    ];
+    let mut cmd = command(&args);
+    cmd.env("QORE_DATA_DIR", dir.path().join("data"))
+        .current_dir(&project);
+    let mut child = cmd.spawn().unwrap();
+    let asked = async {
+        while server.requests().is_empty() {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    };
+    // A guard, not a timing claim.
+    tokio::time::timeout(std::time::Duration::from_secs(30), asked)
+        .await
+        .expect("the request reached the server");
+    let pid = child.id().unwrap().to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status();
+    assert!(sent.unwrap().success());
+    let status = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait())
+        .await
+        .expect("qore ends after SIGINT")
+        .unwrap();
+    assert_eq!(status.code(), Some(130));
+    let again = run(&server, dir.path(), &["-c"], "Again.").await;
+    assert_eq!(again.code, Some(0), "{again:?}");
+    let messages = sent_messages(&server.requests()[1]);
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert_eq!(messages[0].0, "user");
+    assert!(
+        messages[0].1.contains("Slow.") && messages[0].1.contains("Again."),
+        "{messages:?}"
+    );
+}
