@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use qore_client::{CancellationToken, ChatRequest, Client, RequestOptions};
-use qore_core::{ErrorInfo, Message, TurnOutcome, Usage};
+use qore_core::{ErrorInfo, Message, StreamOutcome, Usage};
 use qore_store::{NewSession, Store, StoreError, TurnRecord, TurnStatus};
 
 #[path = "compress_request.rs"]
@@ -190,7 +190,7 @@ pub async fn summarise(
         attempts += 1;
         let started_at = SystemTime::now();
         match client.stream(&request, cancel.clone()).finish().await {
-            TurnOutcome::Finished { message, usage, .. } => {
+            StreamOutcome::Finished { message, usage, .. } => {
                 let text = message.text().trim().to_owned();
                 if text.is_empty() {
                     return Err(CompressError::EmptySummary);
@@ -204,7 +204,7 @@ pub async fn summarise(
                     finished_at: SystemTime::now(),
                 });
             }
-            TurnOutcome::Failed { error, .. } if is_context_overflow(&error) => {
+            StreamOutcome::Failed { error, .. } if is_context_overflow(&error) => {
                 tracing::info!(
                     attempts,
                     ?shrink,
@@ -212,8 +212,8 @@ pub async fn summarise(
                 );
                 last_overflow = Some(error);
             }
-            TurnOutcome::Failed { error, .. } => return Err(CompressError::Summary(error)),
-            TurnOutcome::Cancelled { .. } => return Err(CompressError::Cancelled),
+            StreamOutcome::Failed { error, .. } => return Err(CompressError::Summary(error)),
+            StreamOutcome::Cancelled { .. } => return Err(CompressError::Cancelled),
         }
     }
     Err(CompressError::Overflow(last_overflow.unwrap_or_else(

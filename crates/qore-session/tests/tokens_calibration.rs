@@ -4,7 +4,7 @@
 //! request must come within a few percent of what the provider then reported.
 
 use qore_client::{CancellationToken, Client, ClientConfig};
-use qore_core::{ContentBlock, Message, Role, ToolResultPart, ToolSpec, TurnOutcome};
+use qore_core::{ContentBlock, Message, Role, ToolResultPart, ToolSpec, StreamOutcome};
 use qore_session::tokens::{estimate_messages, estimate_tools, prompt_tokens, TokenEstimator};
 use qore_testkit::{reply_from_exchange, Exchange, ReplayServer, Slicing};
 use serde_json::Value;
@@ -187,7 +187,7 @@ async fn reported(protocol: &str, exchange: &Exchange) -> u64 {
     let outcome = (client.send(&url, body, stream, CancellationToken::new()))
         .finish()
         .await;
-    let TurnOutcome::Finished { usage, .. } = outcome else {
+    let StreamOutcome::Finished { usage, .. } = outcome else {
         panic!("{protocol}: the recorded answer did not finish: {outcome:?}");
     };
     prompt_tokens(&usage, Some(protocol)).expect("a reported input count")
