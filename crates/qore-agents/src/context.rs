@@ -23,7 +23,7 @@
 use std::collections::HashMap;
 
 use base64::Engine as _;
-use qore_core::{ContentBlock, History, ImageData, ImageSource, Role, ToolResultPart};
+use qore_core::{ContentBlock, History, ImageData, ImageSource, Message, Role, ToolResultPart};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -130,34 +130,48 @@ impl<'a> TemplateContext<'a> {
     /// The context of a chat request: `history` and the tool definitions in the dialect.
     pub fn chat(history: &'a History, tools: Vec<Value>) -> Self {
         let names = history.tool_names();
+        let entries = (history.iter())
+            .filter(|m| m.role != Role::System)
+            .map(|m| entry(m, &names))
+            .collect();
+        TemplateContext {
+            history: entries,
+            ..TemplateContext::chat_header(history, tools)
+        }
+    }
+
+    /// [`TemplateContext::chat`] with `history` (`ctx.history`) left empty: what a
+    /// template rendered once per message sees beside its `msg`.
+    pub fn chat_header(history: &History, tools: Vec<Value>) -> Self {
         let system: Vec<String> = (history.iter())
             .filter(|m| m.role == Role::System)
             .map(|m| m.text())
             .filter(|t| !t.is_empty())
             .collect();
-        let entries = (history.iter())
-            .filter(|m| m.role != Role::System)
-            .map(|m| Entry {
-                role: match m.role {
-                    Role::Assistant => "assistant",
-                    _ => "user",
-                },
-                content: m.text(),
-                content_blocks: m.blocks.iter().map(|b| block(b, &names)).collect(),
-                images: (m.blocks.iter())
-                    .filter_map(|b| match b {
-                        ContentBlock::Image(source) => Some(Image::of(source)),
-                        _ => None,
-                    })
-                    .collect(),
-            })
-            .collect();
         TemplateContext {
             system_prompt: (!system.is_empty()).then(|| system.join("\n\n")),
-            history: entries,
             tools,
             ..TemplateContext::default()
         }
+    }
+}
+
+/// The `ctx.history` entry of `m` (a message that is not a system message); `names`: the
+/// tool name of each call id ([`History::tool_names`]).
+pub fn entry<'a>(m: &'a Message, names: &HashMap<&str, &'a str>) -> Entry<'a> {
+    Entry {
+        role: match m.role {
+            Role::Assistant => "assistant",
+            _ => "user",
+        },
+        content: m.text(),
+        content_blocks: m.blocks.iter().map(|b| block(b, names)).collect(),
+        images: (m.blocks.iter())
+            .filter_map(|b| match b {
+                ContentBlock::Image(source) => Some(Image::of(source)),
+                _ => None,
+            })
+            .collect(),
     }
 }
 

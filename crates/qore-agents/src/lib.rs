@@ -11,6 +11,8 @@
 
 pub mod body;
 pub mod body_edit;
+mod body_env;
+pub mod body_split;
 mod bundled;
 pub mod catalog;
 pub mod config;

@@ -20,14 +20,17 @@
 
 use std::sync::Arc;
 
-use qore_client::{BodyRenderer, ChatRequest, Protocol, RequestOptions};
-use qore_core::{ErrorInfo, History, Message, ToolSpec};
+use std::collections::HashMap;
+
+use qore_client::{BodyRenderer, ChatRequest, EncodeCache, KeyHasher, Protocol, RequestOptions};
+use qore_core::{ContentBlock, ErrorInfo, History, Message, Role, ToolSpec};
 use serde_json::Value;
 
-use crate::body::BodyTemplate;
+use crate::body::{BodyTemplate, RenderError};
+use crate::body_split::Fragments;
 use crate::body_edit::{set_members, top_level_members, When};
 use crate::catalog::Agent;
-use crate::context::{CacheSettings, TemplateContext};
+use crate::context::{entry, CacheSettings, TemplateContext};
 use crate::error::AgentError;
 use crate::partials::Partials;
 use crate::profile::{CacheBreakpoint, CacheTtl};
@@ -191,6 +194,34 @@ impl AgentRenderer {
         }
     }
 
+    /// The bytes of [`AgentRenderer::chat_body`], each message of a conversation that
+    /// renders per message ([`crate::body_split`]) taken from `cache` or rendered into it.
+    pub fn chat_body_cached(
+        &self,
+        history: &History,
+        tools: &[ToolSpec],
+        options: &RequestOptions,
+        cache: &mut EncodeCache,
+    ) -> Result<Vec<u8>, ErrorInfo> {
+        let Some(body) = self.body.as_ref().filter(|b| b.splits()) else {
+            return self.chat_body(history, tools, options);
+        };
+        let definitions = tool_definitions(&*self.protocol, self.offered(tools));
+        let mut header = TemplateContext::chat_header(history, definitions);
+        header.model = Some(&self.model);
+        header.cache = cache_settings(&self.agent);
+        let fragments = HistoryFragments {
+            messages: (history.iter()).filter(|m| m.role != Role::System).collect(),
+            names: history.tool_names(),
+        };
+        let tag = format!("{}\u{0}{}", self.agent.name, self.agent.sources[0].display());
+        match body.render_cached(&header, &fragments, cache, &tag) {
+            Ok(Some(bytes)) => self.complete(bytes, &header, &options.extra),
+            Ok(None) => self.chat_body(history, tools, options),
+            Err(err) => Err(self.render_error(err)),
+        }
+    }
+
     /// A rendered body with what the session adds (see the module doc), then `extra`'s
     /// fields (they win).
     pub fn complete(
@@ -244,14 +275,16 @@ impl AgentRenderer {
         body: &BodyTemplate,
         ctx: &TemplateContext<'_>,
     ) -> Result<Vec<u8>, ErrorInfo> {
-        body.render(ctx).map_err(|err| {
-            ErrorInfo::validation(format!(
-                "{}: [body] {}: {}",
-                self.agent.sources[0].display(),
-                err.key,
-                err.message
-            ))
-        })
+        body.render(ctx).map_err(|err| self.render_error(err))
+    }
+
+    fn render_error(&self, err: RenderError) -> ErrorInfo {
+        ErrorInfo::validation(format!(
+            "{}: [body] {}: {}",
+            self.agent.sources[0].display(),
+            err.key,
+            err.message
+        ))
     }
 
     /// The compiled body, when the profile has one.
@@ -263,6 +296,42 @@ impl AgentRenderer {
 impl BodyRenderer for AgentRenderer {
     fn render(&self, request: &ChatRequest<'_>) -> Result<Vec<u8>, ErrorInfo> {
         self.chat_body(request.history, request.tools, request.options)
+    }
+
+    fn render_cached(
+        &self,
+        request: &ChatRequest<'_>,
+        cache: &mut EncodeCache,
+    ) -> Result<Vec<u8>, ErrorInfo> {
+        self.chat_body_cached(request.history, request.tools, request.options, cache)
+    }
+}
+
+/// The conversation of a history as a split body renders it (non-system messages).
+struct HistoryFragments<'h> {
+    messages: Vec<&'h Message>,
+    names: HashMap<&'h str, &'h str>,
+}
+
+impl Fragments for HistoryFragments<'_> {
+    fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    fn key(&self, index: usize) -> u64 {
+        let message = self.messages[index];
+        let mut key = KeyHasher::default();
+        key.message(message);
+        for block in &message.blocks {
+            if let ContentBlock::ToolResult { tool_use_id, .. } = block {
+                key.opt(self.names.get(tool_use_id.as_str()).copied());
+            }
+        }
+        key.finish()
+    }
+
+    fn entry(&self, index: usize) -> minijinja::Value {
+        minijinja::Value::from_serialize(entry(self.messages[index], &self.names))
     }
 }
 

@@ -1,0 +1,263 @@
+//! A `[body]` conversation rendered one message at a time, each message's fragment kept in
+//! the history owner's [`EncodeCache`] and rendered again only when it changed.
+//!
+//! What splits: a body string that is literal text around one include
+//! (`[{% include 'openai_messages.jinja' %}]`) of a partial whose one top-level
+//! `{% for msg in ctx.history %}` loop renders the conversation. The partial is cut into
+//! the text before the loop, the loop's body and the text after it, whitespace control
+//! applied as the whole template would; the loop's body is rendered per message with `msg`,
+//! `ctx` (its `history` empty) and `loop` (`index0`, `index`, `first`, `last`).
+//!
+//! Promises:
+//! - the bytes are those of the whole template ([`crate::body::BodyTemplate::render`]);
+//!   anything that could differ does not split (the whole template renders): a `set` before
+//!   or after the loop, a loop body (or a partial it includes) reading `ctx.history` or a
+//!   `loop` attribute other than the four, an include whose name is not a literal, a
+//!   fragment that ends inside a string or opens with a comma, a render error (the whole
+//!   render then reports it);
+//! - a fragment is keyed by its message's content, the names of the calls its results
+//!   answer, its index and whether it is the last; the cache's tag carries the profile,
+//!   the body key and a hash of the rest of the context (system prompt, tools, model);
+//! - the trailing-comma stripper and the JSON check run once per fragment; a request
+//!   strips and checks only the text around the loop, and joins.
+
+use std::sync::OnceLock;
+
+use minijinja::{context, Environment, Value as J};
+use qore_client::{EncodeCache, KeyHasher};
+use regex::Regex;
+
+use crate::json_commas::{join_pieces, strip_piece};
+use crate::partials::Partials;
+
+/// Template names of a split, registered in the body's environment.
+#[derive(Debug)]
+pub struct Split {
+    before: String,
+    after: String,
+    pre: String,
+    item: String,
+    post: String,
+}
+
+/// What a split render needs of the conversation.
+pub trait Fragments {
+    fn len(&self) -> usize;
+    /// The content key of message `index` (with what its entry reads from elsewhere).
+    fn key(&self, index: usize) -> u64;
+    /// The `ctx.history` entry of message `index`.
+    fn entry(&self, index: usize) -> J;
+}
+
+fn regex(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
+    cell.get_or_init(|| Regex::new(pattern).unwrap_or_else(|_| unreachable!("a fixed pattern")))
+}
+
+/// The split of the body string at `key` (inja spellings already read), with its pieces
+/// compiled into `env`; `None` when it does not split (see the module doc).
+pub fn find(key: &str, source: &str, partials: &Partials, env: &mut Environment<'static>) -> Option<Split> {
+    static WHOLE: OnceLock<Regex> = OnceLock::new();
+    static FOR: OnceLock<Regex> = OnceLock::new();
+    static TAG: OnceLock<Regex> = OnceLock::new();
+    static SET: OnceLock<Regex> = OnceLock::new();
+    let whole = regex(&WHOLE, r#"^([^{]*)\{%\s*include\s+['"]([^'"]+)['"]\s*%\}([^{]*)$"#);
+    let caps = whole.captures(source)?;
+    let text = crate::body::from_inja(&partials.load(&caps[2]).ok()?);
+    let text = text.strip_suffix('\n').map_or(&text[..], |t| t.strip_suffix('\r').unwrap_or(t));
+    let start = regex(&FOR, r"\{%(-?)\s*for\s+msg\s+in\s+ctx\.history\s*(-?)%\}");
+    let mut loops = start.captures_iter(text);
+    let open = loops.next()?;
+    if loops.next().is_some() {
+        return None;
+    }
+    let tags = regex(&TAG, r"\{%(-?)\s*(for|endfor)\b[^%]*?(-?)%\}");
+    let (whole_open, body_start) = (open.get(0)?, open.get(0)?.end());
+    let mut depth = 0;
+    let close = tags.captures_iter(&text[body_start..]).find(|t| {
+        depth += if &t[2] == "for" { 1 } else { -1 };
+        depth < 0
+    })?;
+    let close_at = body_start + close.get(0)?.start();
+    let after_at = body_start + close.get(0)?.end();
+    let trim = |s: &str, start: bool, end: bool| {
+        let s = if start { s.trim_start() } else { s };
+        (if end { s.trim_end() } else { s }).to_owned()
+    };
+    let pre = trim(&text[..whole_open.start()], false, &open[1] == "-");
+    let item = trim(&text[body_start..close_at], &open[2] == "-", &close[1] == "-");
+    let post = trim(&text[after_at..], &close[3] == "-", false);
+    let set = regex(&SET, r"\{%-?\s*set\b");
+    let (pre_ok, post_ok) = (!set.is_match(&pre), !set.is_match(&post));
+    let around_ok = !reads_history(&pre, partials, 0) && !reads_history(&post, partials, 0);
+    if !(pre_ok && post_ok && around_ok && reads_only_its_message(&item, partials, 0)) {
+        return None;
+    }
+    let name = |part: &str| format!("{key} ({part} of the conversation)");
+    let split = Split {
+        before: caps[1].to_owned(),
+        after: caps[3].to_owned(),
+        pre: name("before"),
+        item: name("one message"),
+        post: name("after"),
+    };
+    for (name, source) in [(&split.pre, pre), (&split.item, item), (&split.post, post)] {
+        env.add_template_owned(name.clone(), source).ok()?;
+    }
+    Some(split)
+}
+
+/// Whether a loop body (and what it includes) reads only its message, `ctx` without its
+/// history, and `loop.index0`/`index`/`first`/`last`.
+fn reads_only_its_message(text: &str, partials: &Partials, depth: usize) -> bool {
+    static INCLUDE: OnceLock<Regex> = OnceLock::new();
+    static FORBIDDEN: OnceLock<Regex> = OnceLock::new();
+    let forbidden = regex(
+        &FORBIDDEN,
+        r"ctx\.history|ctx\[|loop\.(length|revindex|previtem|nextitem|changed|cycle|depth)|loop\(|\{%-?\s*(import|from|extends|macro)\b",
+    );
+    if depth > 8 || forbidden.is_match(text) {
+        return false;
+    }
+    let include = regex(&INCLUDE, r#"\{%-?\s*include\s+(['"]([^'"]+)['"]\s*-?%\}|)"#);
+    include.captures_iter(text).all(|c| match c.get(2) {
+        Some(name) => (partials.load(name.as_str()).ok())
+            .is_some_and(|t| reads_only_its_message(&t, partials, depth + 1)),
+        None => false, // not a literal name
+    })
+}
+
+/// Whether a template (or what it includes) may read `ctx.history`.
+pub fn reads_history(text: &str, partials: &Partials, depth: usize) -> bool {
+    static READS: OnceLock<Regex> = OnceLock::new();
+    static INCLUDE: OnceLock<Regex> = OnceLock::new();
+    let reads = regex(&READS, r"ctx\.history|ctx\[|\{%-?\s*(import|from|extends)\b");
+    if depth > 8 || reads.is_match(text) {
+        return true;
+    }
+    let include = regex(&INCLUDE, r#"\{%-?\s*include\s+(['"]([^'"]+)['"]\s*-?%\}|)"#);
+    include.captures_iter(text).any(|c| match c.get(2) {
+        Some(name) => (partials.load(name.as_str()).ok())
+            .is_none_or(|t| reads_history(&t, partials, depth + 1)),
+        None => true, // not a literal name
+    })
+}
+
+/// A hash of the context a fragment sees beside its message (its serialization).
+pub fn context_hash(ctx: &impl serde::Serialize) -> u64 {
+    struct Hashing(KeyHasher);
+    impl std::io::Write for Hashing {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.bytes(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut hashing = Hashing(KeyHasher::default());
+    let _ = serde_json::to_writer(&mut hashing, ctx);
+    hashing.0.finish()
+}
+
+impl Split {
+    /// The body string's text, rendered per message through `cache` and checked; `None`
+    /// when the whole template must render instead (see the module doc).
+    pub fn render(
+        &self,
+        env: &Environment<'static>,
+        ctx: &J,
+        fragments: &dyn Fragments,
+        cache: &mut EncodeCache,
+    ) -> Option<String> {
+        let render = |name: &str, vars: J| env.get_template(name).ok()?.render(vars).ok();
+        let pre = format!("{}{}", self.before, render(&self.pre, context! { ctx })?);
+        let post = format!("{}{}", render(&self.post, context! { ctx })?, self.after);
+        let (pre, post) = (strip_piece(&pre)?, strip_piece(&post)?);
+        let mut skeleton = String::new();
+        let skeleton_ok = in_a_list(&pre)
+            && join_pieces([&*pre, &*post], &mut skeleton)
+            && serde_json::from_str::<serde::de::IgnoredAny>(skeleton.trim()).is_ok();
+        let n = fragments.len();
+        for index in 0..n {
+            let last = index + 1 == n;
+            let key = KeyHasher::default()
+                .num(fragments.key(index))
+                .num(index as u64)
+                .tag(u8::from(last))
+                .finish();
+            cache
+                .get_or_fill(index, key, |bytes| {
+                    let vars = context! { ctx, msg => fragments.entry(index),
+                        loop => context! { index0 => index, index => index + 1,
+                            first => index == 0, last } };
+                    let text = render(&self.item, vars).ok_or(())?;
+                    let text = strip_piece(&text).ok_or(())?;
+                    if !fragment_is_listed(&text) {
+                        return Err(());
+                    }
+                    bytes.extend_from_slice(text.as_bytes());
+                    Ok(())
+                })
+                .ok()?;
+        }
+        let texts = (0..n).map(|i| cache.get(i).and_then(|b| std::str::from_utf8(b).ok()));
+        let texts: Option<Vec<&str>> = texts.collect();
+        let texts = texts?;
+        let size = pre.len() + post.len() + texts.iter().map(|t| t.len()).sum::<usize>();
+        let mut out = String::with_capacity(size);
+        let all = std::iter::once(&*pre)
+            .chain(texts)
+            .chain(std::iter::once(&*post));
+        if !join_pieces(all, &mut out) {
+            return None;
+        }
+        // Elements each followed by a comma, put in a list of a valid skeleton, make a
+        // valid list: the check of the whole text is needed only when that is not so.
+        (skeleton_ok || serde_json::from_str::<serde::de::IgnoredAny>(out.trim()).is_ok())
+            .then_some(out)
+    }
+}
+
+/// Whether `text` (stripped) ends inside a list, after its `[` or after a comma.
+fn in_a_list(text: &str) -> bool {
+    let mut open = Vec::new();
+    let (mut in_string, mut escaped) = (false, false);
+    let mut last = 0u8;
+    for &b in text.as_bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            last = b'"';
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => open.push(b),
+            b']' | b'}' => {
+                open.pop();
+            }
+            _ => {}
+        }
+        if !b.is_ascii_whitespace() {
+            last = b;
+        }
+    }
+    open.last() == Some(&b'[') && matches!(last, b'[' | b',')
+}
+
+/// Whether a stripped fragment is whitespace, or JSON values each followed by a comma
+/// (what a list element of the conversation renders to).
+fn fragment_is_listed(text: &str) -> bool {
+    let body = text.trim();
+    if body.is_empty() {
+        return true;
+    }
+    let Some(values) = body.strip_suffix(',') else {
+        return false;
+    };
+    serde_json::from_str::<serde::de::IgnoredAny>(&format!("[{values}]")).is_ok()
+}

@@ -1,0 +1,106 @@
+//! Rendering through a per-message cache gives the bytes of the whole render, for every
+//! bundled chat profile, cold, warm, and after messages changed, dropped or moved.
+
+use qore_agents::providers::Providers;
+use qore_agents::render::AgentRenderer;
+use qore_agents::{Catalog, Partials};
+use qore_client::{protocols, EncodeCache, RequestOptions};
+use qore_core::{ContentBlock, History, ImageData, ImageSource, Message, Role, ToolResultPart, ToolSpec};
+use serde_json::json;
+
+const PROFILES: &[(&str, bool)] = &[
+    ("openai-chat", true),
+    ("claude-chat", false), // its marks read the whole history: renders whole
+    ("gemini-chat", true),
+    ("ollama-chat", true),
+    ("openai-responses-chat", true),
+];
+
+fn renderer(name: &str) -> AgentRenderer {
+    let catalog = Catalog::load(None);
+    let providers = Providers::load(None);
+    let agent = catalog.get(name).unwrap();
+    let provider = providers.get(agent.provider.as_deref().unwrap()).unwrap();
+    let protocol = protocols::by_name(&provider.protocol).unwrap();
+    AgentRenderer::new(agent, protocol, "m".into(), Partials::default()).unwrap()
+}
+
+fn turn(c: usize) -> Vec<Message> {
+    let call = ContentBlock::ToolUse {
+        id: format!("call_{c}"),
+        name: "read_file".into(),
+        input: json!({"path": format!("src/{c}.rs")}),
+        raw_input: None,
+        signature: None,
+    };
+    let result = ContentBlock::ToolResult {
+        tool_use_id: format!("call_{c}"),
+        content: vec![ToolResultPart::Text {
+            text: format!("fn f{c}() {{ \"ünï\\\\\" }}"),
+        }],
+        is_error: c % 3 == 0,
+    };
+    vec![
+        Message::user(format!("look at {c}, \"quoted\" ✓")),
+        Message::new(Role::Assistant, vec![ContentBlock::text("reading"), call]),
+        Message::new(Role::User, vec![result]),
+        Message::assistant(format!("done {c}")),
+    ]
+}
+
+fn steps() -> Vec<Vec<Message>> {
+    let mut messages = vec![Message::system("be brief")];
+    let mut steps = Vec::new();
+    for c in 0..4 {
+        messages.extend(turn(c));
+        messages.push(Message::user(format!("next {c}")));
+        steps.push(messages.clone());
+        messages.pop();
+    }
+    messages[1] = Message::user("edited by a sanitize pass");
+    steps.push(messages.clone());
+    messages.remove(4);
+    steps.push(messages.clone());
+    messages.swap(1, 5);
+    messages.push(Message::new(
+        Role::User,
+        vec![
+            ContentBlock::text("and this image"),
+            ContentBlock::Image(ImageSource {
+                media_type: Some("image/png".into()),
+                data: ImageData::Bytes(vec![1, 2, 3]),
+            }),
+        ],
+    ));
+    steps.push(messages.clone());
+    messages.truncate(2);
+    steps.push(messages);
+    steps
+}
+
+#[test]
+fn cached_renders_are_the_whole_renders_bytes() {
+    let tools = vec![ToolSpec {
+        name: "read_file".into(),
+        description: "Read a file.".into(),
+        input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+    }];
+    let options = RequestOptions::default();
+    for &(name, splits) in PROFILES {
+        let renderer = renderer(name);
+        assert_eq!(renderer.body().unwrap().splits(), splits, "{name}");
+        let mut cache = EncodeCache::new();
+        for (n, step) in steps().into_iter().enumerate() {
+            let history = History::from(step);
+            let whole = renderer.chat_body(&history, &tools, &options).unwrap();
+            let cached = (renderer.chat_body_cached(&history, &tools, &options, &mut cache)).unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&cached),
+                String::from_utf8_lossy(&whole),
+                "{name}, step {n}"
+            );
+            let entries = history.iter().filter(|m| m.role != Role::System).count();
+            assert_eq!(cache.len(), if splits { entries } else { 0 }, "{name}, step {n}");
+        }
+    }
+}
