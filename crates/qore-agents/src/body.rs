@@ -29,8 +29,8 @@ use serde::Serialize;
 
 use qore_client::EncodeCache;
 
-use crate::body_split::{context_hash, find, reads_history, Fragments, Split};
 pub use crate::body_env::environment;
+use crate::body_split::{context_hash, find, reads_history, Fragments, Split};
 use crate::json_commas::strip_trailing_commas;
 use crate::partials::Partials;
 
@@ -137,7 +137,7 @@ impl BodyTemplate {
         let inner = J::from_serialize(header);
         let ctx = minijinja::context! { ctx => inner.clone() };
         let tag = format!("{tag}\u{0}{:x}", context_hash(header));
-        cache.begin(&tag, fragments.len());
+        cache.begin(&tag, fragments.count());
         let mut run = Some(SplitRun {
             ctx: &inner,
             fragments,

@@ -82,4 +82,3 @@ fn length(value: J) -> Result<usize, JinjaError> {
         )
     })
 }
-

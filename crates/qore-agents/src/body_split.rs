@@ -42,7 +42,8 @@ pub struct Split {
 
 /// What a split render needs of the conversation.
 pub trait Fragments {
-    fn len(&self) -> usize;
+    /// How many messages the conversation has.
+    fn count(&self) -> usize;
     /// The content key of message `index` (with what its entry reads from elsewhere).
     fn key(&self, index: usize) -> u64;
     /// The `ctx.history` entry of message `index`.
@@ -55,15 +56,25 @@ fn regex(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
 
 /// The split of the body string at `key` (inja spellings already read), with its pieces
 /// compiled into `env`; `None` when it does not split (see the module doc).
-pub fn find(key: &str, source: &str, partials: &Partials, env: &mut Environment<'static>) -> Option<Split> {
+pub fn find(
+    key: &str,
+    source: &str,
+    partials: &Partials,
+    env: &mut Environment<'static>,
+) -> Option<Split> {
     static WHOLE: OnceLock<Regex> = OnceLock::new();
     static FOR: OnceLock<Regex> = OnceLock::new();
     static TAG: OnceLock<Regex> = OnceLock::new();
     static SET: OnceLock<Regex> = OnceLock::new();
-    let whole = regex(&WHOLE, r#"^([^{]*)\{%\s*include\s+['"]([^'"]+)['"]\s*%\}([^{]*)$"#);
+    let whole = regex(
+        &WHOLE,
+        r#"^([^{]*)\{%\s*include\s+['"]([^'"]+)['"]\s*%\}([^{]*)$"#,
+    );
     let caps = whole.captures(source)?;
     let text = crate::body::from_inja(&partials.load(&caps[2]).ok()?);
-    let text = text.strip_suffix('\n').map_or(&text[..], |t| t.strip_suffix('\r').unwrap_or(t));
+    let text = text
+        .strip_suffix('\n')
+        .map_or(&text[..], |t| t.strip_suffix('\r').unwrap_or(t));
     let start = regex(&FOR, r"\{%(-?)\s*for\s+msg\s+in\s+ctx\.history\s*(-?)%\}");
     let mut loops = start.captures_iter(text);
     let open = loops.next()?;
@@ -84,7 +95,11 @@ pub fn find(key: &str, source: &str, partials: &Partials, env: &mut Environment<
         (if end { s.trim_end() } else { s }).to_owned()
     };
     let pre = trim(&text[..whole_open.start()], false, &open[1] == "-");
-    let item = trim(&text[body_start..close_at], &open[2] == "-", &close[1] == "-");
+    let item = trim(
+        &text[body_start..close_at],
+        &open[2] == "-",
+        &close[1] == "-",
+    );
     let post = trim(&text[after_at..], &close[3] == "-", false);
     let set = regex(&SET, r"\{%-?\s*set\b");
     let (pre_ok, post_ok) = (!set.is_match(&pre), !set.is_match(&post));
@@ -130,14 +145,17 @@ fn reads_only_its_message(text: &str, partials: &Partials, depth: usize) -> bool
 pub fn reads_history(text: &str, partials: &Partials, depth: usize) -> bool {
     static READS: OnceLock<Regex> = OnceLock::new();
     static INCLUDE: OnceLock<Regex> = OnceLock::new();
-    let reads = regex(&READS, r"ctx\.history|ctx\[|\{%-?\s*(import|from|extends)\b");
+    let reads = regex(
+        &READS,
+        r"ctx\.history|ctx\[|\{%-?\s*(import|from|extends)\b",
+    );
     if depth > 8 || reads.is_match(text) {
         return true;
     }
     let include = regex(&INCLUDE, r#"\{%-?\s*include\s+(['"]([^'"]+)['"]\s*-?%\}|)"#);
     include.captures_iter(text).any(|c| match c.get(2) {
         Some(name) => (partials.load(name.as_str()).ok())
-            .is_none_or(|t| reads_history(&t, partials, depth + 1)),
+            .map_or(true, |t| reads_history(&t, partials, depth + 1)),
         None => true, // not a literal name
     })
 }
@@ -177,7 +195,7 @@ impl Split {
         let skeleton_ok = in_a_list(&pre)
             && join_pieces([&*pre, &*post], &mut skeleton)
             && serde_json::from_str::<serde::de::IgnoredAny>(skeleton.trim()).is_ok();
-        let n = fragments.len();
+        let n = fragments.count();
         for index in 0..n {
             let last = index + 1 == n;
             let key = KeyHasher::default()
@@ -188,8 +206,8 @@ impl Split {
             cache
                 .get_or_fill(index, key, |bytes| {
                     let vars = context! { ctx, msg => fragments.entry(index),
-                        loop => context! { index0 => index, index => index + 1,
-                            first => index == 0, last } };
+                    loop => context! { index0 => index, index => index + 1,
+                        first => index == 0, last } };
                     let text = render(&self.item, vars).ok_or(())?;
                     let text = strip_piece(&text).ok_or(())?;
                     if !fragment_is_listed(&text) {

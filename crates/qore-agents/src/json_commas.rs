@@ -165,7 +165,10 @@ mod tests {
                 .map(|p| super::strip_piece(p).unwrap().into_owned())
                 .collect();
             let mut joined = String::new();
-            assert!(super::join_pieces(stripped.iter().map(String::as_str), &mut joined));
+            assert!(super::join_pieces(
+                stripped.iter().map(String::as_str),
+                &mut joined
+            ));
             assert_eq!(joined, whole, "{pieces:?}");
         }
         assert!(super::strip_piece("[\"open").is_none());

@@ -27,8 +27,8 @@ use qore_core::{ContentBlock, ErrorInfo, History, Message, Role, ToolSpec};
 use serde_json::Value;
 
 use crate::body::{BodyTemplate, RenderError};
-use crate::body_split::Fragments;
 use crate::body_edit::{set_members, top_level_members, When};
+use crate::body_split::Fragments;
 use crate::catalog::Agent;
 use crate::context::{entry, CacheSettings, TemplateContext};
 use crate::error::AgentError;
@@ -211,10 +211,16 @@ impl AgentRenderer {
         header.model = Some(&self.model);
         header.cache = cache_settings(&self.agent);
         let fragments = HistoryFragments {
-            messages: (history.iter()).filter(|m| m.role != Role::System).collect(),
+            messages: (history.iter())
+                .filter(|m| m.role != Role::System)
+                .collect(),
             names: history.tool_names(),
         };
-        let tag = format!("{}\u{0}{}", self.agent.name, self.agent.sources[0].display());
+        let tag = format!(
+            "{}\u{0}{}",
+            self.agent.name,
+            self.agent.sources[0].display()
+        );
         match body.render_cached(&header, &fragments, cache, &tag) {
             Ok(Some(bytes)) => self.complete(bytes, &header, &options.extra),
             Ok(None) => self.chat_body(history, tools, options),
@@ -314,7 +320,7 @@ struct HistoryFragments<'h> {
 }
 
 impl Fragments for HistoryFragments<'_> {
-    fn len(&self) -> usize {
+    fn count(&self) -> usize {
         self.messages.len()
     }
 

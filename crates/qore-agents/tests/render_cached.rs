@@ -5,7 +5,9 @@ use qore_agents::providers::Providers;
 use qore_agents::render::AgentRenderer;
 use qore_agents::{Catalog, Partials};
 use qore_client::{protocols, EncodeCache, RequestOptions};
-use qore_core::{ContentBlock, History, ImageData, ImageSource, Message, Role, ToolResultPart, ToolSpec};
+use qore_core::{
+    ContentBlock, History, ImageData, ImageSource, Message, Role, ToolResultPart, ToolSpec,
+};
 use serde_json::json;
 
 const PROFILES: &[(&str, bool)] = &[
@@ -93,14 +95,19 @@ fn cached_renders_are_the_whole_renders_bytes() {
         for (n, step) in steps().into_iter().enumerate() {
             let history = History::from(step);
             let whole = renderer.chat_body(&history, &tools, &options).unwrap();
-            let cached = (renderer.chat_body_cached(&history, &tools, &options, &mut cache)).unwrap();
+            let cached =
+                (renderer.chat_body_cached(&history, &tools, &options, &mut cache)).unwrap();
             assert_eq!(
                 String::from_utf8_lossy(&cached),
                 String::from_utf8_lossy(&whole),
                 "{name}, step {n}"
             );
             let entries = history.iter().filter(|m| m.role != Role::System).count();
-            assert_eq!(cache.len(), if splits { entries } else { 0 }, "{name}, step {n}");
+            assert_eq!(
+                cache.len(),
+                if splits { entries } else { 0 },
+                "{name}, step {n}"
+            );
         }
     }
 }

@@ -276,8 +276,9 @@ pub(crate) fn encode_spliced(
         Err(error) => return Some(Err(error)),
     };
     cache.begin(&protocol.encoding_tag(), request.history.len());
-    let failed =
-        |err: serde_json::Error| ErrorInfo::validation(format!("cannot serialize the request: {err}"));
+    let failed = |err: serde_json::Error| {
+        ErrorInfo::validation(format!("cannot serialize the request: {err}"))
+    };
     let mut out = Vec::with_capacity(cache.bytes_held() + 4096);
     out.push(b'{');
     for (n, (name, value)) in skeleton.iter().enumerate() {
