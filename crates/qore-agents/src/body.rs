@@ -30,7 +30,7 @@ use serde::Serialize;
 use qore_client::EncodeCache;
 
 pub use crate::body_env::environment;
-use crate::body_split::{context_hash, find, reads_history, Fragments, Split};
+use crate::body_split::{find, reads_history, Fragments, Frame, Split};
 use crate::json_commas::strip_trailing_commas;
 use crate::partials::Partials;
 
@@ -50,6 +50,8 @@ struct SplitRun<'r> {
     cache: &'r mut EncodeCache,
     /// The split did not render: the whole template must, from the whole history.
     failed: bool,
+    /// Its frame and where its text went in the output.
+    placed: Option<(Frame, usize, usize)>,
 }
 
 #[derive(Debug)]
@@ -120,33 +122,81 @@ impl BodyTemplate {
         self.split.is_some()
     }
 
-    /// The same bytes as [`BodyTemplate::render`] of `header` with `fragments` as its
-    /// history: the split template's messages come from `cache` or are rendered into it
-    /// (`tag` names the renderer; the cache is emptied when it changes). `Ok(None)` when
-    /// the body does not split or the split did not render: render the whole context.
+    /// The same bytes as [`BodyTemplate::render`] of the context `header` gives with
+    /// `fragments` as its history: the split template's messages come from `cache` or are
+    /// rendered into it, and so does the rest of the body, under `tag` (what `header`
+    /// depends on besides the history; the cache is emptied when it changes). `header` is
+    /// asked only for what the cache lacks. `Ok(None)` when the body does not split or the
+    /// split did not render: render the whole context.
     pub fn render_cached(
         &self,
-        header: &impl Serialize,
         fragments: &dyn Fragments,
         cache: &mut EncodeCache,
         tag: &str,
+        header: &dyn Fn() -> J,
     ) -> Result<Option<Vec<u8>>, RenderError> {
-        if self.split.is_none() {
+        let Some((_, split)) = &self.split else {
             return Ok(None);
+        };
+        cache.begin(tag, fragments.count());
+        if let Some(bytes) = self.reuse(split, fragments, cache, header) {
+            return Ok(Some(bytes));
         }
-        let inner = J::from_serialize(header);
+        let inner = header();
         let ctx = minijinja::context! { ctx => inner.clone() };
-        let tag = format!("{tag}\u{0}{:x}", context_hash(header));
-        cache.begin(&tag, fragments.count());
         let mut run = Some(SplitRun {
             ctx: &inner,
             fragments,
             cache,
             failed: false,
+            placed: None,
         });
         let mut out = String::with_capacity(4096);
         self.write(&self.root, &ctx, &mut run, &mut out)?;
-        Ok((!run.is_some_and(|r| r.failed)).then(|| out.into_bytes()))
+        let Some(run) = run else {
+            return Ok(None);
+        };
+        if run.failed {
+            return Ok(None);
+        }
+        if let Some((frame, start, end)) = run.placed {
+            let beside = run.cache.beside();
+            beside.clear();
+            beside.extend([&out[..start], &frame.pre, &frame.post, &out[end..]].map(|t| t.into()));
+            beside.push(vec![u8::from(frame.checked)]);
+        }
+        Ok(Some(out.into_bytes()))
+    }
+
+    /// The body from the text kept beside the fragments, when it is there and the
+    /// conversation renders to something.
+    fn reuse(
+        &self,
+        split: &Split,
+        fragments: &dyn Fragments,
+        cache: &mut EncodeCache,
+        header: &dyn Fn() -> J,
+    ) -> Option<Vec<u8>> {
+        let parts = std::mem::take(cache.beside());
+        let [head, pre, post, tail, checked] = &parts[..] else {
+            return None;
+        };
+        let text = |b: &[u8]| String::from_utf8(b.to_vec()).ok();
+        let frame = Frame {
+            pre: text(pre)?,
+            post: text(post)?,
+            checked: checked.first() == Some(&1),
+        };
+        let mut inner: Option<J> = None;
+        let mut ctx = || inner.get_or_insert_with(|| header()).clone();
+        let joined = split.join(&self.env, &frame, &mut ctx, fragments, cache);
+        let joined = joined.filter(|t| !t.trim().is_empty())?;
+        let mut out = Vec::with_capacity(head.len() + joined.len() + tail.len());
+        out.extend_from_slice(head);
+        out.extend_from_slice(joined.trim().as_bytes());
+        out.extend_from_slice(tail);
+        *cache.beside() = parts;
+        Some(out)
     }
 
     /// Write `node`; `Ok(false)` when it rendered to nothing (the key is dropped).
@@ -160,21 +210,26 @@ impl BodyTemplate {
         match node {
             Node::Literal(json) => out.push_str(json),
             Node::Render { key } => {
-                let split = match (&self.split, run.as_mut()) {
-                    (Some((at, split)), Some(run)) if at == key => {
-                        let text = split.render(&self.env, run.ctx, run.fragments, run.cache);
-                        run.failed |= text.is_none();
-                        Some(text.unwrap_or_default())
+                if let (Some((at, split)), Some(run)) = (&self.split, run.as_mut()) {
+                    if at == key {
+                        let frame = split.frame(&self.env, run.ctx);
+                        let text = frame.as_ref().and_then(|frame| {
+                            let mut ctx = || run.ctx.clone();
+                            split.join(&self.env, frame, &mut ctx, run.fragments, run.cache)
+                        });
+                        let (Some(frame), Some(text)) = (frame, text) else {
+                            run.failed = true;
+                            return Ok(true);
+                        };
+                        let trimmed = text.trim();
+                        if trimmed.is_empty() {
+                            return Ok(false);
+                        }
+                        let start = out.len();
+                        out.push_str(trimmed);
+                        run.placed = Some((frame, start, out.len()));
+                        return Ok(true);
                     }
-                    _ => None,
-                };
-                if let Some(text) = split {
-                    let trimmed = text.trim();
-                    if trimmed.is_empty() {
-                        return Ok(false);
-                    }
-                    out.push_str(trimmed);
-                    return Ok(true);
                 }
                 let fail = |message: String| RenderError {
                     key: key.clone(),

@@ -160,41 +160,46 @@ pub fn reads_history(text: &str, partials: &Partials, depth: usize) -> bool {
     })
 }
 
-/// A hash of the context a fragment sees beside its message (its serialization).
-pub fn context_hash(ctx: &impl serde::Serialize) -> u64 {
-    struct Hashing(KeyHasher);
-    impl std::io::Write for Hashing {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.bytes(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut hashing = Hashing(KeyHasher::default());
-    let _ = serde_json::to_writer(&mut hashing, ctx);
-    hashing.0.finish()
+/// The text around the conversation, rendered and stripped: what a request renders once
+/// per context (the system prompt, tools and model), kept beside the fragments.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    pub pre: String,
+    pub post: String,
+    /// The text around, with no message, is valid JSON and leaves the messages in a list:
+    /// the whole text needs no JSON check.
+    pub checked: bool,
 }
 
 impl Split {
-    /// The body string's text, rendered per message through `cache` and checked; `None`
-    /// when the whole template must render instead (see the module doc).
-    pub fn render(
+    /// The text around the conversation for `ctx`; `None` when the whole template must
+    /// render instead.
+    pub fn frame(&self, env: &Environment<'static>, ctx: &J) -> Option<Frame> {
+        let render = |name: &str| env.get_template(name).ok()?.render(context! { ctx }).ok();
+        let pre = format!("{}{}", self.before, render(&self.pre)?);
+        let post = format!("{}{}", render(&self.post)?, self.after);
+        let (pre, post) = (
+            strip_piece(&pre)?.into_owned(),
+            strip_piece(&post)?.into_owned(),
+        );
+        let mut skeleton = String::new();
+        let checked = in_a_list(&pre)
+            && join_pieces([&*pre, &*post], &mut skeleton)
+            && serde_json::from_str::<serde::de::IgnoredAny>(skeleton.trim()).is_ok();
+        Some(Frame { pre, post, checked })
+    }
+
+    /// The body string's text: `frame` around each message's fragment, taken from `cache`
+    /// or rendered with the context `ctx` gives (asked only then); `None` when the whole
+    /// template must render instead (see the module doc).
+    pub fn join(
         &self,
         env: &Environment<'static>,
-        ctx: &J,
+        frame: &Frame,
+        ctx: &mut dyn FnMut() -> J,
         fragments: &dyn Fragments,
         cache: &mut EncodeCache,
     ) -> Option<String> {
-        let render = |name: &str, vars: J| env.get_template(name).ok()?.render(vars).ok();
-        let pre = format!("{}{}", self.before, render(&self.pre, context! { ctx })?);
-        let post = format!("{}{}", render(&self.post, context! { ctx })?, self.after);
-        let (pre, post) = (strip_piece(&pre)?, strip_piece(&post)?);
-        let mut skeleton = String::new();
-        let skeleton_ok = in_a_list(&pre)
-            && join_pieces([&*pre, &*post], &mut skeleton)
-            && serde_json::from_str::<serde::de::IgnoredAny>(skeleton.trim()).is_ok();
         let n = fragments.count();
         for index in 0..n {
             let last = index + 1 == n;
@@ -205,10 +210,11 @@ impl Split {
                 .finish();
             cache
                 .get_or_fill(index, key, |bytes| {
-                    let vars = context! { ctx, msg => fragments.entry(index),
+                    let vars = context! { ctx => ctx(), msg => fragments.entry(index),
                     loop => context! { index0 => index, index => index + 1,
                         first => index == 0, last } };
-                    let text = render(&self.item, vars).ok_or(())?;
+                    let template = env.get_template(&self.item).map_err(|_| ())?;
+                    let text = template.render(vars).map_err(|_| ())?;
                     let text = strip_piece(&text).ok_or(())?;
                     if !fragment_is_listed(&text) {
                         return Err(());
@@ -219,19 +225,18 @@ impl Split {
                 .ok()?;
         }
         let texts = (0..n).map(|i| cache.get(i).and_then(|b| std::str::from_utf8(b).ok()));
-        let texts: Option<Vec<&str>> = texts.collect();
-        let texts = texts?;
-        let size = pre.len() + post.len() + texts.iter().map(|t| t.len()).sum::<usize>();
-        let mut out = String::with_capacity(size);
-        let all = std::iter::once(&*pre)
+        let texts: Vec<&str> = texts.collect::<Option<_>>()?;
+        let size = texts.iter().map(|t| t.len()).sum::<usize>();
+        let mut out = String::with_capacity(frame.pre.len() + frame.post.len() + size);
+        let all = std::iter::once(&*frame.pre)
             .chain(texts)
-            .chain(std::iter::once(&*post));
+            .chain(std::iter::once(&*frame.post));
         if !join_pieces(all, &mut out) {
             return None;
         }
         // Elements each followed by a comma, put in a list of a valid skeleton, make a
         // valid list: the check of the whole text is needed only when that is not so.
-        (skeleton_ok || serde_json::from_str::<serde::de::IgnoredAny>(out.trim()).is_ok())
+        (frame.checked || serde_json::from_str::<serde::de::IgnoredAny>(out.trim()).is_ok())
             .then_some(out)
     }
 }

@@ -93,6 +93,8 @@ pub struct AgentRenderer {
     body: Option<BodyTemplate>,
     /// Whether the protocol's requests carry the model in the body.
     carries_model: bool,
+    /// The last offered tools' definitions, by a key of what they come from.
+    definitions: std::sync::Mutex<Option<(u64, Vec<Value>)>>,
 }
 
 impl AgentRenderer {
@@ -124,6 +126,7 @@ impl AgentRenderer {
             endpoint,
             body,
             carries_model,
+            definitions: Default::default(),
         })
     }
 
@@ -195,7 +198,9 @@ impl AgentRenderer {
     }
 
     /// The bytes of [`AgentRenderer::chat_body`], each message of a conversation that
-    /// renders per message ([`crate::body_split`]) taken from `cache` or rendered into it.
+    /// renders per message ([`crate::body_split`]) taken from `cache` or rendered into it,
+    /// and the rest of the body too while what it reads (system prompt, tools, model, the
+    /// profile) is the same.
     pub fn chat_body_cached(
         &self,
         history: &History,
@@ -206,23 +211,47 @@ impl AgentRenderer {
         let Some(body) = self.body.as_ref().filter(|b| b.splits()) else {
             return self.chat_body(history, tools, options);
         };
-        let definitions = tool_definitions(&*self.protocol, self.offered(tools));
-        let mut header = TemplateContext::chat_header(history, definitions);
-        header.model = Some(&self.model);
-        header.cache = cache_settings(&self.agent);
+        let offered = self.offered(tools);
+        let mut key = KeyHasher::default();
+        key.str(&self.agent.name).str(&self.model);
+        key.str(&self.agent.sources[0].to_string_lossy());
+        key.str(&self.protocol.encoding_tag());
+        key.str(&format!("{:?}", cache_settings(&self.agent)));
+        for spec in offered {
+            key.str(&spec.name)
+                .str(&spec.description)
+                .value(&spec.input_schema);
+        }
+        for message in history.iter().filter(|m| m.role == Role::System) {
+            key.message(message);
+        }
+        let tools_key = key.finish();
+        let definitions = || {
+            let mut memo = self.definitions.lock().unwrap_or_else(|e| e.into_inner());
+            match &*memo {
+                Some((key, defs)) if *key == tools_key => defs.clone(),
+                _ => {
+                    let defs = tool_definitions(&*self.protocol, offered);
+                    *memo = Some((tools_key, defs.clone()));
+                    defs
+                }
+            }
+        };
+        let header = || {
+            let mut header = TemplateContext::chat_header(history, definitions());
+            header.model = Some(&self.model);
+            header.cache = cache_settings(&self.agent);
+            header
+        };
         let fragments = HistoryFragments {
             messages: (history.iter())
                 .filter(|m| m.role != Role::System)
                 .collect(),
             names: history.tool_names(),
         };
-        let tag = format!(
-            "{}\u{0}{}",
-            self.agent.name,
-            self.agent.sources[0].display()
-        );
-        match body.render_cached(&header, &fragments, cache, &tag) {
-            Ok(Some(bytes)) => self.complete(bytes, &header, &options.extra),
+        let as_value = || minijinja::Value::from_serialize(header());
+        match body.render_cached(&fragments, cache, &format!("{tools_key:x}"), &as_value) {
+            Ok(Some(bytes)) => self.complete(bytes, &header(), &options.extra),
             Ok(None) => self.chat_body(history, tools, options),
             Err(err) => Err(self.render_error(err)),
         }

@@ -1,5 +1,6 @@
 //! Rendering through a per-message cache gives the bytes of the whole render, for every
-//! bundled chat profile, cold, warm, and after messages changed, dropped or moved.
+//! bundled chat profile, cold, warm, and after messages changed, dropped or moved, the
+//! system prompt changed, or the tools on offer.
 
 use qore_agents::providers::Providers;
 use qore_agents::render::AgentRenderer;
@@ -61,6 +62,8 @@ fn steps() -> Vec<Vec<Message>> {
     }
     messages[1] = Message::user("edited by a sanitize pass");
     steps.push(messages.clone());
+    messages[0] = Message::system("a new system prompt");
+    steps.push(messages.clone());
     messages.remove(4);
     steps.push(messages.clone());
     messages.swap(1, 5);
@@ -87,6 +90,8 @@ fn cached_renders_are_the_whole_renders_bytes() {
         description: "Read a file.".into(),
         input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
     }];
+    let mut others = tools.clone();
+    others[0].description = "Read a text file.".into();
     let options = RequestOptions::default();
     for &(name, splits) in PROFILES {
         let renderer = renderer(name);
@@ -94,9 +99,10 @@ fn cached_renders_are_the_whole_renders_bytes() {
         let mut cache = EncodeCache::new();
         for (n, step) in steps().into_iter().enumerate() {
             let history = History::from(step);
-            let whole = renderer.chat_body(&history, &tools, &options).unwrap();
+            let tools = if n % 3 == 2 { &others } else { &tools };
+            let whole = renderer.chat_body(&history, tools, &options).unwrap();
             let cached =
-                (renderer.chat_body_cached(&history, &tools, &options, &mut cache)).unwrap();
+                (renderer.chat_body_cached(&history, tools, &options, &mut cache)).unwrap();
             assert_eq!(
                 String::from_utf8_lossy(&cached),
                 String::from_utf8_lossy(&whole),

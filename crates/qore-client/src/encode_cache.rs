@@ -31,6 +31,7 @@ use crate::{ChatRequest, Protocol};
 pub struct EncodeCache {
     tag: String,
     entries: Vec<Cached>,
+    beside: Vec<Vec<u8>>,
 }
 
 #[derive(Debug, Clone)]
@@ -51,6 +52,7 @@ impl EncodeCache {
             self.tag.clear();
             self.tag.push_str(tag);
             self.entries.clear();
+            self.beside.clear();
         }
         self.entries.truncate(len);
     }
@@ -82,6 +84,12 @@ impl EncodeCache {
         Ok(&self.entries[index].bytes)
     }
 
+    /// What the encoder keeps beside the messages (the text around them), valid while the
+    /// tag is: emptied with the entries when it changes.
+    pub fn beside(&mut self) -> &mut Vec<Vec<u8>> {
+        &mut self.beside
+    }
+
     /// The bytes stored at `index`, whatever their key.
     pub fn get(&self, index: usize) -> Option<&[u8]> {
         self.entries.get(index).map(|c| &c.bytes[..])
@@ -102,6 +110,7 @@ impl EncodeCache {
             .map(|c| c.bytes.capacity() + std::mem::size_of::<Cached>())
             .sum::<usize>()
             + self.tag.capacity()
+            + self.beside.iter().map(Vec::capacity).sum::<usize>()
     }
 }
 
@@ -221,7 +230,8 @@ impl KeyHasher {
         self
     }
 
-    fn value(&mut self, value: &Value) -> &mut Self {
+    /// Mix in a JSON value.
+    pub fn value(&mut self, value: &Value) -> &mut Self {
         match value {
             Value::Null => self.tag(0),
             Value::Bool(b) => self.tag(1).tag(u8::from(*b)),
