@@ -117,3 +117,56 @@ fn cached_renders_are_the_whole_renders_bytes() {
         }
     }
 }
+
+/// Partials of one profile's conversation, and whether each renders per message; those
+/// that do render the same bytes through the cache as whole.
+#[test]
+fn only_loops_that_read_nothing_but_their_message_split() {
+    let item = r#"{"r": {{ tojson(msg.role) }}, "t": {{ tojson(msg.content) }}},"#;
+    let cases: &[(&str, String, bool)] = &[
+        ("plain", format!("{{%- for msg in ctx.history %}}\n{item}\n{{%- endfor %}}"), true),
+        (
+            "inner loops and first/last",
+            "{% for msg in ctx.history -%} {\"n\": {{ loop.index0 }}, \"f\": {{ tojson(loop.first) }}, \"l\": {{ tojson(loop.last) }}, \"b\": [{% for b in msg.content_blocks %}{{ tojson(b.type) }},{% endfor %}]}, {%- endfor %}".into(),
+            true,
+        ),
+        ("a set before", format!("{{% set n = 1 %}}{{% for msg in ctx.history %}}{item}{{% endfor %}}"), false),
+        ("loop.length", "{% for msg in ctx.history %}{{ loop.length }},{% endfor %}".into(), false),
+        ("ctx.history inside", "{% for msg in ctx.history %}{{ length(ctx.history) }},{% endfor %}".into(), false),
+        ("two loops", format!("{{% for msg in ctx.history %}}{item}{{% endfor %}}{{% for msg in ctx.history %}}{item}{{% endfor %}}"), false),
+        ("a computed include", "{% for msg in ctx.history %}{% include msg.role ~ '.jinja' %}{% endfor %}".into(), false),
+    ];
+    let dir = std::env::temp_dir().join(format!("qore-render-cached-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for role in ["user", "assistant"] {
+        std::fs::write(dir.join(format!("{role}.jinja")), item).unwrap();
+    }
+    let history = History::from(steps().remove(1));
+    let options = RequestOptions::default();
+    for (name, partial, splits) in cases {
+        std::fs::write(dir.join("conv.jinja"), partial).unwrap();
+        let profile = "name = \"p\"\nextends = \"openai-chat\"\n[body]\nmessages = \"[{% include 'conv.jinja' %}]\"\n";
+        let file =
+            qore_agents::profile::ProfileFile::parse(std::path::Path::new("p.toml"), profile)
+                .unwrap();
+        let catalog = Catalog::with_user_files(vec![file]);
+        let agent = catalog.get("p").unwrap();
+        let protocol = protocols::by_name("openai-chat").unwrap();
+        let renderer = AgentRenderer::new(
+            agent,
+            protocol,
+            "m".into(),
+            Partials::new(Some(dir.clone())),
+        )
+        .unwrap();
+        assert_eq!(renderer.body().unwrap().splits(), *splits, "{name}");
+        let whole = renderer.chat_body(&history, &[], &options);
+        assert!(whole.is_ok(), "{name}: {whole:?}");
+        let mut cache = EncodeCache::new();
+        for _ in 0..2 {
+            let cached = renderer.chat_body_cached(&history, &[], &options, &mut cache);
+            assert_eq!(cached.as_deref().ok(), whole.as_deref().ok(), "{name}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
