@@ -12,7 +12,9 @@
 //!   continuation's prefix is byte-identical to the previous request's;
 //! - a template that does not compile is refused by [`BodyTemplate::compile`]; one that
 //!   fails to render or renders invalid JSON is a [`RenderError`] naming the key path and
-//!   showing where the JSON broke — never a silently dropped field.
+//!   showing where the JSON broke — never a silently dropped field;
+//! - [`BodyTemplate::render_cached`] gives the same bytes, the conversation of a body that
+//!   splits rendered once per message into the caller's cache ([`crate::body_split`]).
 //!
 //! Functions and filters available to templates: `tojson` (compact JSON, no HTML
 //! escaping), `filter_by_type(blocks, type)`, `filter_skip_role(messages, role)`,
@@ -37,25 +39,25 @@ use crate::partials::Partials;
 /// A compiled `[body]`.
 #[derive(Debug)]
 pub struct BodyTemplate {
-    env: Environment<'static>,
-    root: Node,
+    pub(crate) env: Environment<'static>,
+    pub(crate) root: Node,
     /// The body key whose template renders per message ([`crate::body_split`]), if any.
-    split: Option<(String, Split)>,
+    pub(crate) split: Option<(String, Split)>,
 }
 
 /// A render through a split: the context without history, the conversation, the cache.
-struct SplitRun<'r> {
-    ctx: &'r J,
-    fragments: &'r dyn Fragments,
-    cache: &'r mut EncodeCache,
+pub(crate) struct SplitRun<'r> {
+    pub ctx: &'r J,
+    pub fragments: &'r dyn Fragments,
+    pub cache: &'r mut EncodeCache,
     /// The split did not render: the whole template must, from the whole history.
-    failed: bool,
+    pub failed: bool,
     /// Its frame and where its text went in the output.
-    placed: Option<(Frame, usize, usize)>,
+    pub placed: Option<(Frame, usize, usize)>,
 }
 
 #[derive(Debug)]
-enum Node {
+pub(crate) enum Node {
     /// Pre-serialized JSON.
     Literal(String),
     /// A template (its name in the environment) at `key`.
@@ -122,85 +124,8 @@ impl BodyTemplate {
         self.split.is_some()
     }
 
-    /// The same bytes as [`BodyTemplate::render`] of the context `header` gives with
-    /// `fragments` as its history: the split template's messages come from `cache` or are
-    /// rendered into it, and so does the rest of the body, under `tag` (what `header`
-    /// depends on besides the history; the cache is emptied when it changes). `header` is
-    /// asked only for what the cache lacks. `Ok(None)` when the body does not split or the
-    /// split did not render: render the whole context.
-    pub fn render_cached(
-        &self,
-        fragments: &dyn Fragments,
-        cache: &mut EncodeCache,
-        tag: &str,
-        header: &dyn Fn() -> J,
-    ) -> Result<Option<Vec<u8>>, RenderError> {
-        let Some((_, split)) = &self.split else {
-            return Ok(None);
-        };
-        cache.begin(tag, fragments.count());
-        if let Some(bytes) = self.reuse(split, fragments, cache, header) {
-            return Ok(Some(bytes));
-        }
-        let inner = header();
-        let ctx = minijinja::context! { ctx => inner.clone() };
-        let mut run = Some(SplitRun {
-            ctx: &inner,
-            fragments,
-            cache,
-            failed: false,
-            placed: None,
-        });
-        let mut out = String::with_capacity(4096);
-        self.write(&self.root, &ctx, &mut run, &mut out)?;
-        let Some(run) = run else {
-            return Ok(None);
-        };
-        if run.failed {
-            return Ok(None);
-        }
-        if let Some((frame, start, end)) = run.placed {
-            let beside = run.cache.beside();
-            beside.clear();
-            beside.extend([&out[..start], &frame.pre, &frame.post, &out[end..]].map(|t| t.into()));
-            beside.push(vec![u8::from(frame.checked)]);
-        }
-        Ok(Some(out.into_bytes()))
-    }
-
-    /// The body from the text kept beside the fragments, when it is there and the
-    /// conversation renders to something.
-    fn reuse(
-        &self,
-        split: &Split,
-        fragments: &dyn Fragments,
-        cache: &mut EncodeCache,
-        header: &dyn Fn() -> J,
-    ) -> Option<Vec<u8>> {
-        let parts = std::mem::take(cache.beside());
-        let [head, pre, post, tail, checked] = &parts[..] else {
-            return None;
-        };
-        let text = |b: &[u8]| String::from_utf8(b.to_vec()).ok();
-        let frame = Frame {
-            pre: text(pre)?,
-            post: text(post)?,
-            checked: checked.first() == Some(&1),
-        };
-        let mut inner: Option<J> = None;
-        let mut ctx = || inner.get_or_insert_with(|| header()).clone();
-        let joined = split.join(&self.env, &frame, &mut ctx, fragments, cache);
-        let joined = joined.filter(|t| !t.trim().is_empty())?;
-        let mut out = Vec::with_capacity(head.len() + joined.len() + tail.len());
-        out.extend_from_slice(head);
-        out.extend_from_slice(joined.trim().as_bytes());
-        out.extend_from_slice(tail);
-        *cache.beside() = parts;
-        Some(out)
-    }
-
     /// Write `node`; `Ok(false)` when it rendered to nothing (the key is dropped).
-    fn write(
+    pub(crate) fn write(
         &self,
         node: &Node,
         ctx: &J,

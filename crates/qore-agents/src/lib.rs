@@ -10,6 +10,7 @@
 //! [`error`].
 
 pub mod body;
+pub mod body_cached;
 pub mod body_edit;
 mod body_env;
 pub mod body_split;

@@ -27,6 +27,7 @@ use qore_core::{ContentBlock, ErrorInfo, History, Message, Role, ToolSpec};
 use serde_json::Value;
 
 use crate::body::{BodyTemplate, RenderError};
+use crate::body_cached::Finish;
 use crate::body_edit::{set_members, top_level_members, When};
 use crate::body_split::Fragments;
 use crate::catalog::Agent;
@@ -250,8 +251,18 @@ impl AgentRenderer {
             names: history.tool_names(),
         };
         let as_value = || minijinja::Value::from_serialize(header());
-        match body.render_cached(&fragments, cache, &format!("{tools_key:x}"), &as_value) {
-            Ok(Some(bytes)) => self.complete(bytes, &header(), &options.extra),
+        let mut extra = KeyHasher::default();
+        for (name, value) in &options.extra {
+            extra.str(name).value(value);
+        }
+        let apply = |bytes| self.complete(bytes, &header(), &options.extra).ok();
+        let finish = Finish {
+            key: extra.finish(),
+            apply: &apply,
+        };
+        let tag = format!("{tools_key:x}");
+        match body.render_cached(&fragments, cache, &tag, &as_value, &finish) {
+            Ok(Some(bytes)) => Ok(bytes),
             Ok(None) => self.chat_body(history, tools, options),
             Err(err) => Err(self.render_error(err)),
         }

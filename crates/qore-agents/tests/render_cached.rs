@@ -1,6 +1,6 @@
 //! Rendering through a per-message cache gives the bytes of the whole render, for every
 //! bundled chat profile, cold, warm, and after messages changed, dropped or moved, the
-//! system prompt changed, or the tools on offer.
+//! system prompt changed, the tools on offer, or the extra fields.
 
 use qore_agents::providers::Providers;
 use qore_agents::render::AgentRenderer;
@@ -92,7 +92,11 @@ fn cached_renders_are_the_whole_renders_bytes() {
     }];
     let mut others = tools.clone();
     others[0].description = "Read a text file.".into();
-    let options = RequestOptions::default();
+    let plain = RequestOptions::default();
+    let mut forbidding = RequestOptions::default();
+    forbidding.extra.insert("tool_choice".into(), json!("none"));
+    let mut replacing = RequestOptions::default();
+    replacing.extra.insert("messages".into(), json!([]));
     for &(name, splits) in PROFILES {
         let renderer = renderer(name);
         assert_eq!(renderer.body().unwrap().splits(), splits, "{name}");
@@ -100,9 +104,13 @@ fn cached_renders_are_the_whole_renders_bytes() {
         for (n, step) in steps().into_iter().enumerate() {
             let history = History::from(step);
             let tools = if n % 3 == 2 { &others } else { &tools };
-            let whole = renderer.chat_body(&history, tools, &options).unwrap();
-            let cached =
-                (renderer.chat_body_cached(&history, tools, &options, &mut cache)).unwrap();
+            let options = match n % 5 {
+                3 => &forbidding,
+                4 => &replacing,
+                _ => &plain,
+            };
+            let whole = renderer.chat_body(&history, tools, options).unwrap();
+            let cached = (renderer.chat_body_cached(&history, tools, options, &mut cache)).unwrap();
             assert_eq!(
                 String::from_utf8_lossy(&cached),
                 String::from_utf8_lossy(&whole),
