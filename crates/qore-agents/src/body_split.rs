@@ -38,6 +38,8 @@ pub struct Split {
     pre: String,
     item: String,
     post: String,
+    /// Whether a message's fragment may read `loop.last` (then it is keyed by it).
+    reads_last: bool,
 }
 
 /// What a split render needs of the conversation.
@@ -107,6 +109,9 @@ pub fn find(
     if !(pre_ok && post_ok && around_ok && reads_only_its_message(&item, partials, 0)) {
         return None;
     }
+    let reads_last = includes_any(&item, partials, 0, &|t: &str| {
+        t.contains("loop.last") || t.contains("loop.is_last")
+    });
     let name = |part: &str| format!("{key} ({part} of the conversation)");
     let split = Split {
         before: caps[1].to_owned(),
@@ -114,6 +119,7 @@ pub fn find(
         pre: name("before"),
         item: name("one message"),
         post: name("after"),
+        reads_last,
     };
     for (name, source) in [(&split.pre, pre), (&split.item, item), (&split.post, post)] {
         env.add_template_owned(name.clone(), source).ok()?;
@@ -139,6 +145,24 @@ fn reads_only_its_message(text: &str, partials: &Partials, depth: usize) -> bool
             .is_some_and(|t| reads_only_its_message(&t, partials, depth + 1)),
         None => false, // not a literal name
     })
+}
+
+/// Whether `test` holds for `text` or a partial it includes (by a literal name; one that
+/// cannot be read counts as holding).
+fn includes_any(
+    text: &str,
+    partials: &Partials,
+    depth: usize,
+    test: &dyn Fn(&str) -> bool,
+) -> bool {
+    static INCLUDE: OnceLock<Regex> = OnceLock::new();
+    let include = regex(&INCLUDE, r#"\{%-?\s*include\s+['"]([^'"]+)['"]"#);
+    depth > 8
+        || test(text)
+        || include.captures_iter(text).any(|c| {
+            (partials.load(&c[1]).ok())
+                .map_or(true, |t| includes_any(&t, partials, depth + 1, test))
+        })
 }
 
 /// Whether a template (or what it includes) may read `ctx.history`.
@@ -206,7 +230,7 @@ impl Split {
             let key = KeyHasher::default()
                 .num(fragments.key(index))
                 .num(index as u64)
-                .tag(u8::from(last))
+                .tag(u8::from(last && self.reads_last))
                 .finish();
             cache
                 .get_or_fill(index, key, |bytes| {

@@ -29,6 +29,7 @@ pub mod profile;
 pub mod provider_names;
 pub mod providers;
 pub mod render;
+mod render_cached;
 pub mod request_overrides;
 pub mod routing;
 pub mod shape;

@@ -20,21 +20,18 @@
 
 use std::sync::Arc;
 
-use std::collections::HashMap;
-
-use qore_client::{BodyRenderer, ChatRequest, EncodeCache, KeyHasher, Protocol, RequestOptions};
-use qore_core::{ContentBlock, ErrorInfo, History, Message, Role, ToolSpec};
+use qore_client::{BodyRenderer, ChatRequest, EncodeCache, Protocol, RequestOptions};
+use qore_core::{ErrorInfo, History, Message, ToolSpec};
 use serde_json::Value;
 
 use crate::body::{BodyTemplate, RenderError};
-use crate::body_cached::Finish;
 use crate::body_edit::{set_members, top_level_members, When};
-use crate::body_split::Fragments;
 use crate::catalog::Agent;
-use crate::context::{entry, CacheSettings, TemplateContext};
+use crate::context::{CacheSettings, TemplateContext};
 use crate::error::AgentError;
 use crate::partials::Partials;
 use crate::profile::{CacheBreakpoint, CacheTtl};
+use crate::render_cached::Memo;
 
 /// The body `protocol`'s encoder writes for a one-word conversation with `tools` and
 /// `options`: how the wire spells what the session adds (tools, model, request options).
@@ -91,11 +88,13 @@ pub struct AgentRenderer {
     pub model: String,
     /// The request path or URL, `${MODEL}` filled in; `None`: the protocol's own.
     pub endpoint: Option<String>,
-    body: Option<BodyTemplate>,
+    pub(crate) body: Option<BodyTemplate>,
     /// Whether the protocol's requests carry the model in the body.
     carries_model: bool,
-    /// The last offered tools' definitions, by a key of what they come from.
-    definitions: std::sync::Mutex<Option<(u64, Vec<Value>)>>,
+    /// The last offered tools' definitions, and the last context of a cached render as
+    /// templates see it (its history empty), by a key of what they come from.
+    pub(crate) definitions: Memo<Vec<Value>>,
+    pub(crate) header: Memo<minijinja::Value>,
 }
 
 impl AgentRenderer {
@@ -128,6 +127,7 @@ impl AgentRenderer {
             body,
             carries_model,
             definitions: Default::default(),
+            header: Default::default(),
         })
     }
 
@@ -149,7 +149,7 @@ impl AgentRenderer {
     }
 
     /// The tools a request of this agent offers: none without `enable_tools`.
-    fn offered<'t>(&self, tools: &'t [ToolSpec]) -> &'t [ToolSpec] {
+    pub(crate) fn offered<'t>(&self, tools: &'t [ToolSpec]) -> &'t [ToolSpec] {
         if self.agent.enable_tools {
             tools
         } else {
@@ -195,76 +195,6 @@ impl AgentRenderer {
                     ErrorInfo::validation(format!("cannot serialize the request: {err}"))
                 })
             }
-        }
-    }
-
-    /// The bytes of [`AgentRenderer::chat_body`], each message of a conversation that
-    /// renders per message ([`crate::body_split`]) taken from `cache` or rendered into it,
-    /// and the rest of the body too while what it reads (system prompt, tools, model, the
-    /// profile) is the same.
-    pub fn chat_body_cached(
-        &self,
-        history: &History,
-        tools: &[ToolSpec],
-        options: &RequestOptions,
-        cache: &mut EncodeCache,
-    ) -> Result<Vec<u8>, ErrorInfo> {
-        let Some(body) = self.body.as_ref().filter(|b| b.splits()) else {
-            return self.chat_body(history, tools, options);
-        };
-        let offered = self.offered(tools);
-        let mut key = KeyHasher::default();
-        key.str(&self.agent.name).str(&self.model);
-        key.str(&self.agent.sources[0].to_string_lossy());
-        key.str(&self.protocol.encoding_tag());
-        key.str(&format!("{:?}", cache_settings(&self.agent)));
-        for spec in offered {
-            key.str(&spec.name)
-                .str(&spec.description)
-                .value(&spec.input_schema);
-        }
-        for message in history.iter().filter(|m| m.role == Role::System) {
-            key.message(message);
-        }
-        let tools_key = key.finish();
-        let definitions = || {
-            let mut memo = self.definitions.lock().unwrap_or_else(|e| e.into_inner());
-            match &*memo {
-                Some((key, defs)) if *key == tools_key => defs.clone(),
-                _ => {
-                    let defs = tool_definitions(&*self.protocol, offered);
-                    *memo = Some((tools_key, defs.clone()));
-                    defs
-                }
-            }
-        };
-        let header = || {
-            let mut header = TemplateContext::chat_header(history, definitions());
-            header.model = Some(&self.model);
-            header.cache = cache_settings(&self.agent);
-            header
-        };
-        let fragments = HistoryFragments {
-            messages: (history.iter())
-                .filter(|m| m.role != Role::System)
-                .collect(),
-            names: history.tool_names(),
-        };
-        let as_value = || minijinja::Value::from_serialize(header());
-        let mut extra = KeyHasher::default();
-        for (name, value) in &options.extra {
-            extra.str(name).value(value);
-        }
-        let apply = |bytes| self.complete(bytes, &header(), &options.extra).ok();
-        let finish = Finish {
-            key: extra.finish(),
-            apply: &apply,
-        };
-        let tag = format!("{tools_key:x}");
-        match body.render_cached(&fragments, cache, &tag, &as_value, &finish) {
-            Ok(Some(bytes)) => Ok(bytes),
-            Ok(None) => self.chat_body(history, tools, options),
-            Err(err) => Err(self.render_error(err)),
         }
     }
 
@@ -324,7 +254,7 @@ impl AgentRenderer {
         body.render(ctx).map_err(|err| self.render_error(err))
     }
 
-    fn render_error(&self, err: RenderError) -> ErrorInfo {
+    pub(crate) fn render_error(&self, err: RenderError) -> ErrorInfo {
         ErrorInfo::validation(format!(
             "{}: [body] {}: {}",
             self.agent.sources[0].display(),
@@ -350,34 +280,6 @@ impl BodyRenderer for AgentRenderer {
         cache: &mut EncodeCache,
     ) -> Result<Vec<u8>, ErrorInfo> {
         self.chat_body_cached(request.history, request.tools, request.options, cache)
-    }
-}
-
-/// The conversation of a history as a split body renders it (non-system messages).
-struct HistoryFragments<'h> {
-    messages: Vec<&'h Message>,
-    names: HashMap<&'h str, &'h str>,
-}
-
-impl Fragments for HistoryFragments<'_> {
-    fn count(&self) -> usize {
-        self.messages.len()
-    }
-
-    fn key(&self, index: usize) -> u64 {
-        let message = self.messages[index];
-        let mut key = KeyHasher::default();
-        key.message(message);
-        for block in &message.blocks {
-            if let ContentBlock::ToolResult { tool_use_id, .. } = block {
-                key.opt(self.names.get(tool_use_id.as_str()).copied());
-            }
-        }
-        key.finish()
-    }
-
-    fn entry(&self, index: usize) -> minijinja::Value {
-        minijinja::Value::from_serialize(entry(self.messages[index], &self.names))
     }
 }
 
