@@ -6,7 +6,8 @@
 //! - `system_prompt` is the text of the system messages joined by a blank line, and absent
 //!   (not empty) when there is none, so `existsIn(ctx, "system_prompt")` means "there is
 //!   one"; system messages are not in `history`;
-//! - every other message is one `history` entry `{role, content, content_blocks, images}`:
+//! - every other message is one `history` entry `{role, last_user, content,
+//!   content_blocks, images}` (`last_user`: it is the last entry whose role is `user`):
 //!   `content` is the message's text blocks concatenated; `images` (absent when none)
 //!   lists its images; `content_blocks` lists every block, typed like Anthropic's wire
 //!   (`{"type": "text", "text"}`, `{"type": "thinking", "thinking", "signature"}`,
@@ -61,6 +62,9 @@ pub struct CacheSettings {
 #[derive(Debug, Clone, Serialize)]
 pub struct Entry<'a> {
     pub role: &'static str,
+    /// Whether this is the last `user` entry of the history (where Anthropic's
+    /// `last_user_message` cache mark goes).
+    pub last_user: bool,
     pub content: String,
     pub content_blocks: Vec<Block<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -130,9 +134,10 @@ impl<'a> TemplateContext<'a> {
     /// The context of a chat request: `history` and the tool definitions in the dialect.
     pub fn chat(history: &'a History, tools: Vec<Value>) -> Self {
         let names = history.tool_names();
-        let entries = (history.iter())
-            .filter(|m| m.role != Role::System)
-            .map(|m| entry(m, &names))
+        let messages: Vec<&Message> = history.iter().filter(|m| m.role != Role::System).collect();
+        let last_user = last_user(&messages);
+        let entries = (messages.iter().enumerate())
+            .map(|(i, m)| entry(m, &names, Some(i) == last_user))
             .collect();
         TemplateContext {
             history: entries,
@@ -156,14 +161,20 @@ impl<'a> TemplateContext<'a> {
     }
 }
 
+/// The index of the last user entry among `messages` (the history's non-system ones).
+pub fn last_user(messages: &[&Message]) -> Option<usize> {
+    messages.iter().rposition(|m| m.role == Role::User)
+}
+
 /// The `ctx.history` entry of `m` (a message that is not a system message); `names`: the
-/// tool name of each call id ([`History::tool_names`]).
-pub fn entry<'a>(m: &'a Message, names: &HashMap<&str, &'a str>) -> Entry<'a> {
+/// tool name of each call id ([`History::tool_names`]); `last_user`: see [`Entry`].
+pub fn entry<'a>(m: &'a Message, names: &HashMap<&str, &'a str>, last_user: bool) -> Entry<'a> {
     Entry {
         role: match m.role {
             Role::Assistant => "assistant",
             _ => "user",
         },
+        last_user,
         content: m.text(),
         content_blocks: m.blocks.iter().map(|b| block(b, names)).collect(),
         images: (m.blocks.iter())

@@ -16,7 +16,7 @@ use qore_core::{ContentBlock, ErrorInfo, History, Message, Role, ToolSpec};
 
 use crate::body_cached::Finish;
 use crate::body_split::Fragments;
-use crate::context::{entry, TemplateContext};
+use crate::context::{entry, last_user, TemplateContext};
 use crate::render::{cache_settings, tool_definitions, AgentRenderer};
 
 /// One value kept under the key of what it was made from.
@@ -76,10 +76,12 @@ impl AgentRenderer {
             header.cache = cache_settings(&self.agent);
             header
         };
+        let messages: Vec<&Message> = (history.iter())
+            .filter(|m| m.role != Role::System)
+            .collect();
         let fragments = HistoryFragments {
-            messages: (history.iter())
-                .filter(|m| m.role != Role::System)
-                .collect(),
+            last_user: last_user(&messages),
+            messages,
             names: history.tool_names(),
         };
         let as_value = || memo(&self.header, tools_key, || J::from_serialize(header()));
@@ -104,6 +106,7 @@ impl AgentRenderer {
 /// The conversation of a history as a split body renders it (non-system messages).
 struct HistoryFragments<'h> {
     messages: Vec<&'h Message>,
+    last_user: Option<usize>,
     names: HashMap<&'h str, &'h str>,
 }
 
@@ -115,7 +118,8 @@ impl Fragments for HistoryFragments<'_> {
     fn key(&self, index: usize) -> u64 {
         let message = self.messages[index];
         let mut key = KeyHasher::default();
-        key.message(message);
+        key.message(message)
+            .tag(u8::from(self.last_user == Some(index)));
         for block in &message.blocks {
             if let ContentBlock::ToolResult { tool_use_id, .. } = block {
                 key.opt(self.names.get(tool_use_id.as_str()).copied());
@@ -125,6 +129,7 @@ impl Fragments for HistoryFragments<'_> {
     }
 
     fn entry(&self, index: usize) -> J {
-        J::from_serialize(entry(self.messages[index], &self.names))
+        let last_user = self.last_user == Some(index);
+        J::from_serialize(entry(self.messages[index], &self.names, last_user))
     }
 }

@@ -13,14 +13,18 @@ use serde_json::json;
 
 const PROFILES: &[(&str, bool)] = &[
     ("openai-chat", true),
-    ("claude-chat", false), // its marks read the whole history: renders whole
+    ("claude-chat", true),
+    ("claude-marked", true), // cache marks on system, tools and the last user message
     ("gemini-chat", true),
     ("ollama-chat", true),
     ("openai-responses-chat", true),
 ];
 
 fn renderer(name: &str) -> AgentRenderer {
-    let catalog = Catalog::load(None);
+    let marked = "name = \"claude-marked\"\nextends = \"claude-chat\"\n\
+        cache_breakpoints = [\"system\", \"tools\", \"last_user_message\"]\n";
+    let marked = qore_agents::profile::ProfileFile::parse(std::path::Path::new("m.toml"), marked);
+    let catalog = Catalog::with_user_files(vec![marked.unwrap()]);
     let providers = Providers::load(None);
     let agent = catalog.get(name).unwrap();
     let provider = providers.get(agent.provider.as_deref().unwrap()).unwrap();
