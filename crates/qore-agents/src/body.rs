@@ -85,7 +85,7 @@ impl BodyTemplate {
         // Only when no other template reads the history (the split's context has none).
         let split = (templates.iter()).find_map(|(key, source)| {
             let others = templates.iter().filter(|(k, _)| k != key);
-            let others_ok = others.clone().all(|(_, s)| !reads_history(s, &partials, 0));
+            let others_ok = others.clone().all(|(_, s)| !reads_history(s, &partials));
             others_ok.then(|| Some((key.clone(), find(key, source, &partials, &mut env)?)))?
         });
         for (key, source) in templates {

@@ -27,7 +27,7 @@ use minijinja::{context, Environment, Value as J};
 use qore_client::{EncodeCache, KeyHasher};
 use regex::Regex;
 
-use crate::json_commas::{join_pieces, strip_piece};
+use crate::json_commas::{ends_in_a_list, join_pieces, strip_piece};
 use crate::partials::Partials;
 
 /// Template names of a split, registered in the body's environment.
@@ -105,8 +105,8 @@ pub fn find(
     let post = trim(&text[after_at..], &close[3] == "-", false);
     let set = regex(&SET, r"\{%-?\s*set\b");
     let (pre_ok, post_ok) = (!set.is_match(&pre), !set.is_match(&post));
-    let around_ok = !reads_history(&pre, partials, 0) && !reads_history(&post, partials, 0);
-    if !(pre_ok && post_ok && around_ok && reads_only_its_message(&item, partials, 0)) {
+    let around_ok = !reads_history(&pre, partials) && !reads_history(&post, partials);
+    if !(pre_ok && post_ok && around_ok && reads_only_its_message(&item, partials)) {
         return None;
     }
     let reads_last = includes_any(&item, partials, 0, &|t: &str| {
@@ -129,22 +129,33 @@ pub fn find(
 
 /// Whether a loop body (and what it includes) reads only its message, `ctx` without its
 /// history, and `loop.index0`/`index`/`first`/`last`.
-fn reads_only_its_message(text: &str, partials: &Partials, depth: usize) -> bool {
-    static INCLUDE: OnceLock<Regex> = OnceLock::new();
+fn reads_only_its_message(text: &str, partials: &Partials) -> bool {
     static FORBIDDEN: OnceLock<Regex> = OnceLock::new();
     let forbidden = regex(
         &FORBIDDEN,
         r"ctx\.history|ctx\[|loop\.(length|revindex|previtem|nextitem|changed|cycle|depth)|loop\(|\{%-?\s*(import|from|extends|macro)\b",
     );
-    if depth > 8 || forbidden.is_match(text) {
-        return false;
-    }
-    let include = regex(&INCLUDE, r#"\{%-?\s*include\s+(['"]([^'"]+)['"]\s*-?%\}|)"#);
-    include.captures_iter(text).all(|c| match c.get(2) {
-        Some(name) => (partials.load(name.as_str()).ok())
-            .is_some_and(|t| reads_only_its_message(&t, partials, depth + 1)),
-        None => false, // not a literal name
+    !includes_any(text, partials, 0, &|t| {
+        forbidden.is_match(t) || computed_include(t)
     })
+}
+
+/// Whether a template (or what it includes) may read `ctx.history`.
+pub fn reads_history(text: &str, partials: &Partials) -> bool {
+    static READS: OnceLock<Regex> = OnceLock::new();
+    let reads = regex(
+        &READS,
+        r"ctx\.history|ctx\[|\{%-?\s*(import|from|extends)\b",
+    );
+    includes_any(text, partials, 0, &|t| {
+        reads.is_match(t) || computed_include(t)
+    })
+}
+
+/// Whether `text` includes a partial by a name it computes (not a literal).
+fn computed_include(text: &str) -> bool {
+    static COMPUTED: OnceLock<Regex> = OnceLock::new();
+    regex(&COMPUTED, r#"\{%-?\s*include\s+[^'"\s]"#).is_match(text)
 }
 
 /// Whether `test` holds for `text` or a partial it includes (by a literal name; one that
@@ -163,25 +174,6 @@ fn includes_any(
             (partials.load(&c[1]).ok())
                 .map_or(true, |t| includes_any(&t, partials, depth + 1, test))
         })
-}
-
-/// Whether a template (or what it includes) may read `ctx.history`.
-pub fn reads_history(text: &str, partials: &Partials, depth: usize) -> bool {
-    static READS: OnceLock<Regex> = OnceLock::new();
-    static INCLUDE: OnceLock<Regex> = OnceLock::new();
-    let reads = regex(
-        &READS,
-        r"ctx\.history|ctx\[|\{%-?\s*(import|from|extends)\b",
-    );
-    if depth > 8 || reads.is_match(text) {
-        return true;
-    }
-    let include = regex(&INCLUDE, r#"\{%-?\s*include\s+(['"]([^'"]+)['"]\s*-?%\}|)"#);
-    include.captures_iter(text).any(|c| match c.get(2) {
-        Some(name) => (partials.load(name.as_str()).ok())
-            .map_or(true, |t| reads_history(&t, partials, depth + 1)),
-        None => true, // not a literal name
-    })
 }
 
 /// The text around the conversation, rendered and stripped: what a request renders once
@@ -207,7 +199,7 @@ impl Split {
             strip_piece(&post)?.into_owned(),
         );
         let mut skeleton = String::new();
-        let checked = in_a_list(&pre)
+        let checked = ends_in_a_list(&pre)
             && join_pieces([&*pre, &*post], &mut skeleton)
             && serde_json::from_str::<serde::de::IgnoredAny>(skeleton.trim()).is_ok();
         Some(Frame { pre, post, checked })
@@ -263,37 +255,6 @@ impl Split {
         (frame.checked || serde_json::from_str::<serde::de::IgnoredAny>(out.trim()).is_ok())
             .then_some(out)
     }
-}
-
-/// Whether `text` (stripped) ends inside a list, after its `[` or after a comma.
-fn in_a_list(text: &str) -> bool {
-    let mut open = Vec::new();
-    let (mut in_string, mut escaped) = (false, false);
-    let mut last = 0u8;
-    for &b in text.as_bytes() {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            last = b'"';
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'[' | b'{' => open.push(b),
-            b']' | b'}' => {
-                open.pop();
-            }
-            _ => {}
-        }
-        if !b.is_ascii_whitespace() {
-            last = b;
-        }
-    }
-    open.last() == Some(&b'[') && matches!(last, b'[' | b',')
 }
 
 /// Whether a stripped fragment is whitespace, or JSON values each followed by a comma

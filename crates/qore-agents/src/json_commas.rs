@@ -59,24 +59,69 @@ pub fn join_pieces<'p>(pieces: impl IntoIterator<Item = &'p str>, out: &mut Stri
     true
 }
 
+/// Where a scan stands with respect to JSON strings.
+#[derive(Default)]
+struct Strings {
+    inside: bool,
+    escaped: bool,
+}
+
+impl Strings {
+    /// Take byte `b`; `true` when it is part of a string (its closing quote included).
+    fn take(&mut self, b: u8) -> bool {
+        if !self.inside {
+            self.inside = b == b'"';
+            return self.inside;
+        }
+        match b {
+            _ if self.escaped => self.escaped = false,
+            b'\\' => self.escaped = true,
+            b'"' => self.inside = false,
+            _ => {}
+        }
+        true
+    }
+}
+
+/// Whether `text` ends inside a list, right after its `[` or after a comma (whitespace
+/// aside): where list elements may follow.
+pub fn ends_in_a_list(text: &str) -> bool {
+    let mut open = Vec::new();
+    let mut strings = Strings::default();
+    let mut last = 0u8;
+    for &b in text.as_bytes() {
+        if strings.take(b) {
+            last = b'"';
+            continue;
+        }
+        match b {
+            b'[' | b'{' => open.push(b),
+            b']' | b'}' => {
+                open.pop();
+            }
+            _ => {}
+        }
+        if !is_space(b) {
+            last = b;
+        }
+    }
+    open.last() == Some(&b'[') && matches!(last, b'[' | b',')
+}
+
 /// The stripped text, and whether it ends inside a string.
 fn strip(text: &str) -> (Cow<'_, str>, bool) {
     let bytes = text.as_bytes();
     let mut drop: Vec<usize> = Vec::new();
-    let mut in_string = false;
-    let mut escaped = false;
+    let mut strings = Strings::default();
     // The last comma seen outside strings with only whitespace after it, and whether the
     // last structural byte was an opening bracket.
     let mut pending: Option<usize> = None;
     let mut after_open = false;
     for (i, &b) in bytes.iter().enumerate() {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
+        if strings.take(b) {
+            // A string is a value (harmless again inside it).
+            pending = None;
+            after_open = false;
             continue;
         }
         match b {
@@ -99,11 +144,6 @@ fn strip(text: &str) -> (Cow<'_, str>, bool) {
                 pending = None;
                 after_open = true;
             }
-            b'"' => {
-                pending = None;
-                after_open = false;
-                in_string = true;
-            }
             _ => {
                 pending = None;
                 after_open = false;
@@ -111,7 +151,7 @@ fn strip(text: &str) -> (Cow<'_, str>, bool) {
         }
     }
     if drop.is_empty() {
-        return (Cow::Borrowed(text), in_string);
+        return (Cow::Borrowed(text), strings.inside);
     }
     drop.sort_unstable();
     let mut out = String::with_capacity(text.len());
@@ -121,7 +161,7 @@ fn strip(text: &str) -> (Cow<'_, str>, bool) {
         last = at + 1;
     }
     out.push_str(&text[last..]);
-    (Cow::Owned(out), in_string)
+    (Cow::Owned(out), strings.inside)
 }
 
 #[cfg(test)]
@@ -173,6 +213,23 @@ mod tests {
         }
         assert!(super::strip_piece("[\"open").is_none());
         assert!(!super::join_pieces(["[1", ", 2]"], &mut String::new()));
+    }
+
+    #[test]
+    fn where_list_elements_may_follow() {
+        let cases = [
+            ("[", true),
+            ("[\n{\"a\": \"[,\"},\n", true),
+            ("{\"a\": [1, ", true),
+            ("{\"a\": 1,", false),
+            ("[1", false),
+            ("[\"unclosed [,", false),
+            ("[[1],", true),
+            ("[[1]", false),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(super::ends_in_a_list(text), expected, "{text:?}");
+        }
     }
 
     #[test]
