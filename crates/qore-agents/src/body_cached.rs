@@ -61,19 +61,24 @@ impl BodyTemplate {
         let Some(run) = run.filter(|r| !r.failed) else {
             return Ok(None);
         };
-        // The finish reads the top-level members: `system` it may rewrite whole.
+        // The finish reads the top-level members: `system` it may rewrite whole. With the
+        // conversation stood in for, the finished text around it is kept, and the body is
+        // that text around the conversation (finishing never reads inside a member).
         if let Some((frame, start, end)) = run.placed.filter(|_| key != "system") {
             let probe = [&out[..start], STAND_IN, &out[end..]].concat();
             let done = (finish.apply)(probe.into_bytes()).unwrap_or_default();
             let mut found = memchr::memmem::find_iter(&done, STAND_IN.as_bytes());
             if let (Some(at), None) = (found.next(), found.next()) {
+                let (head, tail) = (&done[..at], &done[at + STAND_IN.len()..]);
+                let body = [head, out[start..end].as_bytes(), tail].concat();
                 let beside = run.cache.beside();
                 beside.clear();
                 beside.push(finish.key.to_le_bytes().to_vec());
-                beside.push(done[..at].to_vec());
+                beside.push(head.to_vec());
                 beside.extend([frame.pre, frame.post].map(String::into_bytes));
-                beside.push(done[at + STAND_IN.len()..].to_vec());
+                beside.push(tail.to_vec());
                 beside.push(vec![u8::from(frame.checked)]);
+                return Ok(Some(body));
             }
         }
         Ok((finish.apply)(out.into_bytes()))
