@@ -70,7 +70,7 @@ impl BodyTemplate {
             let mut found = memchr::memmem::find_iter(&done, STAND_IN.as_bytes());
             if let (Some(at), None) = (found.next(), found.next()) {
                 let (head, tail) = (&done[..at], &done[at + STAND_IN.len()..]);
-                let body = [head, out[start..end].as_bytes(), tail].concat();
+                let body = [head, &out.as_bytes()[start..end], tail].concat();
                 let beside = run.cache.beside();
                 beside.clear();
                 beside.push(finish.key.to_le_bytes().to_vec());
