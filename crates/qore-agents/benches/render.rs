@@ -15,7 +15,13 @@
 //! - `to_vec`: `serde_json::to_vec` of the SAME body (the rendered bytes parsed once into a
 //!   `serde_json::Value`, outside the timing): the floor a body writer cannot beat;
 //! - `encode`: the codec's own encoder for the same request (`Protocol::encode` then
-//!   `serde_json::to_vec`), a second reference: what a profile without `[body]` costs.
+//!   `serde_json::to_vec`), a second reference: what a profile without `[body]` costs;
+//! - `cold`: `chat_body_cached` through a new `EncodeCache` (the per-message render of a
+//!   first request);
+//! - `continuation`: `chat_body_cached` of the history plus one new turn (an assistant
+//!   answer and a user turn) through a cache that rendered the history before: two
+//!   continuations alternate, so each run renders its last two messages (and the one
+//!   before them, no longer last) afresh and takes the others from the cache.
 //!
 //! Validation, in the same run: `validate_catalog(&Catalog::load(None), &Providers::load(None),
 //! &Partials::default())` (`validate`, loading included), and `Catalog::load(None)` alone
@@ -52,7 +58,7 @@ use qore_agents::providers::Providers;
 use qore_agents::render::{tool_definitions, AgentRenderer};
 use qore_agents::validate::validate_catalog;
 use qore_agents::{Catalog, Partials};
-use qore_client::{protocols, ChatRequest, Protocol, RequestOptions};
+use qore_client::{protocols, ChatRequest, EncodeCache, Protocol, RequestOptions};
 use qore_core::{ContentBlock, History, Message, Role, ToolResultPart, ToolSpec};
 use qore_testkit::bench::{median, us, BenchRun};
 use serde_json::{json, Value};
@@ -332,6 +338,8 @@ struct Case {
     value: Value,
     bytes: usize,
     entries: usize,
+    /// The cache the `continuation` variant renders through.
+    cache: RefCell<EncodeCache>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -339,6 +347,8 @@ enum Variant {
     Render,
     ToVec,
     Encode,
+    Cold,
+    Continuation,
     Validate,
     Load,
     Cli,
@@ -350,6 +360,8 @@ impl Variant {
             Variant::Render => "render",
             Variant::ToVec => "to_vec",
             Variant::Encode => "encode",
+            Variant::Cold => "cold",
+            Variant::Continuation => "continuation",
             Variant::Validate => "validate",
             Variant::Load => "load",
             Variant::Cli => "cli",
@@ -360,6 +372,9 @@ impl Variant {
 struct Env {
     cases: Vec<Case>,
     history: History,
+    /// Two continuations of `history` (one more turn each), and which one runs next.
+    continuations: [History; 2],
+    next: std::cell::Cell<usize>,
     tools: Vec<ToolSpec>,
     options: RequestOptions,
     /// Whether the `validate` case runs.
@@ -401,6 +416,7 @@ impl Env {
                 value: Value::Null,
                 bytes: 0,
                 entries: 0,
+                cache: RefCell::default(),
             });
         }
         let validate = filter.map_or(true, |f| "validate".contains(f));
@@ -412,8 +428,16 @@ impl Env {
                 std::fs::create_dir_all(&dir).expect("temporary config dir");
                 (PathBuf::from(bin), dir)
             });
+        let continuation = |n: usize| {
+            let mut messages = history.messages().to_vec();
+            messages.push(Message::assistant(text(n, 300)));
+            messages.push(Message::user(text(n + 1, 300)));
+            History::from(messages)
+        };
         Env {
             cases,
+            continuations: [continuation(1), continuation(2)],
+            next: std::cell::Cell::new(0),
             history,
             tools,
             options,
@@ -424,7 +448,13 @@ impl Env {
 
     fn variants(&self, case: Option<&Case>) -> Vec<Variant> {
         match case {
-            Some(_) => vec![Variant::Render, Variant::ToVec, Variant::Encode],
+            Some(_) => vec![
+                Variant::Render,
+                Variant::ToVec,
+                Variant::Encode,
+                Variant::Cold,
+                Variant::Continuation,
+            ],
             None => {
                 let mut v = vec![Variant::Validate, Variant::Load];
                 if self.cli.is_some() {
@@ -452,6 +482,27 @@ impl Env {
                 let bytes =
                     case.renderer
                         .chat_body(black_box(&self.history), &self.tools, &self.options);
+                black_box(bytes.expect("renders"));
+            }
+            (Some(case), Variant::Cold) => {
+                let mut cache = EncodeCache::new();
+                let bytes = (case.renderer).chat_body_cached(
+                    black_box(&self.history),
+                    &self.tools,
+                    &self.options,
+                    &mut cache,
+                );
+                black_box(bytes.expect("renders"));
+            }
+            (Some(case), Variant::Continuation) => {
+                let n = self.next.get();
+                self.next.set(1 - n);
+                let bytes = (case.renderer).chat_body_cached(
+                    black_box(&self.continuations[n]),
+                    &self.tools,
+                    &self.options,
+                    &mut case.cache.borrow_mut(),
+                );
                 black_box(bytes.expect("renders"));
             }
             (Some(case), Variant::ToVec) => {
@@ -541,6 +592,28 @@ fn check(env: &mut Env) {
             serde_json::to_vec(&encoded).map_or(0, |v| v.len()),
             if same { "yes" } else { "NO" }
         );
+        let mut cache = case.cache.borrow_mut();
+        let cached = (case.renderer)
+            .chat_body_cached(&env.history, &env.tools, &env.options, &mut cache)
+            .unwrap_or_else(|e| panic!("{}: {e:?}", case.name));
+        assert!(cached == bytes, "{}: the cached render differs", case.name);
+        for history in &env.continuations {
+            let whole = (case.renderer).chat_body(history, &env.tools, &env.options);
+            let cached =
+                (case.renderer).chat_body_cached(history, &env.tools, &env.options, &mut cache);
+            assert!(
+                whole.ok() == cached.ok(),
+                "{}: a continuation differs",
+                case.name
+            );
+        }
+        println!(
+            "  {:<22} renders per message: {}; cache holds {} entries, {} B",
+            case.name,
+            case.renderer.body().is_some_and(|b| b.splits()),
+            cache.len(),
+            cache.bytes_held()
+        );
         filled.push((value, bytes.len(), entries));
     }
     for (case, (value, bytes, entries)) in env.cases.iter_mut().zip(filled) {
@@ -579,7 +652,7 @@ fn print_table(env: &Env, records: &Records, source: &str) {
     println!();
     println!("render ({source}); medians, µs; ratios of the same run");
     println!(
-        "{:<22} {:>9} {:>8} {:>6} {:>11} {:>11} {:>11} {:>14} {:>14} {:>14}",
+        "{:<22} {:>9} {:>8} {:>6} {:>11} {:>11} {:>11} {:>14} {:>14} {:>14} {:>11} {:>11}",
         "profile",
         "bytes",
         "entries",
@@ -589,7 +662,9 @@ fn print_table(env: &Env, records: &Records, source: &str) {
         "encode",
         "render/to_vec",
         "encode/to_vec",
-        "render/encode"
+        "render/encode",
+        "cold/to_vec",
+        "cont/to_vec"
     );
     for case in &env.cases {
         let (Some((r, n)), Some((t, _)), Some((e, _))) = (
@@ -599,8 +674,9 @@ fn print_table(env: &Env, records: &Records, source: &str) {
         ) else {
             continue;
         };
+        let ratio = |v: Variant| med(case.name, v).map_or(f64::NAN, |(m, _)| m / t);
         println!(
-            "{:<22} {:>9} {:>8} {:>6} {:>11} {:>11} {:>11} {:>14.1} {:>14.1} {:>14.2}",
+            "{:<22} {:>9} {:>8} {:>6} {:>11} {:>11} {:>11} {:>14.1} {:>14.1} {:>14.2} {:>11.2} {:>11.2}",
             case.name,
             case.bytes,
             case.entries,
@@ -610,7 +686,9 @@ fn print_table(env: &Env, records: &Records, source: &str) {
             us(e),
             r / t,
             e / t,
-            r / e
+            r / e,
+            ratio(Variant::Cold),
+            ratio(Variant::Continuation)
         );
     }
     let (Some((v, n)), Some((l, _))) = (

@@ -12,7 +12,9 @@
 //!   continuation's prefix is byte-identical to the previous request's;
 //! - a template that does not compile is refused by [`BodyTemplate::compile`]; one that
 //!   fails to render or renders invalid JSON is a [`RenderError`] naming the key path and
-//!   showing where the JSON broke — never a silently dropped field.
+//!   showing where the JSON broke — never a silently dropped field;
+//! - [`BodyTemplate::render_cached`] gives the same bytes, the conversation of a body that
+//!   splits rendered once per message into the caller's cache ([`crate::body_split`]).
 //!
 //! Functions and filters available to templates: `tojson` (compact JSON, no HTML
 //! escaping), `filter_by_type(blocks, type)`, `filter_skip_role(messages, role)`,
@@ -24,23 +26,38 @@
 //! conversation the wire cannot carry); plus minijinja's builtins. `{% include %}`
 //! resolves through [`Partials`].
 
-use std::sync::Arc;
-
-use minijinja::{Environment, Error as JinjaError, ErrorKind, UndefinedBehavior, Value as J};
+use minijinja::{Environment, Error as JinjaError, Value as J};
 use serde::Serialize;
 
+use qore_client::EncodeCache;
+
+pub use crate::body_env::environment;
+use crate::body_split::{find, reads_history, Fragments, Frame, Split};
 use crate::json_commas::strip_trailing_commas;
 use crate::partials::Partials;
 
 /// A compiled `[body]`.
 #[derive(Debug)]
 pub struct BodyTemplate {
-    env: Environment<'static>,
-    root: Node,
+    pub(crate) env: Environment<'static>,
+    pub(crate) root: Node,
+    /// The body key whose template renders per message ([`crate::body_split`]), if any.
+    pub(crate) split: Option<(String, Split)>,
+}
+
+/// A render through a split: the context without history, the conversation, the cache.
+pub(crate) struct SplitRun<'r> {
+    pub ctx: &'r J,
+    pub fragments: &'r dyn Fragments,
+    pub cache: &'r mut EncodeCache,
+    /// The split did not render: the whole template must, from the whole history.
+    pub failed: bool,
+    /// Its frame and where its text went in the output.
+    pub placed: Option<(Frame, usize, usize)>,
 }
 
 #[derive(Debug)]
-enum Node {
+pub(crate) enum Node {
     /// Pre-serialized JSON.
     Literal(String),
     /// A template (its name in the environment) at `key`.
@@ -62,9 +79,15 @@ pub struct RenderError {
 impl BodyTemplate {
     /// Compile `body`; includes resolve through `partials` when rendered.
     pub fn compile(body: &toml::Table, partials: Partials) -> Result<Self, RenderError> {
-        let mut env = environment(partials);
+        let mut env = environment(partials.clone());
         let mut templates = Vec::new();
         let root = node_of_table(body, "", &mut templates)?;
+        // Only when no other template reads the history (the split's context has none).
+        let split = (templates.iter()).find_map(|(key, source)| {
+            let others = templates.iter().filter(|(k, _)| k != key);
+            let others_ok = others.clone().all(|(_, s)| !reads_history(s, &partials));
+            others_ok.then(|| Some((key.clone(), find(key, source, &partials, &mut env)?)))?
+        });
         for (key, source) in templates {
             env.add_template_owned(key.clone(), source)
                 .map_err(|err| RenderError {
@@ -72,7 +95,7 @@ impl BodyTemplate {
                     message: describe(&err),
                 })?;
         }
-        Ok(BodyTemplate { env, root })
+        Ok(BodyTemplate { env, root, split })
     }
 
     /// Whether any field is a template (a body without one is a constant).
@@ -92,15 +115,47 @@ impl BodyTemplate {
     pub fn render(&self, ctx: &impl Serialize) -> Result<Vec<u8>, RenderError> {
         let ctx = minijinja::context! { ctx => J::from_serialize(ctx) };
         let mut out = String::with_capacity(4096);
-        self.write(&self.root, &ctx, &mut out)?;
+        self.write(&self.root, &ctx, &mut None, &mut out)?;
         Ok(out.into_bytes())
     }
 
+    /// Whether a template of this body renders per message ([`crate::body_split`]).
+    pub fn splits(&self) -> bool {
+        self.split.is_some()
+    }
+
     /// Write `node`; `Ok(false)` when it rendered to nothing (the key is dropped).
-    fn write(&self, node: &Node, ctx: &J, out: &mut String) -> Result<bool, RenderError> {
+    pub(crate) fn write(
+        &self,
+        node: &Node,
+        ctx: &J,
+        run: &mut Option<SplitRun<'_>>,
+        out: &mut String,
+    ) -> Result<bool, RenderError> {
         match node {
             Node::Literal(json) => out.push_str(json),
             Node::Render { key } => {
+                if let (Some((at, split)), Some(run)) = (&self.split, run.as_mut()) {
+                    if at == key {
+                        let frame = split.frame(&self.env, run.ctx);
+                        let text = frame.as_ref().and_then(|frame| {
+                            let mut ctx = || run.ctx.clone();
+                            split.join(&self.env, frame, &mut ctx, run.fragments, run.cache)
+                        });
+                        let (Some(frame), Some(text)) = (frame, text) else {
+                            run.failed = true;
+                            return Ok(true);
+                        };
+                        let trimmed = text.trim();
+                        if trimmed.is_empty() {
+                            return Ok(false);
+                        }
+                        let start = out.len();
+                        out.push_str(trimmed);
+                        run.placed = Some((frame, start, out.len()));
+                        return Ok(true);
+                    }
+                }
                 let fail = |message: String| RenderError {
                     key: key.clone(),
                     message,
@@ -127,7 +182,7 @@ impl BodyTemplate {
                     }
                     out.push_str(&json(name));
                     out.push(':');
-                    if self.write(child, ctx, out)? {
+                    if self.write(child, ctx, run, out)? {
                         first = false;
                     } else {
                         out.truncate(mark);
@@ -143,7 +198,7 @@ impl BodyTemplate {
                     if !first {
                         out.push(',');
                     }
-                    if self.write(child, ctx, out)? {
+                    if self.write(child, ctx, run, out)? {
                         first = false;
                     } else {
                         out.truncate(mark);
@@ -262,80 +317,6 @@ fn invalid_json(text: &str, err: &serde_json::Error) -> String {
         "the rendered text is not valid JSON ({err}), near: {}",
         &line[start..end]
     )
-}
-
-/// The environment `[body]` templates render in: includes through `partials`, the
-/// functions and filters of the module doc, semi-strict undefined values.
-pub fn environment(partials: Partials) -> Environment<'static> {
-    let mut env = Environment::new();
-    env.set_undefined_behavior(UndefinedBehavior::SemiStrict);
-    env.set_keep_trailing_newline(false);
-    let partials = Arc::new(partials);
-    env.set_loader(move |name| match partials.load(name) {
-        Ok(text) => Ok(Some(from_inja(&text))),
-        // Not `TemplateNotFound`: minijinja replaces that one's message with its own.
-        Err(message) => Err(JinjaError::new(ErrorKind::InvalidOperation, message)),
-    });
-    env.add_function("tojson", tojson);
-    env.add_filter("tojson", tojson);
-    env.add_function("filter_by_type", filter_by_type);
-    env.add_function("filter_skip_role", filter_skip_role);
-    env.add_function("existsIn", exists_in);
-    env.add_function("length", length);
-    env.add_function("fail", fail);
-    env
-}
-
-/// `fail(message)`: refuse to render (a conversation the wire cannot carry).
-fn fail(message: &str) -> Result<J, JinjaError> {
-    Err(JinjaError::new(
-        ErrorKind::InvalidOperation,
-        message.to_owned(),
-    ))
-}
-
-fn tojson(value: J) -> Result<J, JinjaError> {
-    serde_json::to_string(&value)
-        .map(J::from_safe_string)
-        .map_err(|err| JinjaError::new(ErrorKind::InvalidOperation, err.to_string()))
-}
-
-fn filter_by_type(items: J, kind: &str) -> Result<J, JinjaError> {
-    filter_items(items, |item| attr_is(item, "type", kind))
-}
-
-fn filter_skip_role(items: J, role: &str) -> Result<J, JinjaError> {
-    filter_items(items, |item| !attr_is(item, "role", role))
-}
-
-fn attr_is(item: &J, attr: &str, expected: &str) -> bool {
-    item.get_attr(attr)
-        .ok()
-        .is_some_and(|v| v.as_str() == Some(expected))
-}
-
-fn filter_items(items: J, keep: impl Fn(&J) -> bool) -> Result<J, JinjaError> {
-    if items.is_undefined() || items.is_none() {
-        return Ok(J::from(Vec::<J>::new()));
-    }
-    let kept: Vec<J> = items.try_iter()?.filter(|item| keep(item)).collect();
-    Ok(J::from(kept))
-}
-
-fn exists_in(object: J, key: &str) -> bool {
-    object.get_attr(key).ok().is_some_and(|v| !v.is_undefined())
-}
-
-fn length(value: J) -> Result<usize, JinjaError> {
-    if value.is_undefined() || value.is_none() {
-        return Ok(0);
-    }
-    value.len().ok_or_else(|| {
-        JinjaError::new(
-            ErrorKind::InvalidOperation,
-            format!("length() of a {} value", value.kind()),
-        )
-    })
 }
 
 #[cfg(test)]

@@ -72,13 +72,16 @@ pub fn top_level_members(body: &[u8]) -> Option<Vec<(String, usize, usize)>> {
         }
         i
     };
+    // Past the closing quote of the string opening at `start` (memchr jumps over text).
     let string_end = |start: usize| {
         let mut i = start + 1;
-        while i < body.len() {
-            match body[i] {
-                b'\\' => i += 2,
-                b'"' => return Some(i + 1),
-                _ => i += 1,
+        while let Some(at) = body
+            .get(i..)
+            .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
+        {
+            match body[i + at] {
+                b'"' => return Some(i + at + 1),
+                _ => i += at + 2,
             }
         }
         None

@@ -6,7 +6,8 @@
 //! - `system_prompt` is the text of the system messages joined by a blank line, and absent
 //!   (not empty) when there is none, so `existsIn(ctx, "system_prompt")` means "there is
 //!   one"; system messages are not in `history`;
-//! - every other message is one `history` entry `{role, content, content_blocks, images}`:
+//! - every other message is one `history` entry `{role, last_user, content,
+//!   content_blocks, images}` (`last_user`: it is the last entry whose role is `user`):
 //!   `content` is the message's text blocks concatenated; `images` (absent when none)
 //!   lists its images; `content_blocks` lists every block, typed like Anthropic's wire
 //!   (`{"type": "text", "text"}`, `{"type": "thinking", "thinking", "signature"}`,
@@ -23,7 +24,7 @@
 use std::collections::HashMap;
 
 use base64::Engine as _;
-use qore_core::{ContentBlock, History, ImageData, ImageSource, Role, ToolResultPart};
+use qore_core::{ContentBlock, History, ImageData, ImageSource, Message, Role, ToolResultPart};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -61,6 +62,9 @@ pub struct CacheSettings {
 #[derive(Debug, Clone, Serialize)]
 pub struct Entry<'a> {
     pub role: &'static str,
+    /// Whether this is the last `user` entry of the history (where Anthropic's
+    /// `last_user_message` cache mark goes).
+    pub last_user: bool,
     pub content: String,
     pub content_blocks: Vec<Block<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -130,34 +134,55 @@ impl<'a> TemplateContext<'a> {
     /// The context of a chat request: `history` and the tool definitions in the dialect.
     pub fn chat(history: &'a History, tools: Vec<Value>) -> Self {
         let names = history.tool_names();
+        let messages: Vec<&Message> = history.iter().filter(|m| m.role != Role::System).collect();
+        let last_user = last_user(&messages);
+        let entries = (messages.iter().enumerate())
+            .map(|(i, m)| entry(m, &names, Some(i) == last_user))
+            .collect();
+        TemplateContext {
+            history: entries,
+            ..TemplateContext::chat_header(history, tools)
+        }
+    }
+
+    /// [`TemplateContext::chat`] with `history` (`ctx.history`) left empty: what a
+    /// template rendered once per message sees beside its `msg`.
+    pub fn chat_header(history: &History, tools: Vec<Value>) -> Self {
         let system: Vec<String> = (history.iter())
             .filter(|m| m.role == Role::System)
             .map(|m| m.text())
             .filter(|t| !t.is_empty())
             .collect();
-        let entries = (history.iter())
-            .filter(|m| m.role != Role::System)
-            .map(|m| Entry {
-                role: match m.role {
-                    Role::Assistant => "assistant",
-                    _ => "user",
-                },
-                content: m.text(),
-                content_blocks: m.blocks.iter().map(|b| block(b, &names)).collect(),
-                images: (m.blocks.iter())
-                    .filter_map(|b| match b {
-                        ContentBlock::Image(source) => Some(Image::of(source)),
-                        _ => None,
-                    })
-                    .collect(),
-            })
-            .collect();
         TemplateContext {
             system_prompt: (!system.is_empty()).then(|| system.join("\n\n")),
-            history: entries,
             tools,
             ..TemplateContext::default()
         }
+    }
+}
+
+/// The index of the last user entry among `messages` (the history's non-system ones).
+pub fn last_user(messages: &[&Message]) -> Option<usize> {
+    messages.iter().rposition(|m| m.role == Role::User)
+}
+
+/// The `ctx.history` entry of `m` (a message that is not a system message); `names`: the
+/// tool name of each call id ([`History::tool_names`]); `last_user`: see [`Entry`].
+pub fn entry<'a>(m: &'a Message, names: &HashMap<&str, &'a str>, last_user: bool) -> Entry<'a> {
+    Entry {
+        role: match m.role {
+            Role::Assistant => "assistant",
+            _ => "user",
+        },
+        last_user,
+        content: m.text(),
+        content_blocks: m.blocks.iter().map(|b| block(b, names)).collect(),
+        images: (m.blocks.iter())
+            .filter_map(|b| match b {
+                ContentBlock::Image(source) => Some(Image::of(source)),
+                _ => None,
+            })
+            .collect(),
     }
 }
 

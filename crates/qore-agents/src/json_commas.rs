@@ -14,22 +14,114 @@ use std::borrow::Cow;
 
 /// `text` without trailing commas (see the module doc).
 pub fn strip_trailing_commas(text: &str) -> Cow<'_, str> {
+    strip(text).0
+}
+
+/// [`strip_trailing_commas`] of one piece of a text cut between JSON tokens, so that the
+/// pieces of a text are stripped apart and joined by [`join_pieces`]: `None` when the
+/// piece ends inside a string.
+pub fn strip_piece(text: &str) -> Option<Cow<'_, str>> {
+    let (out, in_string) = strip(text);
+    (!in_string).then_some(out)
+}
+
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// Append stripped `pieces` to `out` as [`strip_trailing_commas`] of their concatenation
+/// would read: a piece's last comma is dropped when the next piece opens with `]` or `}`.
+/// `false` (and `out` unspecified) when a piece opens with a comma: the caller strips the
+/// whole text instead.
+pub fn join_pieces<'p>(pieces: impl IntoIterator<Item = &'p str>, out: &mut String) -> bool {
+    // Where the last comma written stands, when only whitespace follows it.
+    let mut pending: Option<usize> = None;
+    for piece in pieces {
+        let bytes = piece.as_bytes();
+        let Some(first) = bytes.iter().position(|b| !is_space(*b)) else {
+            out.push_str(piece);
+            continue;
+        };
+        match bytes[first] {
+            b',' => return false,
+            b']' | b'}' => {
+                if let Some(at) = pending.take() {
+                    out.remove(at);
+                }
+            }
+            _ => {}
+        }
+        let start = out.len();
+        out.push_str(piece);
+        let last = bytes.iter().rposition(|b| !is_space(*b)).unwrap_or(first);
+        pending = (bytes[last] == b',').then_some(start + last);
+    }
+    true
+}
+
+/// Where a scan stands with respect to JSON strings.
+#[derive(Default)]
+struct Strings {
+    inside: bool,
+    escaped: bool,
+}
+
+impl Strings {
+    /// Take byte `b`; `true` when it is part of a string (its closing quote included).
+    fn take(&mut self, b: u8) -> bool {
+        if !self.inside {
+            self.inside = b == b'"';
+            return self.inside;
+        }
+        match b {
+            _ if self.escaped => self.escaped = false,
+            b'\\' => self.escaped = true,
+            b'"' => self.inside = false,
+            _ => {}
+        }
+        true
+    }
+}
+
+/// Whether `text` ends inside a list, right after its `[` or after a comma (whitespace
+/// aside): where list elements may follow.
+pub fn ends_in_a_list(text: &str) -> bool {
+    let mut open = Vec::new();
+    let mut strings = Strings::default();
+    let mut last = 0u8;
+    for &b in text.as_bytes() {
+        if strings.take(b) {
+            last = b'"';
+            continue;
+        }
+        match b {
+            b'[' | b'{' => open.push(b),
+            b']' | b'}' => {
+                open.pop();
+            }
+            _ => {}
+        }
+        if !is_space(b) {
+            last = b;
+        }
+    }
+    open.last() == Some(&b'[') && matches!(last, b'[' | b',')
+}
+
+/// The stripped text, and whether it ends inside a string.
+fn strip(text: &str) -> (Cow<'_, str>, bool) {
     let bytes = text.as_bytes();
     let mut drop: Vec<usize> = Vec::new();
-    let mut in_string = false;
-    let mut escaped = false;
+    let mut strings = Strings::default();
     // The last comma seen outside strings with only whitespace after it, and whether the
     // last structural byte was an opening bracket.
     let mut pending: Option<usize> = None;
     let mut after_open = false;
     for (i, &b) in bytes.iter().enumerate() {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
+        if strings.take(b) {
+            // A string is a value (harmless again inside it).
+            pending = None;
+            after_open = false;
             continue;
         }
         match b {
@@ -52,11 +144,6 @@ pub fn strip_trailing_commas(text: &str) -> Cow<'_, str> {
                 pending = None;
                 after_open = true;
             }
-            b'"' => {
-                pending = None;
-                after_open = false;
-                in_string = true;
-            }
             _ => {
                 pending = None;
                 after_open = false;
@@ -64,7 +151,7 @@ pub fn strip_trailing_commas(text: &str) -> Cow<'_, str> {
         }
     }
     if drop.is_empty() {
-        return Cow::Borrowed(text);
+        return (Cow::Borrowed(text), strings.inside);
     }
     drop.sort_unstable();
     let mut out = String::with_capacity(text.len());
@@ -74,7 +161,7 @@ pub fn strip_trailing_commas(text: &str) -> Cow<'_, str> {
         last = at + 1;
     }
     out.push_str(&text[last..]);
-    Cow::Owned(out)
+    (Cow::Owned(out), strings.inside)
 }
 
 #[cfg(test)]
@@ -101,6 +188,48 @@ mod tests {
         assert_eq!(strip(text), r#"["a,]", "b\",}", "c\\" ]"#);
         let keep = r#"{"k": ",]}"}"#;
         assert!(matches!(strip(keep), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn pieces_stripped_apart_and_joined_are_the_whole_text_stripped() {
+        let texts: &[&[&str]] = &[
+            &["[", "{\"a\": [1,],},", "\n{\"b\": 2},", "]"],
+            &["[\n{\"s\": \",]\"}, ", "", "  ", "{}, ", "\n ]"],
+            &["{\"k\": [", "1,", "2 ,", "\n", "]}"],
+            &["[", "]"],
+            &["[1,", "{\"x\": \"\\\\\"},", "2", "]"],
+        ];
+        for pieces in texts {
+            let whole = strip(&pieces.concat()).into_owned();
+            let stripped: Vec<String> = (pieces.iter())
+                .map(|p| super::strip_piece(p).unwrap().into_owned())
+                .collect();
+            let mut joined = String::new();
+            assert!(super::join_pieces(
+                stripped.iter().map(String::as_str),
+                &mut joined
+            ));
+            assert_eq!(joined, whole, "{pieces:?}");
+        }
+        assert!(super::strip_piece("[\"open").is_none());
+        assert!(!super::join_pieces(["[1", ", 2]"], &mut String::new()));
+    }
+
+    #[test]
+    fn where_list_elements_may_follow() {
+        let cases = [
+            ("[", true),
+            ("[\n{\"a\": \"[,\"},\n", true),
+            ("{\"a\": [1, ", true),
+            ("{\"a\": 1,", false),
+            ("[1", false),
+            ("[\"unclosed [,", false),
+            ("[[1],", true),
+            ("[[1]", false),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(super::ends_in_a_list(text), expected, "{text:?}");
+        }
     }
 
     #[test]

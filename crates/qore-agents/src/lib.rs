@@ -10,7 +10,10 @@
 //! [`error`].
 
 pub mod body;
+pub mod body_cached;
 pub mod body_edit;
+mod body_env;
+pub mod body_split;
 mod bundled;
 pub mod catalog;
 pub mod config;
@@ -26,6 +29,7 @@ pub mod profile;
 pub mod provider_names;
 pub mod providers;
 pub mod render;
+mod render_cached;
 pub mod request_overrides;
 pub mod routing;
 pub mod shape;

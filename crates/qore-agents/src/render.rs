@@ -20,17 +20,18 @@
 
 use std::sync::Arc;
 
-use qore_client::{BodyRenderer, ChatRequest, Protocol, RequestOptions};
+use qore_client::{BodyRenderer, ChatRequest, EncodeCache, Protocol, RequestOptions};
 use qore_core::{ErrorInfo, History, Message, ToolSpec};
 use serde_json::Value;
 
-use crate::body::BodyTemplate;
+use crate::body::{BodyTemplate, RenderError};
 use crate::body_edit::{set_members, top_level_members, When};
 use crate::catalog::Agent;
 use crate::context::{CacheSettings, TemplateContext};
 use crate::error::AgentError;
 use crate::partials::Partials;
 use crate::profile::{CacheBreakpoint, CacheTtl};
+use crate::render_cached::Memo;
 
 /// The body `protocol`'s encoder writes for a one-word conversation with `tools` and
 /// `options`: how the wire spells what the session adds (tools, model, request options).
@@ -87,9 +88,13 @@ pub struct AgentRenderer {
     pub model: String,
     /// The request path or URL, `${MODEL}` filled in; `None`: the protocol's own.
     pub endpoint: Option<String>,
-    body: Option<BodyTemplate>,
+    pub(crate) body: Option<BodyTemplate>,
     /// Whether the protocol's requests carry the model in the body.
     carries_model: bool,
+    /// The last offered tools' definitions, and the last context of a cached render as
+    /// templates see it (its history empty), by a key of what they come from.
+    pub(crate) definitions: Memo<Vec<Value>>,
+    pub(crate) header: Memo<minijinja::Value>,
 }
 
 impl AgentRenderer {
@@ -121,6 +126,8 @@ impl AgentRenderer {
             endpoint,
             body,
             carries_model,
+            definitions: Default::default(),
+            header: Default::default(),
         })
     }
 
@@ -142,7 +149,7 @@ impl AgentRenderer {
     }
 
     /// The tools a request of this agent offers: none without `enable_tools`.
-    fn offered<'t>(&self, tools: &'t [ToolSpec]) -> &'t [ToolSpec] {
+    pub(crate) fn offered<'t>(&self, tools: &'t [ToolSpec]) -> &'t [ToolSpec] {
         if self.agent.enable_tools {
             tools
         } else {
@@ -244,14 +251,16 @@ impl AgentRenderer {
         body: &BodyTemplate,
         ctx: &TemplateContext<'_>,
     ) -> Result<Vec<u8>, ErrorInfo> {
-        body.render(ctx).map_err(|err| {
-            ErrorInfo::validation(format!(
-                "{}: [body] {}: {}",
-                self.agent.sources[0].display(),
-                err.key,
-                err.message
-            ))
-        })
+        body.render(ctx).map_err(|err| self.render_error(err))
+    }
+
+    pub(crate) fn render_error(&self, err: RenderError) -> ErrorInfo {
+        ErrorInfo::validation(format!(
+            "{}: [body] {}: {}",
+            self.agent.sources[0].display(),
+            err.key,
+            err.message
+        ))
     }
 
     /// The compiled body, when the profile has one.
@@ -263,6 +272,14 @@ impl AgentRenderer {
 impl BodyRenderer for AgentRenderer {
     fn render(&self, request: &ChatRequest<'_>) -> Result<Vec<u8>, ErrorInfo> {
         self.chat_body(request.history, request.tools, request.options)
+    }
+
+    fn render_cached(
+        &self,
+        request: &ChatRequest<'_>,
+        cache: &mut EncodeCache,
+    ) -> Result<Vec<u8>, ErrorInfo> {
+        self.chat_body_cached(request.history, request.tools, request.options, cache)
     }
 }
 

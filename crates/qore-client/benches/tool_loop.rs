@@ -23,7 +23,9 @@
 //! memory, `Client::encode`), its growth per round summed over a run, the request bytes, the
 //! last request's encoding split into building the JSON value and serializing it, the last
 //! request sent as a bare request over HTTP against round 0's (what a bigger request costs in
-//! all), and one round's `run_calls` alone.
+//! all), and one round's `run_calls` alone; then what the loop encodes per round: the last
+//! request through an `EncodeCache` that holds round R - 1's messages (`Client::
+//! encode_cached`), and through one that holds them all.
 //!
 //! Before timing, every case runs once and is checked: the loop finishes after R rounds with
 //! the final text, every call answered without error, R + 1 requests, the approver never asked.
@@ -51,7 +53,8 @@ use qore_client::tool_loop::{
     ToolRegistry, TurnOutcome,
 };
 use qore_client::{
-    protocols, CancellationToken, ChatRequest, Client, ClientConfig, RequestOptions, RetryPolicy,
+    protocols, CancellationToken, ChatRequest, Client, ClientConfig, EncodeCache, RequestOptions,
+    RetryPolicy,
 };
 use qore_core::{ContentBlock, History, Role, StopReason, StreamOutcome};
 use qore_testkit::{ReplayServer, Reply};
@@ -525,6 +528,33 @@ fn breakdown(env: &Env, k: usize) {
             }),
             Err(_) => Duration::ZERO,
         };
+        // The last request through a cache that encoded round R - 1's (what a round of the
+        // loop encodes), and through one that encoded it already.
+        let before = History::from(messages[..start_len + 2 * rounds.saturating_sub(1)].to_vec());
+        let mut warm = EncodeCache::new();
+        let _ = client.encode_cached(
+            &ChatRequest {
+                history: &before,
+                ..request
+            },
+            &mut warm,
+        );
+        let continued = median(
+            (0..k)
+                .map(|_| {
+                    let mut cache = warm.clone();
+                    let start = Instant::now();
+                    black_box(client.encode_cached(black_box(&request), &mut cache).ok());
+                    start.elapsed()
+                })
+                .collect(),
+        );
+        let _ = client.encode_cached(&request, &mut warm);
+        let again = time_median(k, || {
+            black_box(client.encode_cached(black_box(&request), &mut warm).ok());
+        });
+        let cached_same = client.encode_cached(&request, &mut EncodeCache::new()).ok()
+            == client.encode(&request).ok();
         // The same last request as a bare request over HTTP, against round 0's.
         let http = |history: &History| {
             let mut samples = Vec::new();
@@ -582,6 +612,16 @@ fn breakdown(env: &Env, k: usize) {
             case.name,
             us(build.as_secs_f64()),
             us(serialize.as_secs_f64())
+        );
+        println!(
+            "  {} R={rounds}: encode_cached of round {rounds} after round {}'s {} µs, all \
+             cached {} µs, {} MB held; the same bytes as encode: {}",
+            case.name,
+            rounds.saturating_sub(1),
+            us(continued.as_secs_f64()),
+            us(again.as_secs_f64()),
+            warm.bytes_held() as f64 / 1e6,
+            if cached_same { "yes" } else { "NO" }
         );
         println!(
             "  {} bare request over HTTP from round 0's history {} | {} µs, from round \

@@ -14,6 +14,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use tokio_util::sync::CancellationToken;
 
 use crate::codec::{BodyRenderer, ChatRequest, FimRequest, Protocol};
+use crate::encode_cache::{encode_spliced, EncodeCache};
 use crate::stream::{Attempts, NewDecoder};
 use crate::transport::bad_answer;
 use crate::transport::http::{build_client, network_error, redact, Timeouts, REDACTED};
@@ -148,9 +149,35 @@ impl Client {
             .map_err(|err| ErrorInfo::validation(format!("cannot serialize the request: {err}")))
     }
 
+    /// The same bytes as [`Client::encode`], each message encoded once per `cache`
+    /// ([`EncodeCache`]: the renderer's fragments or the protocol's per-message entries).
+    pub fn encode_cached(
+        &self,
+        request: &ChatRequest<'_>,
+        cache: &mut EncodeCache,
+    ) -> Result<Vec<u8>, ErrorInfo> {
+        if let Some(renderer) = &self.renderer {
+            return renderer.render_cached(request, cache);
+        }
+        match encode_spliced(&*self.protocol, request, cache) {
+            Some(body) => body,
+            None => self.encode(request),
+        }
+    }
+
     /// Encode `request` from history and stream the answer.
     pub fn stream(&self, request: &ChatRequest<'_>, cancel: CancellationToken) -> ResponseStream {
-        match self.encode(request) {
+        self.stream_cached(request, &mut EncodeCache::new(), cancel)
+    }
+
+    /// [`Client::stream`], encoding through `cache` ([`Client::encode_cached`]).
+    pub fn stream_cached(
+        &self,
+        request: &ChatRequest<'_>,
+        cache: &mut EncodeCache,
+        cancel: CancellationToken,
+    ) -> ResponseStream {
+        match self.encode_cached(request, cache) {
             Ok(body) => {
                 let url = self.chat_url(request.model, request.options.stream);
                 self.send(&url, body, request.options.stream, cancel)

@@ -8,7 +8,7 @@
 
 use std::collections::VecDeque;
 
-use qore_core::{ErrorInfo, History, ResponseEvent, ToolSpec};
+use qore_core::{ErrorInfo, History, Message, ResponseEvent, ToolSpec};
 
 use crate::transport::sse::SseFrame;
 use crate::ModelInfo;
@@ -51,6 +51,18 @@ pub struct ChatRequest<'a> {
 /// field the tool loop adds for a final answer).
 pub trait BodyRenderer: Send + Sync {
     fn render(&self, request: &ChatRequest<'_>) -> Result<Vec<u8>, ErrorInfo>;
+
+    /// The same bytes as [`BodyRenderer::render`], reusing what `cache` holds from earlier
+    /// requests of the same history (see [`crate::EncodeCache`]). The default renders
+    /// afresh.
+    fn render_cached(
+        &self,
+        request: &ChatRequest<'_>,
+        cache: &mut crate::EncodeCache,
+    ) -> Result<Vec<u8>, ErrorInfo> {
+        let _ = cache;
+        self.render(request)
+    }
 }
 
 /// A fill-in-the-middle request: complete the text between `prefix` and `suffix`.
@@ -119,6 +131,25 @@ pub trait Protocol: Send + Sync + 'static {
 
     /// The default request body for `request`.
     fn encode(&self, request: &ChatRequest<'_>) -> Result<serde_json::Value, ErrorInfo>;
+
+    /// The body member holding the conversation when this wire encodes each message on its
+    /// own ([`Protocol::encode_message`]), so that a request reuses the bytes of messages
+    /// encoded for an earlier one ([`crate::EncodeCache`]); `None` (the default): the
+    /// whole body is encoded every time.
+    fn conversation_key(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Append the conversation entries `message` becomes: exactly what
+    /// [`Protocol::encode`] writes for it, whatever the other messages. Only called when
+    /// [`Protocol::conversation_key`] is `Some`.
+    fn encode_message(&self, _message: &Message, _out: &mut Vec<serde_json::Value>) {}
+
+    /// What sets this encoder's messages apart from another's: the name, and the dialect
+    /// where one name has several (cached encodings are never shared across tags).
+    fn encoding_tag(&self) -> String {
+        self.name().to_owned()
+    }
 
     /// A decoder for one chat response.
     fn decoder(&self) -> Box<dyn StreamDecoder>;

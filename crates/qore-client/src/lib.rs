@@ -15,6 +15,7 @@
 mod cancel;
 mod client;
 mod codec;
+mod encode_cache;
 #[doc(hidden)]
 pub mod fuzz_targets;
 mod idle;
@@ -29,6 +30,7 @@ pub use client::{join_endpoint, Client, ClientConfig};
 pub use codec::{
     BodyRenderer, ChatRequest, FimRequest, Framing, Protocol, RequestOptions, StreamDecoder,
 };
+pub use encode_cache::{message_key, EncodeCache, KeyHasher};
 pub use models::{ModelCapabilities, ModelInfo};
 pub use stream::ResponseStream;
 pub use tokio_util::sync::CancellationToken;

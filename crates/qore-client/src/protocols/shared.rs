@@ -162,6 +162,18 @@ macro_rules! delegate_chat {
             self.$chat.encode(request)
         }
 
+        fn conversation_key(&self) -> Option<&'static str> {
+            self.$chat.conversation_key()
+        }
+
+        fn encode_message(&self, message: &qore_core::Message, out: &mut Vec<serde_json::Value>) {
+            self.$chat.encode_message(message, out)
+        }
+
+        fn encoding_tag(&self) -> String {
+            self.$chat.encoding_tag()
+        }
+
         fn decoder(&self) -> Box<dyn $crate::codec::StreamDecoder> {
             self.$chat.decoder()
         }

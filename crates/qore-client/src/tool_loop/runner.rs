@@ -31,7 +31,7 @@ use super::outcome::{add_usage, LoopStop, TurnOutcome};
 use super::registry::ToolRegistry;
 use super::text_protocol::malformed_result;
 use super::text_turn::{self, TextTurn};
-use crate::{ChatRequest, Client, RequestOptions};
+use crate::{ChatRequest, Client, EncodeCache, RequestOptions};
 
 /// What happens when the round limit is reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -117,6 +117,22 @@ impl ToolLoopRunner<'_> {
         history: &mut History,
         options: &RequestOptions,
         cancel: &CancellationToken,
+        on_event: impl FnMut(LoopEvent<'_>),
+    ) -> LoopOutcome {
+        let mut cache = EncodeCache::new();
+        (self.run_cached(model, history, options, &mut cache, cancel, on_event)).await
+    }
+
+    /// [`ToolLoopRunner::run`], each request encoded through `cache`: every message is
+    /// encoded once, by the round that first sends it, or by an earlier run of the owner's
+    /// (a session keeps its cache across turns).
+    pub async fn run_cached(
+        &mut self,
+        model: &str,
+        history: &mut History,
+        options: &RequestOptions,
+        cache: &mut EncodeCache,
+        cancel: &CancellationToken,
         mut on_event: impl FnMut(LoopEvent<'_>),
     ) -> TurnOutcome {
         let mut usage = Usage::default();
@@ -149,7 +165,7 @@ impl ToolLoopRunner<'_> {
                     options
                 },
             };
-            let mut stream = self.client.stream(&request, cancel.clone());
+            let mut stream = self.client.stream_cached(&request, cache, cancel.clone());
             let mut emit = |event: &ResponseEvent| on_event(LoopEvent::Response(event));
             let mut text_turn = text_mode.then(|| TextTurn::new(history.len()));
             while let Some(event) = stream.next().await {

@@ -54,6 +54,18 @@ impl Protocol for OpenAiChat {
         request::encode(request, self.replay_reasoning)
     }
 
+    fn conversation_key(&self) -> Option<&'static str> {
+        Some("messages")
+    }
+
+    fn encode_message(&self, message: &qore_core::Message, out: &mut Vec<serde_json::Value>) {
+        request::encode_message(message, self.replay_reasoning, out)
+    }
+
+    fn encoding_tag(&self) -> String {
+        format!("{NAME} replay_reasoning={}", self.replay_reasoning)
+    }
+
     fn decoder(&self) -> Box<dyn StreamDecoder> {
         Box::new(ChatStreamDecoder::new())
     }

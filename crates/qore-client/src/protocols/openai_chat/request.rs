@@ -56,7 +56,7 @@ pub fn encode(request: &ChatRequest<'_>, replay_reasoning: bool) -> Result<Value
     Ok(shared::finish_body(body, options, "max_tokens"))
 }
 
-fn encode_message(message: &Message, replay_reasoning: bool, out: &mut Vec<Value>) {
+pub fn encode_message(message: &Message, replay_reasoning: bool, out: &mut Vec<Value>) {
     match message.role {
         Role::System => {
             out.push(json!({"role": "system", "content": joined_text(&message.blocks)}))
