@@ -9,6 +9,7 @@
 mod agent_run;
 mod agents;
 mod approve;
+mod chat;
 mod connect;
 mod console;
 mod flags;
@@ -43,6 +44,9 @@ struct Cli {
 enum Command {
     /// Send one prompt and stream the answer to stdout.
     Run(RunArgs),
+    /// Talk interactively, on a saved session (`/help` inside lists the commands); with
+    /// stdin not a terminal, each line is one message or command.
+    Chat(chat::ChatArgs),
     /// List the models the server offers.
     Models(EndpointArgs),
     /// Manage the local model server (SmolLM2-135M on llama.cpp, 127.0.0.1).
@@ -239,6 +243,7 @@ async fn main() -> ExitCode {
     }
     match cli.command {
         Command::Run(args) => run::run(args).await,
+        Command::Chat(args) => chat::chat(args).await,
         Command::Models(args) => connect::models(args).await,
         Command::Local { action } => connect::local(action).await,
         Command::Agents { command } => agents::agents(command),

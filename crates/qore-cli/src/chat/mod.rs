@@ -1,0 +1,84 @@
+//! `qore chat`: the interactive REPL on a saved session.
+//!
+//! Promises:
+//! - On a terminal (stdin and stderr): the line editor ([`input`]), slash commands
+//!   ([`command`]), answers streamed to stdout as they come, tool approvals asked through
+//!   the editor ([`approve`]). Otherwise each stdin line is one message or command, so chat
+//!   is scriptable; `--json` prints the events of `run --json`, after a first
+//!   `{"type":"session","id":…}` line (again after `/new` and `/switch`).
+//! - Ctrl-C cancels the turn in flight and the chat goes on with the session's earlier
+//!   turns ([`interrupt`]); at the prompt it does nothing; Ctrl-D (the end of stdin) exits 0.
+//! - Each turn is saved in the store (`QORE_DATA_DIR`) as it ends, a cancelled or failed
+//!   one without its partial answer, so the history stays well-formed ([`conversation`]);
+//!   `--ephemeral` saves nothing.
+
+mod approve;
+mod command;
+mod conversation;
+mod input;
+mod interrupt;
+mod repl;
+
+use std::process::ExitCode;
+
+use clap::Args;
+
+use crate::{EndpointArgs, RunArgs, ToolArgs};
+
+pub use repl::chat;
+
+/// What `qore chat` talks to and keeps.
+#[derive(Args, Clone)]
+pub struct ChatArgs {
+    #[command(flatten)]
+    pub endpoint: EndpointArgs,
+    /// Model id (`/model` changes it). Default: as for `qore run`.
+    #[arg(long, env = "QORE_MODEL")]
+    pub model: Option<String>,
+    /// Talk to this agent (`/agent` changes it); --url, --protocol and --endpoint are then
+    /// not used.
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+    /// A system prompt for the chat (with --agent: instead of the agent's).
+    #[arg(long)]
+    pub system: Option<String>,
+    /// Most tokens in each answer.
+    #[arg(long)]
+    pub max_tokens: Option<u32>,
+    /// Sampling temperature of each request.
+    #[arg(long)]
+    pub temperature: Option<f64>,
+    /// Ask for one JSON body per request instead of a stream.
+    #[arg(long)]
+    pub no_stream: bool,
+    #[command(flatten)]
+    pub tools: ToolArgs,
+    /// Continue this session (id, unique id prefix or name); a name that is not taken
+    /// starts a session with that name. Default: a new session.
+    #[arg(long, value_name = "ID|NAME")]
+    pub session: Option<String>,
+    /// Save nothing: the chat is forgotten when it ends.
+    #[arg(long)]
+    pub ephemeral: bool,
+}
+
+impl ChatArgs {
+    /// The flags as `qore run` takes them, for connecting.
+    fn run_args(&self) -> RunArgs {
+        RunArgs {
+            endpoint: self.endpoint.clone(),
+            model: self.model.clone(),
+            agent: self.agent.clone(),
+            system: self.system.clone(),
+            max_tokens: self.max_tokens,
+            temperature: self.temperature,
+            no_stream: self.no_stream,
+            tools: self.tools.clone(),
+            file: None,
+            prompt: Vec::new(),
+        }
+    }
+}
+
+/// Exit code of a chat whose last turn failed or that could not start.
+const FAILURE: ExitCode = ExitCode::FAILURE;

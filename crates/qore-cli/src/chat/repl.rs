@@ -1,0 +1,297 @@
+//! The chat loop: read a line, send it or run its command, print what happens.
+//!
+//! Promises: a failed turn, a bad command or a store error prints one line on stderr and
+//! the chat goes on; the exit code is 0 at Ctrl-D, `/exit` or the end of stdin, 1 when the
+//! chat cannot start or (stdin not a terminal) any turn failed, 141 when stdout was closed.
+
+use std::io::IsTerminal as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use qore_client::tool_loop::ApprovalMode;
+use qore_client::CancellationToken;
+use qore_core::{ErrorInfo, Message};
+use serde_json::json;
+
+use super::approve::EditorApprover;
+use super::command::{self, Command, Line};
+use super::conversation::{Conversation, Ended};
+use super::input::{Input, Read, Terminal, HISTORY_FILE};
+use super::interrupt::Interrupts;
+use super::{ChatArgs, FAILURE};
+use crate::approve::{JsonApprover, StdinLines};
+use crate::console::{self, note, CLOSED_STDOUT};
+use crate::output::{json_line, Output};
+use crate::tools::{approval_mode, tool_session};
+
+/// The running chat.
+struct Chat {
+    conversation: Conversation,
+    json: bool,
+    tools: bool,
+    interrupts: Interrupts,
+    /// Some turn failed.
+    failed: bool,
+}
+
+pub async fn chat(args: ChatArgs) -> ExitCode {
+    let json = args.endpoint.json;
+    let terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let all = CancellationToken::new();
+    console::cancel_on_closed_stdout(&all);
+    let interrupts = Interrupts::install(all);
+    let stdin = Arc::new(StdinLines::default());
+    let input = match terminal {
+        true => match Terminal::start(history_file()) {
+            Ok(terminal) => Input::Terminal(terminal),
+            Err(message) => return fail(json, ErrorInfo::config(message)),
+        },
+        false => Input::Piped(stdin.clone()),
+    };
+    let mode = approval_mode(&args.tools, json, terminal);
+    let mut tools = match tool_session(&args.tools, mode, json) {
+        Ok(tools) => tools,
+        Err(error) => return fail(json, error),
+    };
+    if let (Some(tools), Some(ApprovalMode::Confirm)) = (&mut tools, mode) {
+        tools.approver = match &input {
+            Input::Terminal(terminal) => Box::new(EditorApprover {
+                terminal: terminal.clone(),
+                interrupts: interrupts.clone(),
+            }),
+            Input::Piped(_) => Box::new(JsonApprover::reading(stdin)),
+        };
+    }
+    let store = match args.ephemeral {
+        true => None,
+        false => match qore_store::Store::open_default() {
+            Ok(store) => Some(store),
+            Err(error) => {
+                let message = format!("{error} (--ephemeral chats without saving)");
+                return fail(json, ErrorInfo::config(message));
+            }
+        },
+    };
+    let has_tools = tools.is_some();
+    let conversation = Conversation::new(args.run_args(), tools, store);
+    let mut chat = Chat {
+        conversation,
+        json,
+        tools: has_tools,
+        interrupts,
+        failed: false,
+    };
+    let opened = match &args.session {
+        Some(key) => chat.conversation.open_or_name(key),
+        None => chat.conversation.start_new(None),
+    };
+    if let Err(error) = opened {
+        return fail(json, error);
+    }
+    chat.announce_session();
+    if terminal {
+        note!("qore: /help lists the commands; Ctrl-D leaves");
+    }
+    chat.repl(&input).await;
+    if console::stdout_closed() {
+        return ExitCode::from(CLOSED_STDOUT);
+    }
+    match chat.failed && !terminal {
+        true => FAILURE,
+        false => ExitCode::SUCCESS,
+    }
+}
+
+/// The editor's history file, in the data dir (none when there is no data dir).
+fn history_file() -> Option<PathBuf> {
+    let dir = qore_store::data_dir().ok()?;
+    std::fs::create_dir_all(&dir).ok()?;
+    Some(dir.join(HISTORY_FILE))
+}
+
+fn fail(json: bool, error: ErrorInfo) -> ExitCode {
+    Output::new(json).error(&error);
+    FAILURE
+}
+
+impl Chat {
+    async fn repl(&mut self, input: &Input) {
+        loop {
+            if console::stdout_closed() {
+                return;
+            }
+            let line = match input.next().await {
+                Read::Line(line) => line,
+                Read::Interrupted => continue,
+                Read::End => return,
+            };
+            match command::parse(&line) {
+                Line::Empty => {}
+                Line::Invalid(message) => eprintln!("qore: {message}"),
+                Line::Message(text) => self.turn(text).await,
+                Line::Command(Command::Exit) => return,
+                Line::Command(command) => self.run(command),
+            }
+        }
+    }
+
+    /// Send one message and print how the turn went.
+    async fn turn(&mut self, text: String) {
+        let cancel = self.interrupts.turn();
+        let mut out = match self.tools {
+            true => Output::new(self.json).with_tools(),
+            false => Output::new(self.json),
+        };
+        let ended = self.conversation.send(text, &mut out, &cancel).await;
+        self.interrupts.done();
+        let history = self.conversation.history();
+        match ended {
+            Ended::Finished(stop) => {
+                let text = history.last().map(Message::text).unwrap_or_default();
+                let usage = self.conversation.last_usage.clone().unwrap_or_default();
+                out.result(&text, history, &usage, stop.as_ref());
+            }
+            Ended::Failed(error) => {
+                self.failed = true;
+                out.error(&error);
+            }
+            Ended::Cancelled => out.cancelled(),
+        }
+    }
+
+    /// `{"type": "session", "id"}` in JSON mode, a note otherwise.
+    fn announce_session(&self) {
+        let id = self.conversation.session.as_deref();
+        if self.json {
+            json_line(&json!({"type": "session", "id": id}));
+            return;
+        }
+        match id {
+            Some(id) => note!("qore: session {id}"),
+            None => note!("qore: ephemeral session (nothing is saved)"),
+        }
+    }
+
+    /// A command's answer: a JSON line of `kind` with `fields`, or `text` on stdout.
+    fn say(&self, kind: &str, fields: serde_json::Value, text: &str) {
+        if self.json {
+            let mut line = json!({"type": kind});
+            if let (Some(line), Some(fields)) = (line.as_object_mut(), fields.as_object()) {
+                line.extend(fields.clone());
+            }
+            json_line(&line);
+        } else {
+            console::out(text);
+        }
+    }
+
+    fn run(&mut self, command: Command) {
+        let done = match command {
+            Command::Help => {
+                let help = command::help();
+                self.say("help", json!({"text": help}), &help);
+                Ok(())
+            }
+            Command::New => self
+                .conversation
+                .start_new(None)
+                .map(|()| self.announce_session()),
+            Command::Switch(key) => self.switch(&key),
+            Command::Sessions => self.sessions(),
+            Command::Agent(name) => crate::agents::load().resolve(&name, None).map(|_| {
+                note!("qore: agent {name} from the next message on");
+                self.conversation.change(Some(name), None);
+            }),
+            Command::Model(model) => {
+                note!("qore: model {model} from the next message on");
+                self.conversation.change(None, Some(model));
+                Ok(())
+            }
+            Command::Tokens => {
+                self.tokens();
+                Ok(())
+            }
+            Command::Export(file) => self.export(&file),
+            Command::Compress | Command::Undo => Err(ErrorInfo::config(
+                "this command is not available in this build yet",
+            )),
+            Command::Exit => Ok(()),
+        };
+        if let Err(error) = done {
+            eprintln!("qore: {}", error.message);
+        }
+    }
+
+    fn switch(&mut self, key: &str) -> Result<(), ErrorInfo> {
+        let info = self.conversation.open(key)?;
+        self.announce_session();
+        let title = info.name.or(info.title).unwrap_or_default();
+        note!("qore: {} turns so far {title}", info.turn_count);
+        Ok(())
+    }
+
+    fn sessions(&self) -> Result<(), ErrorInfo> {
+        let Some(store) = self.conversation.store() else {
+            return Err(ErrorInfo::config("an ephemeral chat has no saved sessions"));
+        };
+        let project = self.conversation.args.tools.project.clone();
+        let project = project.or_else(|| std::env::current_dir().ok());
+        let listed = store.list_sessions(project.as_deref());
+        let sessions = listed.map_err(super::conversation::stored)?;
+        let current = self.conversation.session.as_deref();
+        let mut text = String::new();
+        let mut rows = Vec::new();
+        for info in &sessions {
+            let mark = if Some(info.id.as_str()) == current {
+                "*"
+            } else {
+                " "
+            };
+            let label = info.name.as_deref().or(info.title.as_deref()).unwrap_or("");
+            text.push_str(&format!(
+                "{mark} {}  {:>3} turns  {label}\n",
+                info.id, info.turn_count
+            ));
+            rows.push(json!({
+                "id": info.id, "name": info.name, "title": info.title,
+                "turns": info.turn_count, "updated_at": info.updated_at,
+                "current": Some(info.id.as_str()) == current,
+            }));
+        }
+        self.say("sessions", json!({"sessions": rows}), &text);
+        Ok(())
+    }
+
+    /// The usage the provider reported for the last turn.
+    // TODO(issue 13): the session's own estimate once qore_session::tokens is on main.
+    fn tokens(&self) {
+        let usage = self.conversation.last_usage.clone().unwrap_or_default();
+        let count = |n: Option<u64>| n.map_or("?".to_owned(), |n| n.to_string());
+        let text = format!(
+            "last turn: {} input tokens, {} output tokens (as the provider reported)\n",
+            count(usage.input_tokens),
+            count(usage.output_tokens)
+        );
+        self.say("tokens", json!({"last_usage": usage}), &text);
+    }
+
+    /// Write the session as JSON.
+    // TODO(issue 13): qore-session's transcript export once it is on main.
+    fn export(&self, file: &str) -> Result<(), ErrorInfo> {
+        let export = json!({
+            "session": self.conversation.session,
+            "messages": self.conversation.history(),
+        });
+        let text = serde_json::to_string_pretty(&export)
+            .map_err(|err| ErrorInfo::config(format!("cannot encode the session: {err}")))?;
+        std::fs::write(file, text + "\n")
+            .map_err(|err| ErrorInfo::config(format!("cannot write {file}: {err}")))?;
+        self.say(
+            "exported",
+            json!({"file": file}),
+            &format!("wrote {file}\n"),
+        );
+        Ok(())
+    }
+}
