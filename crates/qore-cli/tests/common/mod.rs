@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod config;
+pub mod live;
 pub mod raw;
 
 use std::process::Stdio;
