@@ -6,72 +6,22 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use common::live::Live;
-use common::{command, content_text, run_cmd, run_with_limit, Run, IRREGULAR};
+#[cfg(target_os = "linux")]
+use common::pty::{has_script, in_pty, read_until_count};
+use common::turns::{answer, turn, MODEL};
+use common::{command, content_text, run_cmd, run_with_limit, Run};
 use qore_testkit::{ReplayServer, Reply};
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdout};
+use tokio::io::AsyncWriteExt;
+use tokio::process::Child;
 
-const MODEL: &str = "m";
 
 // ---------------------------------------------------------------------------------------
 // Model turns, the server, the project
 // ---------------------------------------------------------------------------------------
-
-/// One streamed Chat Completions chunk.
-fn chunk(delta: Value, finish: Value) -> String {
-    let data = json!({
-        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": MODEL,
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    });
-    format!("data: {data}\n\n")
-}
-
-/// A streamed turn: optional text, then tool calls `(id, name, arguments)`, cut into small
-/// irregular pieces on the wire.
-fn turn(text: &str, calls: &[(&str, &str, Value)]) -> Reply {
-    let mut body = chunk(json!({"role": "assistant", "content": ""}), Value::Null);
-    if !text.is_empty() {
-        body += &chunk(json!({"content": text}), Value::Null);
-    }
-    for (index, (id, name, arguments)) in calls.iter().enumerate() {
-        body += &chunk(
-            json!({"tool_calls": [{"index": index, "id": id, "type": "function",
-                "function": {"name": name, "arguments": ""}}]}),
-            Value::Null,
-        );
-        let arguments = arguments.to_string();
-        let (a, b) = arguments.split_at(arguments.len() / 2);
-        for piece in [a, b] {
-            body += &chunk(
-                json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}),
-                Value::Null,
-            );
-        }
-    }
-    let finish = if calls.is_empty() {
-        "stop"
-    } else {
-        "tool_calls"
-    };
-    body += &chunk(json!({}), json!(finish));
-    body += &format!(
-        "data: {}\n\n",
-        json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0,
-               "model": MODEL, "choices": [],
-               "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
-    );
-    body += "data: [DONE]\n\n";
-    Reply::sse(body).with_slicing(IRREGULAR)
-}
-
-fn answer(text: &str) -> Reply {
-    turn(text, &[])
-}
 
 async fn server(replies: Vec<Reply>) -> ReplayServer {
     ReplayServer::start(replies).await.expect("replay server")
@@ -730,47 +680,6 @@ async fn server_with_one_answer() -> ReplayServer {
     server(vec![answer("Hi.")]).await
 }
 
-/// `s` quoted for `sh -c`.
-#[cfg(target_os = "linux")]
-fn shell_quoted(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
-
-/// Read from `reader` into `seen` until `needle` appears `times` times (10 s at most).
-#[cfg(target_os = "linux")]
-async fn read_until_count(
-    reader: &mut (impl tokio::io::AsyncRead + Unpin),
-    seen: &mut String,
-    needle: &str,
-    times: usize,
-) {
-    use tokio::io::AsyncReadExt as _;
-    let wait = async {
-        let mut piece = [0u8; 1024];
-        while seen.matches(needle).count() < times {
-            let n = reader.read(&mut piece).await.expect("read the terminal");
-            assert!(n > 0, "the terminal closed before {needle:?}: {seen}");
-            seen.push_str(&String::from_utf8_lossy(&piece[..n]));
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(10), wait)
-        .await
-        .unwrap_or_else(|_| panic!("{needle:?} did not appear {times} times: {seen}"));
-}
-
-/// Whether util-linux `script` is there to give `qore` a pseudo-terminal (with a note if not).
-#[cfg(target_os = "linux")]
-fn has_script() -> bool {
-    let has = std::process::Command::new("script")
-        .arg("--version")
-        .output()
-        .is_ok_and(|out| out.status.success());
-    if !has {
-        eprintln!("skipped: util-linux `script` (a pseudo-terminal) is not available");
-    }
-    has
-}
-
 /// `qore run` against `server` on `project`, in a pseudo-terminal: what is written to the
 /// child's stdin is typed on the terminal, its stdout is what the terminal shows.
 #[cfg(target_os = "linux")]
@@ -787,17 +696,7 @@ fn on_a_terminal(server: &ReplayServer, project: &Project) -> Child {
         project.0.to_str().expect("UTF-8 path"),
         "Work on the project.",
     ];
-    let line: Vec<String> = qore.iter().map(|a| shell_quoted(a)).collect();
-    tokio::process::Command::new("script")
-        .args(["-qec", &line.join(" "), "/dev/null"])
-        .env_remove("QORE_URL")
-        .env_remove("QORE_MODEL")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn script")
+    in_pty(&qore, &[])
 }
 
 /// On a terminal (a pseudo-terminal from util-linux `script`), tools default to confirm and

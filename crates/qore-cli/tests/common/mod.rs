@@ -6,6 +6,8 @@
 
 pub mod config;
 pub mod live;
+pub mod pty;
+pub mod turns;
 pub mod raw;
 
 use std::process::Stdio;
