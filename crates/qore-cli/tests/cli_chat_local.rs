@@ -21,7 +21,12 @@ async fn a_scripted_chat_on_the_local_model_carries_the_first_turn() {
     let proxy = qore_testkit::RecordingProxy::start(upstream)
         .await
         .expect("proxy starts");
-    let port = proxy.url().rsplit(':').next().unwrap_or_default().to_owned();
+    let port = proxy
+        .url()
+        .rsplit(':')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
     let data = tempfile::tempdir().expect("data dir");
     let project = tempfile::tempdir().expect("project dir");
     let project_arg = project.path().to_str().expect("UTF-8 path");
@@ -74,7 +79,10 @@ async fn a_scripted_chat_on_the_local_model_carries_the_first_turn() {
         ("assistant", first_answer.to_owned()),
         ("user", "Say bye".to_owned()),
     ];
-    assert_eq!(second, expected, "the second request carries the first turn");
+    assert_eq!(
+        second, expected,
+        "the second request carries the first turn"
+    );
     // Both turns are in the store.
     let id = lines[0]["id"].as_str().expect("id");
     let store = qore_store::Store::open(data.path().join("qore.db")).expect("open");

@@ -18,7 +18,6 @@ use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt;
 use tokio::process::Child;
 
-
 // ---------------------------------------------------------------------------------------
 // Model turns, the server, the project
 // ---------------------------------------------------------------------------------------

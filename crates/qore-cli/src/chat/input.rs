@@ -142,7 +142,7 @@ impl Input {
                         Some(head) => {
                             text.push_str(head);
                             text.push('\n');
-                            prompt = ". ";
+                            prompt = "... ";
                         }
                         None => {
                             text.push_str(&line);

@@ -7,8 +7,8 @@
 pub mod config;
 pub mod live;
 pub mod pty;
-pub mod turns;
 pub mod raw;
+pub mod turns;
 
 use std::process::Stdio;
 use std::time::Duration;

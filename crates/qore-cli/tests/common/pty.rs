@@ -45,7 +45,6 @@ pub fn has_script() -> bool {
     has
 }
 
-
 /// `argv` (the binary first) run in a pseudo-terminal with `env` set.
 pub fn in_pty(argv: &[&str], env: &[(&str, &std::path::Path)]) -> Child {
     let line: Vec<String> = argv.iter().map(|a| shell_quoted(a)).collect();

@@ -60,4 +60,3 @@ pub fn turn(text: &str, calls: &[(&str, &str, Value)]) -> Reply {
 pub fn answer(text: &str) -> Reply {
     turn(text, &[])
 }
-
