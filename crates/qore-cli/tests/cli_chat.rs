@@ -9,9 +9,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::live::Live;
-use common::{base_url, command, exchange, run_with_limit, wire, Run, IRREGULAR};
+use common::turns::{answer, turn};
+use common::{base_url, command, exchange, run_with_limit, run_with_stdin, wire, IRREGULAR};
 use qore_testkit::{reply_from_exchange, Exchange, ReplayServer, Reply};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 const MODEL: &str = "test-model";
 /// A recorded streamed text answer.
@@ -43,26 +44,6 @@ impl Dirs {
         let mut cmd = command(&args);
         cmd.env("QORE_DATA_DIR", self.data.path());
         cmd
-    }
-}
-
-/// Run `cmd` with `input` on stdin (closed after it), 30 s at most.
-async fn scripted(mut cmd: tokio::process::Command, input: &str) -> Run {
-    cmd.stdin(std::process::Stdio::piped());
-    let mut child = cmd.spawn().expect("spawn qore");
-    let mut stdin = child.stdin.take().expect("stdin");
-    tokio::io::AsyncWriteExt::write_all(&mut stdin, input.as_bytes())
-        .await
-        .expect("write stdin");
-    drop(stdin);
-    let output = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
-        .await
-        .expect("qore chat ends within 30 s")
-        .expect("wait");
-    Run {
-        code: output.status.code(),
-        stdout: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
-        stderr: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
     }
 }
 
@@ -121,17 +102,17 @@ fn of_type<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {
 
 #[tokio::test]
 async fn a_scripted_chat_carries_the_first_turn_runs_commands_and_resumes() {
-    let Some((server, url, ex)) = answering(3).await else {
+    let Some((server, url, ex)) = answering(5).await else {
         return;
     };
-    let answer = wire(&ex.response_body).text;
+    let recorded = wire(&ex.response_body).text;
     let dirs = Dirs::new();
     let export = dirs.project.path().join("out.json");
     let input = format!(
         "What is an eclipse?\n/tokens\n/hlep\n\nAnd a lunar one?\n/sessions\n/export {}\n",
         export.display()
     );
-    let run = scripted(dirs.chat(&url, &["--json"]), &input).await;
+    let run = run_with_stdin(dirs.chat(&url, &["--json"]), &input).await;
     assert_eq!(run.code, Some(0), "{run:?}");
     let lines = run.json_lines();
     assert_eq!(
@@ -142,12 +123,12 @@ async fn a_scripted_chat_carries_the_first_turn_runs_commands_and_resumes() {
     // Two turns, each ending in a result; the second result holds the whole conversation.
     let results = of_type(&lines, "result");
     assert_eq!(results.len(), 2, "{run:?}");
-    assert_eq!(results[1]["text"], answer.as_str());
+    assert_eq!(results[1]["text"], recorded.as_str());
     let conversation = [
         ("user", "What is an eclipse?"),
-        ("assistant", answer.as_str()),
+        ("assistant", recorded.as_str()),
         ("user", "And a lunar one?"),
-        ("assistant", answer.as_str()),
+        ("assistant", recorded.as_str()),
     ];
     let messages = results[1]["messages"].as_array().expect("messages");
     assert_eq!(messages.len(), 4, "{}", results[1]);
@@ -181,18 +162,67 @@ async fn a_scripted_chat_carries_the_first_turn_runs_commands_and_resumes() {
     let finished = |seq| (seq, "finished".to_owned(), 2);
     assert_eq!(turns, vec![finished(1), finished(2)]);
 
-    // Resumed by a unique id prefix: the next request carries both earlier turns.
-    let resumed = scripted(
+    // Resumed by a unique id prefix: the next request carries both earlier turns, on the
+    // model /model chose; /new starts empty; /switch comes back.
+    let script = format!(
+        "/model other-model\nThanks.\n/new\nFresh.\n/switch {}\nBack.\n",
+        &id[..12]
+    );
+    let resumed = run_with_stdin(
         dirs.chat(&url, &["--json", "--session", &id[..12]]),
-        "Thanks.\n",
+        &script,
     )
     .await;
     assert_eq!(resumed.code, Some(0), "{resumed:?}");
-    assert_eq!(resumed.json_lines()[0]["id"], id.as_str());
-    let third = server.requests()[2].json().expect("JSON body");
+    let lines = resumed.json_lines();
+    let announced: Vec<&Value> = of_type(&lines, "session")
+        .iter()
+        .map(|l| &l["id"])
+        .collect();
+    assert_eq!(announced.len(), 3, "{resumed:?}");
+    assert_eq!(announced[0], id.as_str());
+    assert_ne!(announced[1], id.as_str());
+    assert_eq!(announced[2], id.as_str());
+    let bodies: Vec<Value> = (server.requests().iter().skip(2))
+        .map(|r| r.json().expect("JSON body"))
+        .collect();
+    assert_eq!(bodies.len(), 3);
     let mut expected = pairs(&conversation);
     expected.extend(pairs(&[("user", "Thanks.")]));
-    assert_eq!(roles_and_texts(&third), expected);
+    assert_eq!(roles_and_texts(&bodies[0]), expected);
+    assert_eq!(bodies[0]["model"], "other-model");
+    assert_eq!(roles_and_texts(&bodies[1]), pairs(&[("user", "Fresh.")]));
+    expected.extend(pairs(&[
+        ("assistant", recorded.as_str()),
+        ("user", "Back."),
+    ]));
+    assert_eq!(roles_and_texts(&bodies[2]), expected);
+}
+
+#[tokio::test]
+async fn piped_json_chat_reads_approvals_from_the_same_stdin() {
+    let call = json!({"path": "a.txt", "content": "A"});
+    let server = ReplayServer::start(vec![
+        turn("", &[("call_a", "write_file", call)]),
+        answer("Written."),
+        answer("Bye."),
+    ])
+    .await
+    .expect("server");
+    let dirs = Dirs::new();
+    let url = format!("{}/v1", server.url());
+    let input = "Write a.\n{\"id\": \"call_a\", \"decision\": \"allow_once\"}\nBye.\n";
+    let run = run_with_stdin(dirs.chat(&url, &["--json", "--tools", "confirm"]), input).await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let lines = run.json_lines();
+    assert_eq!(of_type(&lines, "approval_request").len(), 1, "{run:?}");
+    assert_eq!(of_type(&lines, "result").len(), 2, "{run:?}");
+    let written = std::fs::read_to_string(dirs.project.path().join("a.txt"));
+    assert_eq!(written.ok().as_deref(), Some("A"));
+    // The decision line was not sent as a message: the last request ends with "Bye.".
+    let last = server.requests()[2].json().expect("JSON body");
+    let roles: Vec<String> = roles_and_texts(&last).into_iter().map(|(r, _)| r).collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant", "user"]);
 }
 
 /// A server that answers the first request in full, stalls the second mid-stream and
@@ -248,12 +278,7 @@ async fn ctrl_c_cancels_the_turn_in_flight_and_the_chat_goes_on() {
     let Some((server, mut live, id)) = stalled_second_turn(&dirs, &[]).await else {
         return;
     };
-    let pid = live.child.id().expect("pid").to_string();
-    let sent = std::process::Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .expect("run kill");
-    assert!(sent.success());
+    live.interrupt();
     live.next_of("cancelled").await;
     live.send_text("Go on.\n").await;
     live.next_of("result").await;

@@ -4,29 +4,14 @@
 
 mod common;
 
-use std::time::Duration;
-
-use common::{command, run_with_limit};
+use common::local::{proxied_local_server, proxy_port};
+use common::{command, run_with_stdin};
 use serde_json::Value;
-use tokio::io::AsyncWriteExt as _;
-
-/// Room for the first install of the local server.
-const FIRST_START: Duration = Duration::from_secs(900);
 
 #[tokio::test]
 async fn a_scripted_chat_on_the_local_model_carries_the_first_turn() {
-    let started = run_with_limit(command(&["local", "start"]), FIRST_START).await;
-    assert_eq!(started.code, Some(0), "{started:?}");
-    let upstream = std::net::SocketAddr::from(([127, 0, 0, 1], qore_client::local::port()));
-    let proxy = qore_testkit::RecordingProxy::start(upstream)
-        .await
-        .expect("proxy starts");
-    let port = proxy
-        .url()
-        .rsplit(':')
-        .next()
-        .unwrap_or_default()
-        .to_owned();
+    let proxy = proxied_local_server().await;
+    let port = proxy_port(&proxy);
     let data = tempfile::tempdir().expect("data dir");
     let project = tempfile::tempdir().expect("project dir");
     let project_arg = project.path().to_str().expect("UTF-8 path");
@@ -42,25 +27,13 @@ async fn a_scripted_chat_on_the_local_model_carries_the_first_turn() {
     ];
     let mut cmd = command(&args);
     cmd.env("QORE_LOCAL_PORT", &port)
-        .env("QORE_DATA_DIR", data.path())
-        .stdin(std::process::Stdio::piped());
-    let mut child = cmd.spawn().expect("spawn qore");
-    let mut stdin = child.stdin.take().expect("stdin");
-    stdin.write_all(b"Say hi\nSay bye\n").await.expect("write");
-    drop(stdin);
-    let output = tokio::time::timeout(Duration::from_secs(300), child.wait_with_output())
-        .await
-        .expect("the chat ends")
-        .expect("wait");
-    let stdout = String::from_utf8(output.stdout).expect("UTF-8");
-    let stderr = String::from_utf8(output.stderr).expect("UTF-8");
-    assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
-    let lines: Vec<Value> = (stdout.lines())
-        .map(|line| serde_json::from_str(line).expect("a JSON line"))
-        .collect();
-    assert_eq!(lines[0]["type"], "session", "{stdout}");
+        .env("QORE_DATA_DIR", data.path());
+    let run = run_with_stdin(cmd, "Say hi\nSay bye\n").await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let lines = run.json_lines();
+    assert_eq!(lines[0]["type"], "session", "{run:?}");
     let results: Vec<&Value> = lines.iter().filter(|l| l["type"] == "result").collect();
-    assert_eq!(results.len(), 2, "{stdout}\n{stderr}");
+    assert_eq!(results.len(), 2, "{run:?}");
     let first_answer = results[0]["text"].as_str().expect("text");
     let chats: Vec<Value> = (proxy.requests().iter())
         .filter(|r| r.path.ends_with("/chat/completions"))

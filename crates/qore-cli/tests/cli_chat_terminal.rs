@@ -14,6 +14,19 @@ use qore_testkit::ReplayServer;
 use serde_json::json;
 use tokio::io::AsyncWriteExt as _;
 
+/// Type `bytes` on the terminal, then wait until it shows `shown`.
+async fn type_keys(
+    keys: &mut tokio::process::ChildStdin,
+    bytes: &[u8],
+    (terminal, seen): (&mut tokio::process::ChildStdout, &mut String),
+    shown: &str,
+) {
+    keys.write_all(bytes).await.expect("type");
+    keys.flush().await.expect("flush");
+    let times = seen.matches(shown).count() + 1;
+    read_until_count(terminal, seen, shown, times).await;
+}
+
 #[tokio::test]
 async fn a_terminal_chat_asks_through_the_editor_and_survives_ctrl_c() {
     if !has_script() {
@@ -50,32 +63,24 @@ async fn a_terminal_chat_asks_through_the_editor_and_survives_ctrl_c() {
     let mut terminal = child.stdout.take().expect("stdout");
     let mut keys = child.stdin.take().expect("stdin");
     let mut seen = String::new();
-    let mut type_keys = async |keys_: &[u8]| {
-        keys.write_all(keys_).await.expect("type");
-        keys.flush().await.expect("flush");
-    };
 
     read_until_count(&mut terminal, &mut seen, "> ", 1).await;
-    // Ctrl-C at the empty prompt: a new prompt, not the end.
-    type_keys(b"\x03").await;
-    read_until_count(&mut terminal, &mut seen, "> ", 2).await;
-    type_keys(b"/hlep\r").await;
-    read_until_count(&mut terminal, &mut seen, "did you mean /help?", 1).await;
-    type_keys(b"Write a.\r").await;
-    read_until_count(&mut terminal, &mut seen, "[y] yes, [a] always", 1).await;
-    type_keys(b"y\r").await;
-    read_until_count(&mut terminal, &mut seen, "Written.", 1).await;
-    type_keys(b"Line one\\\r").await;
-    read_until_count(&mut terminal, &mut seen, "... ", 1).await;
-    type_keys(b"line two\r").await;
-    read_until_count(&mut terminal, &mut seen, "Two lines seen.", 1).await;
-    // Ctrl-D once the next prompt is up (the editor reads keys only at its prompt).
-    let prompts = seen.matches("> ").count();
-    let after = seen.rfind("Two lines seen.").unwrap_or_default();
-    if !seen[after..].contains("> ") {
-        read_until_count(&mut terminal, &mut seen, "> ", prompts + 1).await;
+    let steps: [(&[u8], &str); 7] = [
+        // Ctrl-C at the empty prompt: a new prompt, not the end.
+        (b"\x03", "> "),
+        (b"/hlep\r", "did you mean /help?"),
+        (b"Write a.\r", "[y] yes, [a] always"),
+        (b"y\r", "Written."),
+        (b"Line one\\\r", "... "),
+        (b"line two\r", "Two lines seen."),
+        // Nothing typed: the next prompt, so that Ctrl-D reaches the editor.
+        (b"", "> "),
+    ];
+    for (typed, shown) in steps {
+        type_keys(&mut keys, typed, (&mut terminal, &mut seen), shown).await;
     }
-    type_keys(b"\x04").await;
+    keys.write_all(b"\x04").await.expect("Ctrl-D");
+    keys.flush().await.expect("flush");
     let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
         .await
         .expect("Ctrl-D ends the chat")

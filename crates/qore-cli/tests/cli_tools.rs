@@ -530,12 +530,7 @@ async fn ctrl_c_while_an_approval_is_pending_answers_the_call_and_exits_130() {
         &["--tools", "confirm", "--json"],
     ));
     live.next_of("approval_request").await;
-    let pid = live.child.id().expect("pid").to_string();
-    let sent = std::process::Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .expect("run kill");
-    assert!(sent.success());
+    live.interrupt();
     let result = live.next_of("tool_result").await;
     assert_eq!(result["id"], "call_w");
     assert_eq!(result["ran"], false);
@@ -857,12 +852,7 @@ async fn ctrl_c_while_a_tool_runs_stops_it_and_exits_130() {
     live.next_of("tool_call").await;
     // Let the command start and block.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let pid = live.child.id().expect("pid").to_string();
-    let sent = std::process::Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .expect("run kill");
-    assert!(sent.success());
+    live.interrupt();
     let result = live.next_of("tool_result").await;
     assert_eq!(result["id"], "call_c");
     assert_eq!(result["ran"], true, "{result}");

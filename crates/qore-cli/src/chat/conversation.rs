@@ -101,7 +101,7 @@ impl Conversation {
             .ok_or_else(|| ErrorInfo::config("an ephemeral chat has no saved sessions"))?;
         let info = store.session(key).map_err(stored)?;
         self.history = store.history(&info.id).map_err(stored)?;
-        self.last_usage = info.last_usage.clone();
+        self.last_usage = info.last_usage;
         self.session = Some(info.id.clone());
         Ok(info)
     }
@@ -136,7 +136,7 @@ impl Conversation {
         let started_at = SystemTime::now();
         let user = Message::user(text);
         let (replies, usage, ended) = self.run_turn(user.clone(), out, cancel).await;
-        self.last_usage = Some(usage.clone());
+        self.last_usage = Some(usage);
         let record = TurnRecord {
             user,
             replies,
@@ -216,7 +216,7 @@ impl Conversation {
         let mut no_policy = ApprovalPolicy::new(ApprovalMode::ReadOnly);
         let no_tools = ToolRegistry::new();
         let mut runner = match &mut self.tools {
-            Some(tools) if agent.is_none_or(|agent| agent.enable_tools) => {
+            Some(tools) if agent.map_or(true, |agent| agent.enable_tools) => {
                 let text =
                     agent.is_some_and(|agent| agent.text_tools) || connected.tools == Some(false);
                 if tools.auto_protocol && text {

@@ -149,7 +149,7 @@ impl Chat {
         match ended {
             Ended::Finished(stop) => {
                 let text = history.last().map(Message::text).unwrap_or_default();
-                let usage = self.conversation.last_usage.clone().unwrap_or_default();
+                let usage = self.conversation.last_usage.unwrap_or_default();
                 out.result(&text, history, &usage, stop.as_ref());
             }
             Ended::Failed(error) => {
@@ -266,7 +266,7 @@ impl Chat {
     /// The usage the provider reported for the last turn.
     // TODO(issue 13): the session's own estimate once qore_session::tokens is on main.
     fn tokens(&self) {
-        let usage = self.conversation.last_usage.clone().unwrap_or_default();
+        let usage = self.conversation.last_usage.unwrap_or_default();
         let count = |n: Option<u64>| n.map_or("?".to_owned(), |n| n.to_string());
         let text = format!(
             "last turn: {} input tokens, {} output tokens (as the provider reported)\n",

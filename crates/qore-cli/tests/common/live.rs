@@ -48,6 +48,16 @@ impl Live {
             .unwrap_or_else(|_| panic!("no {kind} line within 10 s: {:#?}", self.seen))
     }
 
+    /// Send SIGINT, as Ctrl-C does.
+    pub fn interrupt(&self) {
+        let pid = self.child.id().expect("pid").to_string();
+        let sent = std::process::Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .expect("run kill");
+        assert!(sent.success());
+    }
+
     /// Write `line` as one JSON line.
     pub async fn send(&mut self, line: Value) {
         self.send_text(&format!("{line}\n")).await;
