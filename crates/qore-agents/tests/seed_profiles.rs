@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use qore_agents::config::Config;
 use qore_client::{CancellationToken, ChatRequest, Client, RequestOptions};
-use qore_core::{History, Message, ToolSpec, TurnOutcome};
+use qore_core::{History, Message, StreamOutcome, ToolSpec};
 use qore_testkit::{RecordedRequest, ReplayServer, Reply, Slicing};
 use serde_json::{json, Value};
 
@@ -197,7 +197,7 @@ async fn send(
         .finish()
         .await;
     assert!(
-        matches!(outcome, TurnOutcome::Finished { .. }),
+        matches!(outcome, StreamOutcome::Finished { .. }),
         "{name}: {outcome:?}"
     );
     let requests = server.requests();

@@ -12,7 +12,7 @@ use qore_agents::providers::Providers;
 use qore_agents::render::AgentRenderer;
 use qore_agents::{Catalog, Partials};
 use qore_client::{CancellationToken, ChatRequest, Client, RequestOptions};
-use qore_core::{History, Message, StopReason, TurnOutcome};
+use qore_core::{History, Message, StopReason, StreamOutcome};
 use serde_json::Value;
 
 #[tokio::test]
@@ -62,7 +62,7 @@ async fn the_local_chat_profile_talks_to_the_local_model() {
         }
     }
     match stream.finish().await {
-        TurnOutcome::Finished {
+        StreamOutcome::Finished {
             message,
             stop_reason,
             usage,

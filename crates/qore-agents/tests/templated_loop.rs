@@ -11,7 +11,7 @@ use qore_agents::render::AgentRenderer;
 use qore_agents::{Catalog, Partials};
 use qore_client::tool_loop::{
     ApprovalDecision, ApprovalMode, ApprovalPolicy, ApprovalRequest, Approver, LoopConfig,
-    LoopOutcome, ToolLoopRunner, ToolRegistry,
+    ToolLoopRunner, ToolRegistry, TurnOutcome,
 };
 use qore_client::{CancellationToken, ChatRequest, Client, ClientConfig, RequestOptions};
 use qore_core::{History, Message, Tool, ToolFuture, ToolOutput, ToolSpec};
@@ -174,7 +174,7 @@ async fn a_templated_agent_runs_the_loop_and_every_request_continues_the_last() 
         )
         .await;
     assert!(
-        matches!(outcome, LoopOutcome::Finished { rounds: 2, .. }),
+        matches!(outcome, TurnOutcome::Finished { rounds: 2, .. }),
         "{outcome:?}"
     );
 

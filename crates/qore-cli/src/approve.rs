@@ -48,17 +48,7 @@ impl StdinLines {
 }
 
 /// For `auto` and `read-only`, whose policy decides every call itself.
-pub struct NobodyAsked;
-
-impl Approver for NobodyAsked {
-    fn decide<'a>(&'a self, _: &'a ApprovalRequest) -> Decision<'a> {
-        Box::pin(async {
-            ApprovalDecision::Deny {
-                reason: Some("nobody can approve tool calls in this run".into()),
-            }
-        })
-    }
-}
+pub use qore_session::NobodyAsked;
 
 /// Asks on stderr, reads the answer from the terminal: y (once), a (this tool for the rest
 /// of the run), n or an empty line (deny; `n REASON` gives the model the reason).

@@ -9,10 +9,10 @@ use std::process::ExitCode;
 
 use futures_util::StreamExt as _;
 use qore_client::tool_loop::{
-    ApprovalMode, LoopEvent, LoopOutcome, ToolLoopRunner, ToolProtocol as LoopProtocol,
+    ApprovalMode, LoopEvent, ToolLoopRunner, ToolProtocol as LoopProtocol, TurnOutcome,
 };
 use qore_client::{local, CancellationToken, ChatRequest, Client, RequestOptions};
-use qore_core::{ErrorCategory, ErrorInfo, History, Message, ResponseEvent, TurnOutcome, Usage};
+use qore_core::{ErrorCategory, ErrorInfo, History, Message, ResponseEvent, StreamOutcome, Usage};
 
 use crate::connect::{connect_to_model, doing, Connected};
 use crate::console::{self, note, CLOSED_STDOUT};
@@ -207,18 +207,22 @@ async fn tool_loop(
         })
         .await;
     match outcome {
-        LoopOutcome::Finished {
+        TurnOutcome::Finished {
             stop_reason, usage, ..
         } => {
             finished(out, &history, &usage, stop_reason.as_ref());
             Ok(Ended::Finished)
         }
-        LoopOutcome::Stopped { reason, usage, .. } => {
+        TurnOutcome::Failed {
+            limit: Some(reason),
+            usage,
+            ..
+        } => {
             out.stopped(&reason, &history, &usage);
             Ok(Ended::Stopped)
         }
-        LoopOutcome::Failed { error, .. } => Err(error),
-        LoopOutcome::Cancelled { .. } => Ok(Ended::Cancelled),
+        TurnOutcome::Failed { error, .. } => Err(error),
+        TurnOutcome::Cancelled { .. } => Ok(Ended::Cancelled),
     }
 }
 
@@ -255,7 +259,7 @@ async fn one_turn(
         out.event(&event);
     }
     match stream.finish().await {
-        TurnOutcome::Finished {
+        StreamOutcome::Finished {
             message,
             stop_reason,
             usage,
@@ -264,7 +268,7 @@ async fn one_turn(
             finished(out, &history, &usage, stop_reason.as_ref());
             Ok(Ended::Finished)
         }
-        TurnOutcome::Failed { error, .. } => Err(error),
-        TurnOutcome::Cancelled { .. } => Ok(Ended::Cancelled),
+        StreamOutcome::Failed { error, .. } => Err(error),
+        StreamOutcome::Cancelled { .. } => Ok(Ended::Cancelled),
     }
 }

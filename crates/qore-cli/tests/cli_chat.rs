@@ -288,13 +288,17 @@ async fn ctrl_c_cancels_the_turn_in_flight_and_the_chat_goes_on() {
         Some(0),
         "the chat ends at the end of stdin: {run:?}"
     );
-    // The third request carries the first turn and the cancelled one's question.
+    // The third request carries the first turn, then the cancelled turn's question and the
+    // new one as one user message (the session merges them for the wire).
     let third = server.requests()[2].json().expect("JSON body");
-    let roles: Vec<String> = roles_and_texts(&third)
-        .into_iter()
-        .map(|(r, _)| r)
-        .collect();
-    assert_eq!(roles, ["user", "assistant", "user", "user"]);
+    let sent = roles_and_texts(&third);
+    let roles: Vec<&str> = sent.iter().map(|(role, _)| role.as_str()).collect();
+    assert_eq!(roles, ["user", "assistant", "user"]);
+    let last = &sent[2].1;
+    assert!(
+        last.contains("And a lunar one?") && last.contains("Go on."),
+        "{last:?}"
+    );
     let (check, turns) = stored_turns(&dirs.db(), &id);
     assert_eq!(check, "ok");
     // The cancelled turn keeps the user's message, not the partial answer.

@@ -55,7 +55,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, Throughput};
 use qore_client::{protocols, CancellationToken, Client, ClientConfig};
-use qore_core::TurnOutcome;
+use qore_core::StreamOutcome;
 use qore_testkit::{bench::BenchRun, ReplayServer, Reply, Slicing};
 use tokio::runtime::Runtime;
 
@@ -215,7 +215,7 @@ impl Env {
 }
 
 /// One request through qore, and how long it paused (see [`Case::pause`]).
-async fn run_qore(case: &Case) -> (TurnOutcome, Duration) {
+async fn run_qore(case: &Case) -> (StreamOutcome, Duration) {
     let mut stream = case.client.send(
         &case.url,
         case.workload.wire.request().to_vec(),

@@ -8,7 +8,7 @@
 //! - `qore`: what `ResponseStream` does with the bytes: the framer
 //!   `Framer::for_response(decoder.framing(), content_type, true)`, the protocol's
 //!   `decoder()` (`fim_decoder()` for a FIM stream) and a `MessageAssembler` folding every
-//!   event, ending in the `TurnOutcome`;
+//!   event, ending in the `StreamOutcome`;
 //! - `floor`: the algorithm of `chat_stream/floor.rs` on the same body: memchr line
 //!   splitter, `data:` stripped (NDJSON: the line), `serde_json::from_slice` into a minimal
 //!   borrowed struct with just that wire's delta text and end marker, `push_str`
@@ -49,7 +49,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, SamplingMode, Throughput};
 use qore_client::transport::framing::Framer;
 use qore_client::{protocols, Protocol};
-use qore_core::{ContentBlock, ErrorInfo, MessageAssembler, StopReason, TurnOutcome};
+use qore_core::{ContentBlock, ErrorInfo, MessageAssembler, StopReason, StreamOutcome};
 use qore_testkit::bench::{median, BenchRun};
 
 /// One wire protocol under test.
@@ -173,7 +173,7 @@ fn case_name(wire: &Wire, n: usize) -> String {
 }
 
 /// qore's path over one body: frame, decode, fold.
-fn run_qore(case: &Case, pieces: &[&[u8]]) -> Result<TurnOutcome, ErrorInfo> {
+fn run_qore(case: &Case, pieces: &[&[u8]]) -> Result<StreamOutcome, ErrorInfo> {
     let mut decoder = if case.wire.fim {
         case.protocol.fim_decoder()
     } else {
@@ -197,9 +197,9 @@ fn run_qore(case: &Case, pieces: &[&[u8]]) -> Result<TurnOutcome, ErrorInfo> {
     Ok(assembler.finish())
 }
 
-fn check_qore(case: &Case, outcome: Result<TurnOutcome, ErrorInfo>) -> Result<(), String> {
+fn check_qore(case: &Case, outcome: Result<StreamOutcome, ErrorInfo>) -> Result<(), String> {
     let outcome = outcome.map_err(|e| format!("decoding failed: {e:?}"))?;
-    let TurnOutcome::Finished {
+    let StreamOutcome::Finished {
         message,
         stop_reason,
         usage,

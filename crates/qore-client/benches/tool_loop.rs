@@ -47,13 +47,13 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, SamplingMode, Throughput};
 use futures_util::StreamExt as _;
 use qore_client::tool_loop::{
-    run_calls, ApprovalMode, ApprovalPolicy, Approver, LoopConfig, LoopOutcome, ToolCall,
-    ToolLoopRunner, ToolRegistry,
+    run_calls, ApprovalMode, ApprovalPolicy, Approver, LoopConfig, ToolCall, ToolLoopRunner,
+    ToolRegistry, TurnOutcome,
 };
 use qore_client::{
     protocols, CancellationToken, ChatRequest, Client, ClientConfig, RequestOptions, RetryPolicy,
 };
-use qore_core::{ContentBlock, History, Role, StopReason, TurnOutcome};
+use qore_core::{ContentBlock, History, Role, StopReason, StreamOutcome};
 use qore_testkit::{ReplayServer, Reply};
 use tokio::runtime::Runtime;
 
@@ -250,7 +250,7 @@ impl Env {
             events += 1;
         }
         match stream.finish().await {
-            TurnOutcome::Finished {
+            StreamOutcome::Finished {
                 stop_reason: Some(StopReason::ToolUse),
                 ..
             } => Ok(events),
@@ -282,7 +282,7 @@ impl Env {
             })
             .await;
         match outcome {
-            LoopOutcome::Finished {
+            TurnOutcome::Finished {
                 rounds: done,
                 stop_reason: Some(StopReason::EndTurn),
                 ..

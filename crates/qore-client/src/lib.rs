@@ -9,7 +9,7 @@
 //! - [`Client`]: encode a request from history, stream the answer as
 //!   [`qore_core::ResponseEvent`]s through a [`ResponseStream`] that folds them into the
 //!   assistant message as they pass, and ends in exactly one
-//!   [`qore_core::TurnOutcome`]: finished, failed (with status and body kept) or cancelled;
+//!   [`qore_core::StreamOutcome`]: finished, failed (with status and body kept) or cancelled;
 //! - decoding happens in the task that reads the socket: no channel, no extra thread.
 
 mod cancel;

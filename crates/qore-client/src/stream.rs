@@ -10,7 +10,7 @@
 //!   response head); it is kept by [`IdleWatch`], so a chunk costs one plain store and no
 //!   timer is armed in the runtime;
 //! - cancelling the token, or dropping the stream, closes the connection; a cancelled
-//!   stream ends with [`TurnOutcome::Cancelled`] and its partial message is dropped;
+//!   stream ends with [`StreamOutcome::Cancelled`] and its partial message is dropped;
 //! - a request the server answers with "try later" (see [`crate::transport::retry`]), or
 //!   that fails in transport, is sent again after a backoff, but only while no event has
 //!   reached the consumer: once output is delivered, a failure is final;
@@ -36,7 +36,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::Stream;
-use qore_core::{ErrorCategory, ErrorInfo, MessageAssembler, ResponseEvent, TurnOutcome};
+use qore_core::{ErrorCategory, ErrorInfo, MessageAssembler, ResponseEvent, StreamOutcome};
 use tokio::time::Sleep;
 use tokio_util::sync::CancellationToken;
 
@@ -114,7 +114,7 @@ pub struct ResponseStream {
     /// An event has been handed to the consumer: no more retries.
     delivered: bool,
     assembler: Option<MessageAssembler>,
-    outcome: Option<TurnOutcome>,
+    outcome: Option<StreamOutcome>,
     cancel: CancelSignal,
     idle: IdleWatch,
 }
@@ -174,15 +174,15 @@ impl ResponseStream {
     }
 
     /// How the response ended; `None` until the stream has yielded its last event.
-    pub fn outcome(&self) -> Option<&TurnOutcome> {
+    pub fn outcome(&self) -> Option<&StreamOutcome> {
         self.outcome.as_ref()
     }
 
     /// Receive the rest of the response and return how it ended.
-    pub async fn finish(mut self) -> TurnOutcome {
+    pub async fn finish(mut self) -> StreamOutcome {
         use futures_util::StreamExt as _;
         while self.next().await.is_some() {}
-        self.outcome.take().unwrap_or(TurnOutcome::Cancelled {
+        self.outcome.take().unwrap_or(StreamOutcome::Cancelled {
             usage: Default::default(),
         })
     }

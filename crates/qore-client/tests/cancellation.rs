@@ -7,7 +7,7 @@ mod support;
 
 use futures_util::StreamExt as _;
 use qore_client::{protocols, CancellationToken, Client, ClientConfig, Timeouts};
-use qore_core::{ResponseEvent, TurnOutcome};
+use qore_core::{ResponseEvent, StreamOutcome};
 use qore_testkit::{ReplayServer, Reply, Slicing};
 
 /// A long streamed answer: `n` text deltas, no end.
@@ -69,7 +69,7 @@ async fn a_cancelled_stream_ends_cancelled_and_closes_the_connection() {
     assert_eq!(seen, 10, "no event after the cancel");
     assert!(matches!(
         stream.outcome(),
-        Some(TurnOutcome::Cancelled { .. })
+        Some(StreamOutcome::Cancelled { .. })
     ));
     drop(stream);
     wait_for_disconnect(&server).await;
@@ -101,7 +101,7 @@ async fn a_cancel_before_the_response_head_is_cancelled_too() {
     });
     assert!(matches!(
         stream.finish().await,
-        TurnOutcome::Cancelled { .. }
+        StreamOutcome::Cancelled { .. }
     ));
     drop(listener);
 }
@@ -111,7 +111,7 @@ async fn silence_longer_than_the_idle_timeout_fails_as_network() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let client = client(&url, Duration::from_millis(300));
-    let TurnOutcome::Failed { error, .. } = support::say_hi(&client, CancellationToken::new())
+    let StreamOutcome::Failed { error, .. } = support::say_hi(&client, CancellationToken::new())
         .finish()
         .await
     else {
@@ -167,7 +167,7 @@ async fn a_slow_steady_stream_outlasts_the_idle_timeout() {
     let outcome = support::say_hi(&client(&url, idle), CancellationToken::new())
         .finish()
         .await;
-    let TurnOutcome::Finished { message, .. } = outcome else {
+    let StreamOutcome::Finished { message, .. } = outcome else {
         panic!("expected a finished turn, got {outcome:?}");
     };
     assert_eq!(

@@ -7,10 +7,10 @@
 use qore_client::{
     protocols, CancellationToken, ChatRequest, Client, ClientConfig, RequestOptions,
 };
-use qore_core::{ErrorCategory, ErrorInfo, History, Message, TurnOutcome};
+use qore_core::{ErrorCategory, ErrorInfo, History, Message, StreamOutcome};
 use qore_testkit::{ReplayServer, Reply};
 
-async fn outcome(protocol: &str, reply: Reply, stream: bool) -> (TurnOutcome, ReplayServer) {
+async fn outcome(protocol: &str, reply: Reply, stream: bool) -> (StreamOutcome, ReplayServer) {
     let server = ReplayServer::start_repeating(reply).await.unwrap();
     let client = Client::new(
         protocols::by_name(protocol).unwrap(),
@@ -35,9 +35,9 @@ async fn outcome(protocol: &str, reply: Reply, stream: bool) -> (TurnOutcome, Re
     (outcome, server)
 }
 
-fn assert_empty_response_error(outcome: &TurnOutcome, server: &ReplayServer, case: &str) {
+fn assert_empty_response_error(outcome: &StreamOutcome, server: &ReplayServer, case: &str) {
     let error: &ErrorInfo = match outcome {
-        TurnOutcome::Failed { error, .. } => error,
+        StreamOutcome::Failed { error, .. } => error,
         other => panic!("{case}: not a failure: {other:?}"),
     };
     assert_eq!(error.category, ErrorCategory::Provider, "{case}: {error:?}");
@@ -91,7 +91,7 @@ async fn a_stream_with_events_but_no_end_is_still_an_incomplete_stream() {
         Reply::sse("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n");
     let (outcome, _server) = outcome("openai-chat", reply, true).await;
     match outcome {
-        TurnOutcome::Failed { error, .. } => {
+        StreamOutcome::Failed { error, .. } => {
             assert!(!error.message.contains("empty response"), "{error:?}")
         }
         other => panic!("{other:?}"),

@@ -16,7 +16,7 @@ mod wires;
 
 use std::time::Duration;
 
-use qore_client::tool_loop::{LoopOutcome, ToolRegistry};
+use qore_client::tool_loop::{ToolRegistry, TurnOutcome};
 use qore_client::{protocols, Client, ClientConfig, RetryPolicy, Timeouts};
 use qore_core::{ContentBlock, ErrorCategory, ErrorInfo, History, Message, Role};
 use qore_testkit::{ReplayServer, Reply, Slicing};
@@ -269,7 +269,7 @@ async fn turn(wire: &Wire, replies: Vec<Reply>, attempts: u32, idle: Duration) -
 }
 
 struct Run {
-    outcome: LoopOutcome,
+    outcome: TurnOutcome,
     history: History,
     requests: usize,
 }
@@ -304,7 +304,7 @@ fn check_error(
 
 fn check_finished(case: &str, run: &Run, text: &str) {
     assert!(
-        matches!(run.outcome, LoopOutcome::Finished { .. }),
+        matches!(run.outcome, TurnOutcome::Finished { .. }),
         "{case}: {:?}",
         run.outcome
     );
@@ -346,7 +346,7 @@ async fn every_fault_on_every_wire_fails_cleanly_or_is_survived() {
                     says,
                     retried,
                 } => {
-                    let LoopOutcome::Failed { error, .. } = &run.outcome else {
+                    let TurnOutcome::Failed { error, .. } = &run.outcome else {
                         panic!("{case}: not a failure: {:?}", run.outcome);
                     };
                     check_error(&case, error, category, status, &says);
@@ -361,7 +361,7 @@ async fn every_fault_on_every_wire_fails_cleanly_or_is_survived() {
                         assert_eq!(again.requests, 2, "{case}");
                     } else {
                         assert!(
-                            matches!(again.outcome, LoopOutcome::Failed { .. }),
+                            matches!(again.outcome, TurnOutcome::Failed { .. }),
                             "{case}: {:?}",
                             again.outcome
                         );

@@ -10,7 +10,7 @@ mod support;
 
 use qore_client::protocols::llamacpp::{self, LlamaCpp, LlamaFim};
 use qore_client::{local, CancellationToken, Client, ClientConfig, FimRequest, RequestOptions};
-use qore_core::{ErrorCategory, ResponseEvent, TurnOutcome};
+use qore_core::{ErrorCategory, ResponseEvent, StreamOutcome};
 
 /// A client for the local server; `root` drops the `/v1` of the usual base URL (both must
 /// reach the native endpoints).
@@ -50,7 +50,7 @@ async fn infill_on_a_model_without_fim_tokens_is_a_501_that_keeps_the_body() {
         .complete_fim(&request(&options), CancellationToken::new())
         .finish()
         .await;
-    let TurnOutcome::Failed { error, .. } = outcome else {
+    let StreamOutcome::Failed { error, .. } = outcome else {
         panic!("{outcome:?}");
     };
     assert_eq!(error.category, ErrorCategory::Provider);
@@ -97,7 +97,7 @@ async fn completion_mode_answers_whole_bodies_from_the_server_root() {
         .complete_fim(&request(&options), CancellationToken::new())
         .finish()
         .await;
-    let TurnOutcome::Finished {
+    let StreamOutcome::Finished {
         stop_reason, usage, ..
     } = outcome
     else {

@@ -8,7 +8,7 @@ mod support;
 
 use qore_client::protocols::llamacpp::{self, LlamaCpp, LlamaFim};
 use qore_client::{CancellationToken, Client, ClientConfig, FimRequest, RequestOptions};
-use qore_core::{ErrorCategory, ResponseEvent, StopReason, TurnOutcome};
+use qore_core::{ErrorCategory, ResponseEvent, StopReason, StreamOutcome};
 use qore_testkit::{reply_from_exchange, ReplayServer, Reply, Slicing};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -39,7 +39,7 @@ fn infill_stream() -> String {
         .collect()
 }
 
-async fn collect(client: &Client, options: &RequestOptions) -> (Vec<ResponseEvent>, TurnOutcome) {
+async fn collect(client: &Client, options: &RequestOptions) -> (Vec<ResponseEvent>, StreamOutcome) {
     let request = FimRequest {
         model: "qwen2.5-coder",
         prefix: "def add(a, b):\n    return ",
@@ -112,7 +112,7 @@ async fn native_endpoints_keep_a_path_prefix() {
     let client = client(format!("{}/llama/v1/", server.url()), LlamaFim::Infill);
     let (_, outcome) = collect(&client, &RequestOptions::default()).await;
     assert!(
-        matches!(outcome, TurnOutcome::Finished { .. }),
+        matches!(outcome, StreamOutcome::Finished { .. }),
         "{outcome:?}"
     );
     assert_eq!(server.requests()[0].path, "/llama/infill");
@@ -130,7 +130,7 @@ async fn a_501_from_infill_keeps_status_and_body() {
         .unwrap();
     let client = client(format!("{}/v1", server.url()), LlamaFim::Infill);
     let (_, outcome) = collect(&client, &RequestOptions::default()).await;
-    let TurnOutcome::Failed { error, .. } = outcome else {
+    let StreamOutcome::Failed { error, .. } = outcome else {
         panic!("{outcome:?}");
     };
     assert_eq!(error.category, ErrorCategory::Provider);

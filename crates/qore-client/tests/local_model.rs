@@ -6,7 +6,7 @@ mod support;
 
 use futures_util::StreamExt as _;
 use qore_client::{CancellationToken, Client, RequestOptions};
-use qore_core::{ResponseEvent, TurnOutcome};
+use qore_core::{ResponseEvent, StreamOutcome};
 
 use support::local::{self, history, options, request};
 
@@ -56,7 +56,7 @@ async fn cancelling_mid_stream_ends_cancelled_with_nothing_to_append() {
         }
     }
     assert!(
-        matches!(stream.outcome(), Some(TurnOutcome::Cancelled { .. })),
+        matches!(stream.outcome(), Some(StreamOutcome::Cancelled { .. })),
         "{:?}",
         stream.outcome()
     );

@@ -7,7 +7,7 @@
 mod support;
 
 use qore_client::{protocols, CancellationToken, Client, ClientConfig, FimRequest, RequestOptions};
-use qore_core::{ErrorCategory, ResponseEvent, StopReason, TurnOutcome};
+use qore_core::{ErrorCategory, ResponseEvent, StopReason, StreamOutcome};
 use qore_testkit::{ReplayServer, Reply, Slicing};
 use serde_json::json;
 
@@ -48,7 +48,10 @@ fn fim_stream() -> String {
     fim_frames().concat()
 }
 
-async fn complete(client: &Client, options: &RequestOptions) -> (Vec<ResponseEvent>, TurnOutcome) {
+async fn complete(
+    client: &Client,
+    options: &RequestOptions,
+) -> (Vec<ResponseEvent>, StreamOutcome) {
     let request = FimRequest {
         model: "codestral-latest",
         prefix: "def fibonacci(n: int):",
@@ -123,7 +126,7 @@ async fn error_envelopes_keep_status_type_and_body() {
     .unwrap();
     let client = client(&server, "k");
     let (_, outcome) = complete(&client, &RequestOptions::default()).await;
-    let TurnOutcome::Failed { error, .. } = outcome else {
+    let StreamOutcome::Failed { error, .. } = outcome else {
         panic!("{outcome:?}");
     };
     assert_eq!(error.category, ErrorCategory::Provider);
@@ -134,7 +137,7 @@ async fn error_envelopes_keep_status_type_and_body() {
     assert_eq!(detail.body.as_deref(), Some(invalid));
 
     let (_, outcome) = complete(&client, &RequestOptions::default()).await;
-    let TurnOutcome::Failed { error, .. } = outcome else {
+    let StreamOutcome::Failed { error, .. } = outcome else {
         panic!("{outcome:?}");
     };
     assert_eq!(error.category, ErrorCategory::Auth);
@@ -147,7 +150,7 @@ async fn a_fim_stream_cut_before_its_end_is_a_network_error() {
     let cut = fim_frames()[..3].concat();
     let server = ReplayServer::start(vec![Reply::sse(cut)]).await.unwrap();
     let (_, outcome) = complete(&client(&server, "k"), &RequestOptions::default()).await;
-    let TurnOutcome::Failed { error, .. } = outcome else {
+    let StreamOutcome::Failed { error, .. } = outcome else {
         panic!("{outcome:?}");
     };
     assert_eq!(error.category, ErrorCategory::Network);

@@ -9,8 +9,8 @@ use qore_client::{
     protocols, CancellationToken, ChatRequest, Client, ClientConfig, RequestOptions,
 };
 use qore_core::{
-    ContentBlock, ErrorCategory, History, Message, ResponseEvent, Role, StopReason, ToolResultPart,
-    ToolSpec, TurnOutcome,
+    ContentBlock, ErrorCategory, History, Message, ResponseEvent, Role, StopReason, StreamOutcome,
+    ToolResultPart, ToolSpec,
 };
 use qore_testkit::{RecordedRequest, ReplayServer, Reply, Slicing};
 use serde_json::{json, Value};
@@ -45,7 +45,7 @@ async fn run(
     history: &History,
     tools: &[ToolSpec],
     options: &RequestOptions,
-) -> (Vec<ResponseEvent>, TurnOutcome) {
+) -> (Vec<ResponseEvent>, StreamOutcome) {
     let request = ChatRequest {
         model: "qwen3:4b",
         history,
@@ -178,7 +178,7 @@ async fn tool_calls_fold_and_the_continuation_carries_calls_and_results() {
     ));
     let (_, outcome) = run(&client, &history, &tools, &options).await;
     assert!(
-        matches!(outcome, TurnOutcome::Finished { ref message, .. } if message.text() == "Sunny, 14:00.")
+        matches!(outcome, StreamOutcome::Finished { ref message, .. } if message.text() == "Sunny, 14:00.")
     );
 
     let requests = server.requests();
@@ -219,7 +219,7 @@ async fn an_error_line_in_a_200_stream_fails_the_turn() {
     .unwrap();
     let history = History::from(vec![Message::user("hi")]);
     let (_, outcome) = run(&client(&server), &history, &[], &RequestOptions::default()).await;
-    let TurnOutcome::Failed { error, .. } = outcome else {
+    let StreamOutcome::Failed { error, .. } = outcome else {
         panic!("{outcome:?}");
     };
     assert_eq!(error.category, ErrorCategory::Provider);
@@ -252,7 +252,7 @@ async fn a_stream_cut_before_its_done_line_is_a_network_error() {
     assert!(events
         .iter()
         .any(|e| matches!(e, ResponseEvent::TextDelta { text } if text == " of times")));
-    let TurnOutcome::Failed { error, .. } = outcome else {
+    let StreamOutcome::Failed { error, .. } = outcome else {
         panic!("{outcome:?}");
     };
     assert_eq!(error.category, ErrorCategory::Network);
@@ -267,7 +267,7 @@ async fn an_http_error_keeps_status_and_body() {
         .unwrap();
     let history = History::from(vec![Message::user("hi")]);
     let (_, outcome) = run(&client(&server), &history, &[], &RequestOptions::default()).await;
-    let TurnOutcome::Failed { error, .. } = outcome else {
+    let StreamOutcome::Failed { error, .. } = outcome else {
         panic!("{outcome:?}");
     };
     assert_eq!(error.category, ErrorCategory::Provider);

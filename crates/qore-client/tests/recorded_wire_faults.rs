@@ -11,11 +11,11 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use qore_client::tool_loop::{LoopOutcome, ToolRegistry};
+use qore_client::tool_loop::{ToolRegistry, TurnOutcome};
 use qore_client::{protocols, CancellationToken, Client, ClientConfig, RetryPolicy};
 use qore_core::{
-    ContentBlock, ErrorCategory, History, Message, ResponseEvent, Tool, ToolFuture, ToolOutput,
-    ToolSpec, TurnOutcome,
+    ContentBlock, ErrorCategory, History, Message, ResponseEvent, StreamOutcome, Tool, ToolFuture,
+    ToolOutput, ToolSpec,
 };
 use qore_testkit::{parse_exchanges, reply_from_exchange, Exchange, ReplayServer, Slicing};
 use serde_json::{json, Value};
@@ -56,7 +56,7 @@ fn client(server: &ReplayServer, protocol: &str) -> Client {
     Client::new(protocols::by_name(protocol).expect("protocol"), config).expect("client")
 }
 
-async fn replay(ex: &Exchange, protocol: &str, seed: u64) -> (Vec<ResponseEvent>, TurnOutcome) {
+async fn replay(ex: &Exchange, protocol: &str, seed: u64) -> (Vec<ResponseEvent>, StreamOutcome) {
     let reply = reply_from_exchange(ex, Slicing::Irregular { seed, max: 7 });
     let server = ReplayServer::start(vec![reply]).await.expect("server");
     let client = client(&server, protocol);
@@ -91,7 +91,7 @@ async fn rotating_item_ids_give_each_delta_once() {
             })
             .collect();
         assert_eq!(streamed, text, "seed {seed}: the text is its deltas, once");
-        let TurnOutcome::Finished { message, .. } = outcome else {
+        let StreamOutcome::Finished { message, .. } = outcome else {
             panic!("seed {seed}: {outcome:?}");
         };
         let expected = vec![
@@ -141,7 +141,7 @@ async fn a_spliced_anthropic_stream_fails_without_inventing_a_tool_call() {
             .filter(|e| matches!(e, ResponseEvent::ToolCallEnd { .. }))
             .count();
         assert_eq!(ends, 0, "seed {seed}: a tool call made up: {events:?}");
-        let TurnOutcome::Failed { error, .. } = outcome else {
+        let StreamOutcome::Failed { error, .. } = outcome else {
             panic!("seed {seed}: not a failure: {outcome:?}");
         };
         assert_eq!(error.category, ErrorCategory::Provider, "seed {seed}");
@@ -171,7 +171,7 @@ async fn a_spliced_anthropic_stream_fails_without_inventing_a_tool_call() {
     let before = History::from(vec![Message::user("hi")]);
     let mut history = before.clone();
     let outcome = support::run_loop(&client, &registry, &mut history).await;
-    assert!(matches!(outcome, LoopOutcome::Failed { .. }), "{outcome:?}");
+    assert!(matches!(outcome, TurnOutcome::Failed { .. }), "{outcome:?}");
     assert_eq!(calls.load(Ordering::SeqCst), 0, "a tool ran");
     assert_eq!(history, before);
 }

@@ -7,7 +7,7 @@ mod support;
 
 use qore_client::{local, CancellationToken, ChatRequest, Client};
 use qore_core::{
-    ContentBlock, History, Message, ResponseEvent, Role, ToolResultPart, ToolSpec, TurnOutcome,
+    ContentBlock, History, Message, ResponseEvent, Role, StreamOutcome, ToolResultPart, ToolSpec,
 };
 use serde_json::json;
 
@@ -96,7 +96,7 @@ async fn accepts_a_replayed_tool_session() {
         .stream(&request, CancellationToken::new())
         .finish()
         .await;
-    let TurnOutcome::Finished { message, .. } = outcome else {
+    let StreamOutcome::Finished { message, .. } = outcome else {
         panic!("the server refused the replayed session: {outcome:?}");
     };
     assert_eq!(message.role, Role::Assistant);

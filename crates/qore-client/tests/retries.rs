@@ -8,7 +8,7 @@ mod support;
 
 use futures_util::StreamExt as _;
 use qore_client::{protocols, CancellationToken, Client, ClientConfig, RetryPolicy, Timeouts};
-use qore_core::{ErrorCategory, ResponseEvent, TurnOutcome};
+use qore_core::{ErrorCategory, ResponseEvent, StreamOutcome};
 use qore_testkit::{ReplayServer, Reply};
 
 const ANSWER: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n\
@@ -34,7 +34,7 @@ fn quick(attempts: u32) -> RetryPolicy {
     }
 }
 
-async fn run(client: &Client) -> TurnOutcome {
+async fn run(client: &Client) -> StreamOutcome {
     support::say_hi(client, CancellationToken::new())
         .finish()
         .await
@@ -47,9 +47,9 @@ fn overloaded(status: u16) -> Reply {
     )
 }
 
-fn text_of(outcome: &TurnOutcome) -> Option<&str> {
+fn text_of(outcome: &StreamOutcome) -> Option<&str> {
     match outcome {
-        TurnOutcome::Finished { message, .. } => message.blocks.first()?.as_text(),
+        StreamOutcome::Finished { message, .. } => message.blocks.first()?.as_text(),
         _ => None,
     }
 }
@@ -77,7 +77,7 @@ async fn attempts_are_bounded_and_the_last_error_is_kept() {
         .await
         .unwrap();
     let outcome = run(&client(&server, quick(3))).await;
-    let TurnOutcome::Failed { error, .. } = outcome else {
+    let StreamOutcome::Failed { error, .. } = outcome else {
         panic!("not failed: {outcome:?}");
     };
     assert_eq!(server.requests().len(), 3);
@@ -94,7 +94,7 @@ async fn attempts_are_bounded_and_the_last_error_is_kept() {
 async fn client_errors_and_overlong_waits_are_not_retried() {
     let server = ReplayServer::start(vec![overloaded(400)]).await.unwrap();
     let outcome = run(&client(&server, quick(4))).await;
-    assert!(matches!(&outcome, TurnOutcome::Failed { error, .. } if error.status() == Some(400)));
+    assert!(matches!(&outcome, StreamOutcome::Failed { error, .. } if error.status() == Some(400)));
     assert_eq!(server.requests().len(), 1);
 
     let server = ReplayServer::start(vec![overloaded(429).with_header("retry-after", "3600")])
@@ -102,7 +102,7 @@ async fn client_errors_and_overlong_waits_are_not_retried() {
         .unwrap();
     let started = Instant::now();
     let outcome = run(&client(&server, quick(4))).await;
-    assert!(matches!(&outcome, TurnOutcome::Failed { error, .. } if error.status() == Some(429)));
+    assert!(matches!(&outcome, StreamOutcome::Failed { error, .. } if error.status() == Some(429)));
     assert_eq!(server.requests().len(), 1);
     assert!(started.elapsed() < Duration::from_secs(60));
 }
@@ -140,7 +140,7 @@ async fn nothing_is_retried_once_output_was_delivered() {
     assert_eq!(texts, ["Hi"], "the delivered text is not repeated");
     let outcome = stream.outcome().cloned();
     assert!(
-        matches!(&outcome, Some(TurnOutcome::Failed { error, .. }) if error.category == ErrorCategory::Network),
+        matches!(&outcome, Some(StreamOutcome::Failed { error, .. }) if error.category == ErrorCategory::Network),
         "{outcome:?}"
     );
     assert_eq!(server.requests().len(), 1);
@@ -162,7 +162,7 @@ async fn cancelling_during_the_backoff_ends_at_once() {
     let outcome = stream.finish().await;
     canceller.await.unwrap();
     assert!(
-        matches!(outcome, TurnOutcome::Cancelled { .. }),
+        matches!(outcome, StreamOutcome::Cancelled { .. }),
         "{outcome:?}"
     );
     assert!(started.elapsed() < Duration::from_millis(900));

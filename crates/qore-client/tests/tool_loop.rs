@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use qore_client::tool_loop::{
     ApprovalDecision, ApprovalMode, ApprovalPolicy, ApprovalRule, ArgumentMatch, AtRoundLimit,
-    LoopOutcome, LoopStop,
+    LoopStop, TurnOutcome,
 };
 use qore_client::CancellationToken;
 use qore_core::{ContentBlock, ErrorCategory, History, Role, StopReason};
@@ -48,9 +48,9 @@ fn id(s: &str) -> Option<String> {
     Some(s.to_owned())
 }
 
-fn finished_rounds(outcome: &LoopOutcome) -> u32 {
+fn finished_rounds(outcome: &TurnOutcome) -> u32 {
     match outcome {
-        LoopOutcome::Finished { rounds, .. } => *rounds,
+        TurnOutcome::Finished { rounds, .. } => *rounds,
         other => panic!("the loop did not finish: {other:?}"),
     }
 }
@@ -90,7 +90,7 @@ async fn a_turn_without_tool_calls_finishes_at_once() {
     assert!(
         matches!(
             &outcome,
-            LoopOutcome::Finished {
+            TurnOutcome::Finished {
                 rounds: 0,
                 stop_reason: Some(StopReason::EndTurn),
                 ..
@@ -131,7 +131,7 @@ async fn a_round_runs_the_calls_and_sends_every_result_in_call_order() {
         )
         .await;
 
-    let LoopOutcome::Finished { rounds, usage, .. } = &outcome else {
+    let TurnOutcome::Finished { rounds, usage, .. } = &outcome else {
         panic!("{outcome:?}");
     };
     assert_eq!(*rounds, 2);
@@ -387,7 +387,7 @@ async fn cancelling_while_tools_run_answers_every_call_and_sends_nothing_more() 
         log.entries()
     );
     assert!(
-        matches!(outcome, LoopOutcome::Cancelled { rounds: 1, .. }),
+        matches!(outcome, TurnOutcome::Cancelled { rounds: 1, .. }),
         "{outcome:?}"
     );
     assert_eq!(server.requests().len(), 1, "nothing is sent after a cancel");
@@ -477,7 +477,7 @@ async fn cancelling_while_parallel_tools_run_stops_them_at_once() {
         .await;
     assert!(started.elapsed() < Duration::from_secs(5));
     assert!(
-        matches!(outcome, LoopOutcome::Cancelled { .. }),
+        matches!(outcome, TurnOutcome::Cancelled { .. }),
         "{outcome:?}"
     );
     assert_history_well_formed(&h.history);
@@ -612,7 +612,12 @@ async fn the_same_call_three_times_in_a_row_stops_the_loop() {
             &CancellationToken::new(),
         )
         .await;
-    let LoopOutcome::Stopped { reason, rounds, .. } = &outcome else {
+    let TurnOutcome::Failed {
+        limit: Some(reason),
+        rounds,
+        ..
+    } = &outcome
+    else {
         panic!("{outcome:?}");
     };
     assert_eq!(
@@ -680,8 +685,8 @@ async fn the_repetition_limit_is_configurable_and_only_counts_identical_calls_in
     assert!(
         matches!(
             &outcome,
-            LoopOutcome::Stopped {
-                reason: LoopStop::RepeatedCall { times: 2, .. },
+            TurnOutcome::Failed {
+                limit: Some(LoopStop::RepeatedCall { times: 2, .. }),
                 rounds: 2,
                 ..
             }
@@ -722,7 +727,7 @@ async fn at_the_default_limit_of_25_rounds_the_pending_calls_are_not_run_and_a_f
         )
         .await;
     assert!(
-        matches!(outcome, LoopOutcome::Finished { .. }),
+        matches!(outcome, TurnOutcome::Finished { .. }),
         "{outcome:?}"
     );
     assert_eq!(log.count("start echo"), 25, "25 rounds ran, not 26");
@@ -776,7 +781,7 @@ async fn the_round_limit_is_configurable() {
         )
         .await;
     assert!(
-        matches!(outcome, LoopOutcome::Finished { .. }),
+        matches!(outcome, TurnOutcome::Finished { .. }),
         "{outcome:?}"
     );
     assert_eq!(log.count("start echo"), 2);
@@ -806,8 +811,8 @@ async fn a_model_that_still_calls_tools_when_forbidden_is_stopped() {
     assert!(
         matches!(
             &outcome,
-            LoopOutcome::Stopped {
-                reason: LoopStop::RoundLimit { rounds: 1 },
+            TurnOutcome::Failed {
+                limit: Some(LoopStop::RoundLimit { rounds: 1 }),
                 ..
             }
         ),
@@ -842,8 +847,8 @@ async fn at_the_round_limit_the_loop_fails_when_configured_so() {
     assert!(
         matches!(
             &outcome,
-            LoopOutcome::Stopped {
-                reason: LoopStop::RoundLimit { rounds: 2 },
+            TurnOutcome::Failed {
+                limit: Some(LoopStop::RoundLimit { rounds: 2 }),
                 ..
             }
         ),
@@ -1203,7 +1208,7 @@ async fn cancelling_while_an_approval_is_pending_answers_every_call_and_runs_not
     let (outcome, events) = h.run(&client, &approver, &cancel).await;
     assert!(started.elapsed() < Duration::from_secs(5));
     assert!(
-        matches!(outcome, LoopOutcome::Cancelled { rounds: 1, .. }),
+        matches!(outcome, TurnOutcome::Cancelled { rounds: 1, .. }),
         "{outcome:?}"
     );
     assert_eq!(approver.asked.load(std::sync::atomic::Ordering::SeqCst), 1);
@@ -1251,7 +1256,7 @@ async fn a_failed_provider_turn_leaves_history_unchanged_and_well_formed() {
         )
         .await;
     assert!(
-        matches!(&outcome, LoopOutcome::Failed { error, rounds: 0, .. } if error.status() == Some(400)),
+        matches!(&outcome, TurnOutcome::Failed { error, rounds: 0, .. } if error.status() == Some(400)),
         "{outcome:?}"
     );
     assert_eq!(h.history, before);
@@ -1276,7 +1281,7 @@ async fn a_failed_provider_turn_leaves_history_unchanged_and_well_formed() {
             &CancellationToken::new(),
         )
         .await;
-    let LoopOutcome::Failed { error, rounds, .. } = &outcome else {
+    let TurnOutcome::Failed { error, rounds, .. } = &outcome else {
         panic!("{outcome:?}");
     };
     assert_eq!(*rounds, 1);
@@ -1319,7 +1324,7 @@ async fn cancelling_while_a_turn_streams_leaves_history_unchanged() {
         .run(&client, &ScriptedApprover::silent(&log), &cancel)
         .await;
     assert!(
-        matches!(outcome, LoopOutcome::Cancelled { rounds: 0, .. }),
+        matches!(outcome, TurnOutcome::Cancelled { rounds: 0, .. }),
         "{outcome:?}"
     );
     assert_eq!(h.history, before);
@@ -1397,7 +1402,12 @@ async fn rounds_are_the_turns_that_ended_with_tool_calls() {
             &CancellationToken::new(),
         )
         .await;
-    let LoopOutcome::Stopped { reason, rounds, .. } = outcome else {
+    let TurnOutcome::Failed {
+        limit: Some(reason),
+        rounds,
+        ..
+    } = outcome
+    else {
         panic!("{outcome:?}");
     };
     assert_eq!(reason, LoopStop::RoundLimit { rounds: 2 });

@@ -17,7 +17,7 @@
 #[path = "tool_loop/support.rs"]
 mod support;
 
-use qore_client::tool_loop::{ApprovalMode, ApprovalPolicy, LoopOutcome};
+use qore_client::tool_loop::{ApprovalMode, ApprovalPolicy, TurnOutcome};
 use qore_client::CancellationToken;
 use qore_core::ToolOutput;
 use qore_testkit::ReplayServer;
@@ -124,7 +124,7 @@ async fn continuations_are_byte_stable_and_carry_every_call_with_its_result(wire
             &CancellationToken::new(),
         )
         .await;
-    let LoopOutcome::Finished { rounds, usage, .. } = &outcome else {
+    let TurnOutcome::Finished { rounds, usage, .. } = &outcome else {
         panic!("{wire:?}: {outcome:?}");
     };
     assert_eq!(*rounds, 2, "{wire:?}");
@@ -293,7 +293,7 @@ async fn at_the_round_limit_the_final_request_forbids_tool_calls(wire: Wire) {
         )
         .await;
     assert!(
-        matches!(outcome, LoopOutcome::Finished { .. }),
+        matches!(outcome, TurnOutcome::Finished { .. }),
         "{wire:?}: {outcome:?}"
     );
     assert_eq!(
@@ -427,7 +427,7 @@ async fn anthropic_with_cache_breakpoints_only_moves_the_marker() {
         )
         .await;
     assert!(
-        matches!(outcome, LoopOutcome::Finished { rounds: 2, .. }),
+        matches!(outcome, TurnOutcome::Finished { rounds: 2, .. }),
         "{outcome:?}"
     );
     const MARK: &str = r#""cache_control":{"type":"ephemeral"}"#;

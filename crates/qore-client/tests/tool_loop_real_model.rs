@@ -17,12 +17,14 @@ use std::time::Duration;
 
 use qore_client::tool_loop::{
     ApprovalDecision, ApprovalMode, ApprovalPolicy, ApprovalRequest, Approver, AtRoundLimit,
-    CallReport, LoopConfig, LoopEvent, LoopOutcome, ToolLoopRunner, ToolRegistry,
+    CallReport, LoopConfig, LoopEvent, ToolLoopRunner, ToolRegistry, TurnOutcome,
 };
 use qore_client::{
     protocols, CancellationToken, ChatRequest, Client, ClientConfig, RequestOptions, RetryPolicy,
 };
-use qore_core::{ContentBlock, ErrorCategory, History, Message, Role, ToolResultPart, TurnOutcome};
+use qore_core::{
+    ContentBlock, ErrorCategory, History, Message, Role, StreamOutcome, ToolResultPart,
+};
 use qore_testkit::{RecordedRequest, RecordingProxy};
 use serde_json::{json, Value};
 
@@ -183,7 +185,7 @@ async fn the_loop_runs_a_real_tool_then_the_round_limit_forces_a_final_answer() 
     // It finished after the forced final answer (one round ran; the next round's calls
     // were answered "not run").
     assert!(
-        matches!(outcome, LoopOutcome::Finished { rounds: 2, .. }),
+        matches!(outcome, TurnOutcome::Finished { rounds: 2, .. }),
         "{outcome:?}\n{history:#?}"
     );
 
@@ -278,7 +280,7 @@ async fn a_streamed_auto_request_is_a_clear_empty_response_error() {
         .finish()
         .await;
     match outcome {
-        TurnOutcome::Failed { error, .. } => {
+        StreamOutcome::Failed { error, .. } => {
             assert_eq!(error.category, ErrorCategory::Provider, "{error:?}");
             assert!(error.message.contains("empty response"), "{error:?}");
         }

@@ -10,7 +10,7 @@
 mod support;
 
 use qore_client::tool_loop::{
-    ApprovalMode, ApprovalPolicy, LoopEvent, LoopOutcome, ToolLoopRunner, ToolProtocol,
+    ApprovalMode, ApprovalPolicy, LoopEvent, ToolLoopRunner, ToolProtocol, TurnOutcome,
 };
 use qore_client::CancellationToken;
 use qore_core::{ContentBlock, ResponseEvent, Role, ToolCallInput};
@@ -36,7 +36,7 @@ fn text_turn(wire: Wire, reply: &str) -> Reply {
 
 /// What a run showed its consumer, and how it ended.
 struct Run {
-    outcome: LoopOutcome,
+    outcome: TurnOutcome,
     /// The text deltas shown, concatenated.
     shown: String,
     /// Tool calls shown: (id, name, arguments or the parse error's raw text).
@@ -174,7 +174,7 @@ async fn two_calls_run_and_their_results_go_back_as_text_on_every_codec() {
         let (server, h, log, run) =
             run_text_turns(wire, &[TWO_CALLS, "Both said hello."], None).await;
         assert!(
-            matches!(run.outcome, LoopOutcome::Finished { rounds: 1, .. }),
+            matches!(run.outcome, TurnOutcome::Finished { rounds: 1, .. }),
             "{what}: {:?}",
             run.outcome
         );
@@ -242,7 +242,7 @@ async fn the_protocol_shown_in_code_runs_nothing_on_every_codec() {
         let what = wire.name();
         let (server, h, log, run) = run_text_turns(wire, &[reply], None).await;
         assert!(
-            matches!(run.outcome, LoopOutcome::Finished { rounds: 0, .. }),
+            matches!(run.outcome, TurnOutcome::Finished { rounds: 0, .. }),
             "{what}: {:?}",
             run.outcome
         );
@@ -266,7 +266,7 @@ async fn a_malformed_block_and_an_unknown_tool_go_back_as_errors() {
     let (server, h, log, run) = run_text_turns(wire, &[reply, "Sorry about that."], None).await;
     assert!(matches!(
         run.outcome,
-        LoopOutcome::Finished { rounds: 1, .. }
+        TurnOutcome::Finished { rounds: 1, .. }
     ));
     assert!(log.entries().is_empty(), "nothing ran: {:?}", log.entries());
     assert_history_well_formed(&h.history);
@@ -291,7 +291,7 @@ async fn at_the_round_limit_the_final_request_keeps_the_prompt_and_sends_no_tool
     let (server, h, log, run) =
         run_text_turns(wire, &[call, again, "Final answer."], Some(1)).await;
     assert!(
-        matches!(run.outcome, LoopOutcome::Finished { rounds: 2, .. }),
+        matches!(run.outcome, TurnOutcome::Finished { rounds: 2, .. }),
         "{:?}",
         run.outcome
     );

@@ -2,7 +2,7 @@
 //!
 //! [`ErrorInfo`] keeps what the provider said (HTTP status and body) so nothing is lost
 //! between the wire and the user. Cancellation is deliberately *not* an error: it is its own
-//! outcome ([`crate::TurnOutcome::Cancelled`]).
+//! outcome ([`crate::StreamOutcome::Cancelled`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -22,6 +22,8 @@ pub enum ErrorCategory {
     Validation,
     /// A tool failed.
     Tool,
+    /// A limit of the tool loop ended the turn (the round limit, a repeated call).
+    Limit,
 }
 
 /// What the provider sent with an error.

@@ -5,7 +5,7 @@
 //! signature attaches to the thinking block it follows), each redacted thinking event is a
 //! block of its own, each tool call becomes a [`ContentBlock::ToolUse`] at the position its
 //! start event had. The result is a
-//! [`TurnOutcome`]: a message is produced only for a finished turn, never for a failed or
+//! [`StreamOutcome`]: a message is produced only for a finished turn, never for a failed or
 //! cancelled one, so a caller that appends finished messages to history never stores half
 //! a turn.
 
@@ -13,9 +13,11 @@ use crate::{
     ContentBlock, ErrorInfo, Message, ResponseEvent, Role, StopReason, ToolCallInput, Usage,
 };
 
-/// How a turn ended. Cancellation is an outcome of its own, not an error.
+/// How one stream (one request and its answer) ended. Cancellation is an outcome of its
+/// own, not an error. A whole turn (through tool rounds) ends in `qore_client`'s
+/// `TurnOutcome`.
 #[derive(Debug, Clone, PartialEq)]
-pub enum TurnOutcome {
+pub enum StreamOutcome {
     Finished {
         message: Message,
         stop_reason: Option<StopReason>,
@@ -184,22 +186,22 @@ impl MessageAssembler {
     }
 
     /// The turn is over: a finished message, or the first error the stream reported.
-    pub fn finish(self) -> TurnOutcome {
+    pub fn finish(self) -> StreamOutcome {
         if let Some(error) = self.error {
-            return TurnOutcome::Failed {
+            return StreamOutcome::Failed {
                 error,
                 usage: self.usage,
             };
         }
         if let Some((id, _)) = self.open_calls.first() {
-            return TurnOutcome::Failed {
+            return StreamOutcome::Failed {
                 error: ErrorInfo::provider(format!(
                     "the stream ended before tool call {id} was complete"
                 )),
                 usage: self.usage,
             };
         }
-        TurnOutcome::Finished {
+        StreamOutcome::Finished {
             message: Message::new(Role::Assistant, self.blocks),
             stop_reason: self.stop_reason,
             usage: self.usage,
@@ -207,8 +209,8 @@ impl MessageAssembler {
     }
 
     /// The turn was cancelled: whatever was folded is dropped.
-    pub fn cancel(self) -> TurnOutcome {
-        TurnOutcome::Cancelled { usage: self.usage }
+    pub fn cancel(self) -> StreamOutcome {
+        StreamOutcome::Cancelled { usage: self.usage }
     }
 }
 
@@ -216,7 +218,7 @@ impl MessageAssembler {
 mod tests {
     use super::*;
 
-    fn fold(events: &[ResponseEvent]) -> TurnOutcome {
+    fn fold(events: &[ResponseEvent]) -> StreamOutcome {
         let mut asm = MessageAssembler::new();
         for e in events {
             asm.apply(e);
@@ -260,7 +262,7 @@ mod tests {
                 reason: StopReason::ToolUse,
             },
         ]);
-        let TurnOutcome::Finished {
+        let StreamOutcome::Finished {
             message,
             stop_reason,
             ..
@@ -305,13 +307,13 @@ mod tests {
             },
         ]);
         assert!(
-            matches!(failed, TurnOutcome::Failed { ref error, .. } if error.message == "overloaded")
+            matches!(failed, StreamOutcome::Failed { ref error, .. } if error.message == "overloaded")
         );
         let unfinished = fold(&[ResponseEvent::ToolCallStart {
             id: "a".into(),
             name: "add".into(),
         }]);
-        assert!(matches!(unfinished, TurnOutcome::Failed { .. }));
+        assert!(matches!(unfinished, StreamOutcome::Failed { .. }));
     }
 
     #[test]
@@ -333,7 +335,7 @@ mod tests {
                 input: ToolCallInput::parse("{}"),
             },
         ]);
-        let TurnOutcome::Finished { message, .. } = outcome else {
+        let StreamOutcome::Finished { message, .. } = outcome else {
             panic!("not finished: {outcome:?}");
         };
         assert_eq!(
@@ -354,7 +356,7 @@ mod tests {
             ]
         );
         let alone = fold(&[sig("s3")]);
-        let TurnOutcome::Finished { message, .. } = alone else {
+        let StreamOutcome::Finished { message, .. } = alone else {
             panic!("not finished: {alone:?}");
         };
         assert_eq!(
@@ -377,7 +379,7 @@ mod tests {
             },
             text("ok"),
         ]);
-        let TurnOutcome::Finished { message, .. } = outcome else {
+        let StreamOutcome::Finished { message, .. } = outcome else {
             panic!("not finished: {outcome:?}");
         };
         assert_eq!(
@@ -398,6 +400,6 @@ mod tests {
     fn cancel_drops_the_partial_message() {
         let mut asm = MessageAssembler::new();
         asm.apply(&text("half"));
-        assert!(matches!(asm.cancel(), TurnOutcome::Cancelled { .. }));
+        assert!(matches!(asm.cancel(), StreamOutcome::Cancelled { .. }));
     }
 }

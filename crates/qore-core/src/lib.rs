@@ -7,7 +7,7 @@
 //! - a lossless JSON round trip for every one of them (serde), so history can be persisted
 //!   and replayed byte-for-byte in meaning;
 //! - [`MessageAssembler`], the one place where a stream of events is folded into the
-//!   assistant [`Message`] and a [`TurnOutcome`] (finished, failed or cancelled);
+//!   assistant [`Message`] and a [`StreamOutcome`] (finished, failed or cancelled);
 //! - the [`Tool`] trait every tool source implements;
 //! - no I/O, no async runtime, no provider knowledge.
 
@@ -21,6 +21,6 @@ mod tool;
 pub use content::{ContentBlock, ImageData, ImageSource, ToolResultPart};
 pub use error::{ErrorCategory, ErrorInfo, ProviderDetail};
 pub use event::{DeltaText, ResponseEvent, StopReason, ToolArgsError, ToolCallInput, Usage};
-pub use fold::{MessageAssembler, TurnOutcome};
+pub use fold::{MessageAssembler, StreamOutcome};
 pub use message::{History, Message, Role};
 pub use tool::{CancellationToken, Tool, ToolFuture, ToolOutput, ToolSpec};

@@ -15,6 +15,7 @@ use super::interrupt::Interrupts;
 use crate::approve::parse_answer;
 
 /// Asks on the chat's terminal.
+#[derive(Clone)]
 pub struct EditorApprover {
     pub terminal: Terminal,
     pub interrupts: Interrupts,

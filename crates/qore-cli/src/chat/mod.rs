@@ -8,9 +8,9 @@
 //!   `{"type":"session","id":…}` line (again after `/new` and `/switch`).
 //! - Ctrl-C cancels the turn in flight and the chat goes on with the session's earlier
 //!   turns ([`interrupt`]); at the prompt it does nothing; Ctrl-D (the end of stdin) exits 0.
-//! - Each turn is saved in the store (`QORE_DATA_DIR`) as it ends, a cancelled or failed
-//!   one without its partial answer, so the history stays well-formed ([`conversation`]);
-//!   `--ephemeral` saves nothing.
+//! - The conversation is a qore-session `Session` ([`conversation`]): each turn is saved in
+//!   the store (`QORE_DATA_DIR`) as it ends, a cancelled or failed one without its partial
+//!   answer, so the history stays well-formed; `--ephemeral` saves nothing.
 
 mod approve;
 mod command;
@@ -23,7 +23,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::{EndpointArgs, RunArgs, ToolArgs};
+use crate::{EndpointArgs, ToolArgs};
 
 pub use repl::chat;
 
@@ -60,24 +60,6 @@ pub struct ChatArgs {
     /// Save nothing: the chat is forgotten when it ends.
     #[arg(long)]
     pub ephemeral: bool,
-}
-
-impl ChatArgs {
-    /// The flags as `qore run` takes them, for connecting.
-    fn run_args(&self) -> RunArgs {
-        RunArgs {
-            endpoint: self.endpoint.clone(),
-            model: self.model.clone(),
-            agent: self.agent.clone(),
-            system: self.system.clone(),
-            max_tokens: self.max_tokens,
-            temperature: self.temperature,
-            no_stream: self.no_stream,
-            tools: self.tools.clone(),
-            file: None,
-            prompt: Vec::new(),
-        }
-    }
 }
 
 /// Exit code of a chat whose last turn failed or that could not start.

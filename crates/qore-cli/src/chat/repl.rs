@@ -9,14 +9,15 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use qore_client::tool_loop::ApprovalMode;
+use qore_client::tool_loop::{ApprovalMode, Approver};
 use qore_client::CancellationToken;
 use qore_core::{ErrorInfo, Message};
+use qore_session::{SessionManager, TargetSpec, ToolSet, TurnOutcome};
 use serde_json::json;
 
 use super::approve::EditorApprover;
 use super::command::{self, Command, Line};
-use super::conversation::{Conversation, Ended};
+use super::conversation::{Conversation, MakeTools};
 use super::input::{Input, Read, Terminal, HISTORY_FILE};
 use super::interrupt::Interrupts;
 use super::{ChatArgs, FAILURE};
@@ -24,6 +25,10 @@ use crate::approve::{JsonApprover, StdinLines};
 use crate::console::{self, note, CLOSED_STDOUT};
 use crate::output::{json_line, Output};
 use crate::tools::{approval_mode, tool_session};
+use crate::ToolProtocol;
+
+/// Exit code of a chat cancelled by Ctrl-C before it could start.
+const CANCELLED: u8 = 130;
 
 /// The running chat.
 struct Chat {
@@ -50,19 +55,29 @@ pub async fn chat(args: ChatArgs) -> ExitCode {
         false => Input::Piped(stdin.clone()),
     };
     let mode = approval_mode(&args.tools, json, terminal);
-    let mut tools = match tool_session(&args.tools, mode, json) {
-        Ok(tools) => tools,
-        Err(error) => return fail(json, error),
-    };
-    if let (Some(tools), Some(ApprovalMode::Confirm)) = (&mut tools, mode) {
-        tools.approver = match &input {
-            Input::Terminal(terminal) => Box::new(EditorApprover {
+    let approver = match (&input, mode) {
+        (Input::Terminal(terminal), Some(ApprovalMode::Confirm)) => {
+            Some(Asker::Editor(EditorApprover {
                 terminal: terminal.clone(),
                 interrupts: interrupts.clone(),
-            }),
-            Input::Piped(_) => Box::new(JsonApprover::reading(stdin)),
+            }))
+        }
+        (Input::Piped(_), Some(ApprovalMode::Confirm)) => Some(Asker::Json(stdin)),
+        _ => None,
+    };
+    let tool_args = args.tools.clone();
+    let make_tools: MakeTools = Box::new(move || {
+        let Some(tools) = tool_session(&tool_args, mode, json)? else {
+            return Ok(None);
         };
-    }
+        Ok(Some(ToolSet {
+            registry: tools.registry,
+            policy: tools.policy,
+            approver: approver.as_ref().map_or(tools.approver, Asker::approver),
+            config: tools.config,
+            auto_protocol: tools.auto_protocol,
+        }))
+    });
     let store = match args.ephemeral {
         true => None,
         false => match qore_store::Store::open_default() {
@@ -73,22 +88,31 @@ pub async fn chat(args: ChatArgs) -> ExitCode {
             }
         },
     };
-    let has_tools = tools.is_some();
-    let conversation = Conversation::new(args.run_args(), tools, store);
+    let notes = std::sync::Arc::new(|text: &str| note!("{text}"));
+    let manager = SessionManager::new(store, crate::agents::load(), notes);
+    let spec = target_spec(&args, mode.is_some());
+    // Ctrl-C while the model is reached (the local server starting) ends the chat.
+    let reaching = interrupts.turn();
+    let started = tokio::select! {
+        biased;
+        started = Conversation::start(manager, spec, make_tools, args.session.as_deref()) => started,
+        () = reaching.cancelled() => {
+            Output::new(json).cancelled();
+            return ExitCode::from(CANCELLED);
+        }
+    };
+    interrupts.done();
+    let conversation = match started {
+        Ok(conversation) => conversation,
+        Err(error) => return fail(json, error),
+    };
     let mut chat = Chat {
         conversation,
         json,
-        tools: has_tools,
+        tools: mode.is_some(),
         interrupts,
         failed: false,
     };
-    let opened = match &args.session {
-        Some(key) => chat.conversation.open_or_name(key),
-        None => chat.conversation.start_new(None),
-    };
-    if let Err(error) = opened {
-        return fail(json, error);
-    }
     chat.announce_session();
     if terminal {
         note!("qore: /help lists the commands; Ctrl-D leaves");
@@ -108,6 +132,44 @@ fn history_file() -> Option<PathBuf> {
     let dir = qore_store::data_dir().ok()?;
     std::fs::create_dir_all(&dir).ok()?;
     Some(dir.join(HISTORY_FILE))
+}
+
+/// Who asks about tool calls in confirm mode: the editor, or JSON lines on the chat's stdin.
+enum Asker {
+    Editor(EditorApprover),
+    Json(Arc<StdinLines>),
+}
+
+impl Asker {
+    fn approver(&self) -> Box<dyn Approver> {
+        match self {
+            Asker::Editor(editor) => Box::new(editor.clone()),
+            Asker::Json(stdin) => Box::new(JsonApprover::reading(stdin.clone())),
+        }
+    }
+}
+
+/// What to reach, from the flags.
+fn target_spec(args: &ChatArgs, tools: bool) -> TargetSpec {
+    let endpoint = &args.endpoint;
+    TargetSpec {
+        agent: args.agent.clone(),
+        endpoint: qore_session::EndpointSpec {
+            protocol: endpoint.protocol.clone(),
+            url: endpoint.url.clone(),
+            endpoint: endpoint.endpoint.clone(),
+            api_key_env: endpoint.api_key_env.clone(),
+            connect_timeout: endpoint.connect_timeout,
+            idle_timeout: endpoint.idle_timeout,
+        },
+        model: args.model.clone(),
+        system: args.system.clone(),
+        max_tokens: args.max_tokens,
+        temperature: args.temperature,
+        no_stream: args.no_stream,
+        project: args.tools.project.clone(),
+        probe_tools: tools && args.tools.tool_protocol == ToolProtocol::Auto,
+    }
 }
 
 fn fail(json: bool, error: ErrorInfo) -> ExitCode {
@@ -131,7 +193,7 @@ impl Chat {
                 Line::Invalid(message) => eprintln!("qore: {message}"),
                 Line::Message(text) => self.turn(text).await,
                 Line::Command(Command::Exit) => return,
-                Line::Command(command) => self.run(command),
+                Line::Command(command) => self.run(command).await,
             }
         }
     }
@@ -143,26 +205,35 @@ impl Chat {
             true => Output::new(self.json).with_tools(),
             false => Output::new(self.json),
         };
-        let ended = self.conversation.send(text, &mut out, &cancel).await;
+        let outcome = self.conversation.send(text, &mut out, &cancel).await;
         self.interrupts.done();
-        let history = self.conversation.history();
-        match ended {
-            Ended::Finished(stop) => {
+        let history = self.conversation.history().await;
+        match outcome {
+            TurnOutcome::Finished {
+                stop_reason, usage, ..
+            } => {
                 let text = history.last().map(Message::text).unwrap_or_default();
-                let usage = self.conversation.last_usage.unwrap_or_default();
-                out.result(&text, history, &usage, stop.as_ref());
+                out.result(&text, &history, &usage, stop_reason.as_ref());
             }
-            Ended::Failed(error) => {
+            TurnOutcome::Failed {
+                limit: Some(limit),
+                usage,
+                ..
+            } => {
+                self.failed = true;
+                out.stopped(&limit, &history, &usage);
+            }
+            TurnOutcome::Failed { error, .. } => {
                 self.failed = true;
                 out.error(&error);
             }
-            Ended::Cancelled => out.cancelled(),
+            TurnOutcome::Cancelled { .. } => out.cancelled(),
         }
     }
 
     /// `{"type": "session", "id"}` in JSON mode, a note otherwise.
     fn announce_session(&self) {
-        let id = self.conversation.session.as_deref();
+        let id = self.conversation.id();
         if self.json {
             json_line(&json!({"type": "session", "id": id}));
             return;
@@ -186,7 +257,7 @@ impl Chat {
         }
     }
 
-    fn run(&mut self, command: Command) {
+    async fn run(&mut self, command: Command) {
         let done = match command {
             Command::Help => {
                 let help = command::help();
@@ -195,24 +266,19 @@ impl Chat {
             }
             Command::New => self
                 .conversation
-                .start_new(None)
+                .start_new()
                 .map(|()| self.announce_session()),
             Command::Switch(key) => self.switch(&key),
             Command::Sessions => self.sessions(),
-            Command::Agent(name) => crate::agents::load().resolve(&name, None).map(|_| {
-                note!("qore: agent {name} from the next message on");
-                self.conversation.change(Some(name), None);
-            }),
-            Command::Model(model) => {
-                note!("qore: model {model} from the next message on");
-                self.conversation.change(None, Some(model));
-                Ok(())
-            }
+            Command::Agent(name) => (self.conversation.change(Some(name.clone()), None).await)
+                .map(|model| note!("qore: agent {name} ({model}) from the next message on")),
+            Command::Model(model) => (self.conversation.change(None, Some(model)).await)
+                .map(|model| note!("qore: model {model} from the next message on")),
             Command::Tokens => {
                 self.tokens();
                 Ok(())
             }
-            Command::Export(file) => self.export(&file),
+            Command::Export(file) => self.export(&file).await,
             Command::Compress | Command::Undo => Err(ErrorInfo::config(
                 "this command is not available in this build yet",
             )),
@@ -224,7 +290,7 @@ impl Chat {
     }
 
     fn switch(&mut self, key: &str) -> Result<(), ErrorInfo> {
-        let info = self.conversation.open(key)?;
+        let info = self.conversation.switch(key)?;
         self.announce_session();
         let title = info.name.or(info.title).unwrap_or_default();
         note!("qore: {} turns so far {title}", info.turn_count);
@@ -235,11 +301,11 @@ impl Chat {
         let Some(store) = self.conversation.store() else {
             return Err(ErrorInfo::config("an ephemeral chat has no saved sessions"));
         };
-        let project = self.conversation.args.tools.project.clone();
-        let project = project.or_else(|| std::env::current_dir().ok());
-        let listed = store.list_sessions(project.as_deref());
-        let sessions = listed.map_err(super::conversation::stored)?;
-        let current = self.conversation.session.as_deref();
+        let project = self.conversation.project();
+        let listed =
+            (store.lock().unwrap_or_else(|e| e.into_inner())).list_sessions(project.as_deref());
+        let sessions = listed.map_err(|error| ErrorInfo::config(error.to_string()))?;
+        let current = self.conversation.id();
         let mut text = String::new();
         let mut rows = Vec::new();
         for info in &sessions {
@@ -278,10 +344,10 @@ impl Chat {
 
     /// Write the session as JSON.
     // TODO(issue 13): qore-session's transcript export once it is on main.
-    fn export(&self, file: &str) -> Result<(), ErrorInfo> {
+    async fn export(&self, file: &str) -> Result<(), ErrorInfo> {
         let export = json!({
-            "session": self.conversation.session,
-            "messages": self.conversation.history(),
+            "session": self.conversation.id(),
+            "messages": self.conversation.history().await,
         });
         let text = serde_json::to_string_pretty(&export)
             .map_err(|err| ErrorInfo::config(format!("cannot encode the session: {err}")))?;

@@ -1,13 +1,13 @@
 //! The checks a bench answer must pass before it is timed: qore's folded message and the
 //! floor's counts against what the workload holds.
 
-use qore_core::{ContentBlock, StopReason, TurnOutcome};
+use qore_core::{ContentBlock, StopReason, StreamOutcome};
 
 use crate::floor;
 use crate::workload::{Kind, Workload, TOOL_NAME};
 
-pub fn check_qore(w: &Workload, outcome: &TurnOutcome) -> Result<(), String> {
-    let TurnOutcome::Finished {
+pub fn check_qore(w: &Workload, outcome: &StreamOutcome) -> Result<(), String> {
+    let StreamOutcome::Finished {
         message,
         stop_reason,
         usage,

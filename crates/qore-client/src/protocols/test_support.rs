@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 
 use qore_core::{
-    ContentBlock, ErrorInfo, Message, MessageAssembler, ResponseEvent, StopReason, TurnOutcome,
+    ContentBlock, ErrorInfo, Message, MessageAssembler, ResponseEvent, StopReason, StreamOutcome,
     Usage,
 };
 
@@ -62,7 +62,7 @@ pub fn decode_body(
 }
 
 /// The turn the events fold into.
-pub fn fold(events: &[ResponseEvent]) -> TurnOutcome {
+pub fn fold(events: &[ResponseEvent]) -> StreamOutcome {
     let mut assembler = MessageAssembler::new();
     events.iter().for_each(|e| assembler.apply(e));
     assembler.finish()
@@ -72,7 +72,7 @@ pub fn fold(events: &[ResponseEvent]) -> TurnOutcome {
 /// outcome fails the test, showing it and the events.
 pub fn finished(events: &[ResponseEvent]) -> (Message, Option<StopReason>, Usage) {
     match fold(events) {
-        TurnOutcome::Finished {
+        StreamOutcome::Finished {
             message,
             stop_reason,
             usage,

@@ -9,7 +9,7 @@
 //!   failed / cancelled turn          -> stop; history unchanged (no half turn)
 //!   no tool calls                    -> append the message; finished
 //!   append the assistant message
-//!   same tool + same arguments N times in a row -> answer the calls "not run"; stop
+//!   same tool + same arguments N times in a row -> answer the calls "not run"; failed (limit)
 //!   round limit reached              -> answer the calls "not run"; then either fail, or
 //!                                       ask once more with tool calls forbidden
 //!   run the calls (approval, parallel-safe at once, timeouts, cancellation)
@@ -23,12 +23,11 @@
 use std::collections::HashMap;
 
 use futures_util::StreamExt as _;
-use qore_core::{
-    CancellationToken, ErrorInfo, History, Message, ResponseEvent, Role, StopReason, Usage,
-};
+use qore_core::{CancellationToken, History, Message, ResponseEvent, Role, Usage};
 
 use super::approval::{ApprovalPolicy, Approver};
 use super::execute::{answer_all, run_calls, CallReport, RoundResults, ToolCall};
+use super::outcome::{add_usage, LoopStop, TurnOutcome};
 use super::registry::ToolRegistry;
 use super::text_protocol::malformed_result;
 use super::text_turn::{self, TextTurn};
@@ -40,7 +39,7 @@ pub enum AtRoundLimit {
     /// Answer the pending calls "not run" and ask for a final answer with tools forbidden.
     #[default]
     FinalAnswer,
-    /// Stop with [`LoopStop::RoundLimit`].
+    /// Fail the turn with [`LoopStop::RoundLimit`].
     Fail,
 }
 
@@ -99,37 +98,6 @@ pub enum LoopEvent<'a> {
     ToolFinished(&'a CallReport),
 }
 
-/// Why the loop stopped before the model finished.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LoopStop {
-    RepeatedCall { tool: String, times: u32 },
-    RoundLimit { rounds: u32 },
-}
-
-/// How a run ended. History holds every finished turn and every result, whatever the end.
-#[derive(Debug, Clone, PartialEq)]
-pub enum LoopOutcome {
-    Finished {
-        stop_reason: Option<StopReason>,
-        usage: Usage,
-        rounds: u32,
-    },
-    Stopped {
-        reason: LoopStop,
-        usage: Usage,
-        rounds: u32,
-    },
-    Failed {
-        error: ErrorInfo,
-        usage: Usage,
-        rounds: u32,
-    },
-    Cancelled {
-        usage: Usage,
-        rounds: u32,
-    },
-}
-
 /// Runs the tool loop for one request against one client.
 pub struct ToolLoopRunner<'a> {
     pub client: &'a Client,
@@ -137,22 +105,6 @@ pub struct ToolLoopRunner<'a> {
     pub policy: &'a mut ApprovalPolicy,
     pub approver: &'a dyn Approver,
     pub config: LoopConfig,
-}
-
-fn add_usage(total: &mut Usage, turn: &Usage) {
-    fn add(total: &mut Option<u64>, turn: Option<u64>) {
-        if let Some(n) = turn {
-            *total = Some(total.unwrap_or(0) + n);
-        }
-    }
-    add(&mut total.input_tokens, turn.input_tokens);
-    add(&mut total.output_tokens, turn.output_tokens);
-    add(&mut total.cached_input_tokens, turn.cached_input_tokens);
-    add(
-        &mut total.cache_creation_input_tokens,
-        turn.cache_creation_input_tokens,
-    );
-    add(&mut total.reasoning_tokens, turn.reasoning_tokens);
 }
 
 impl ToolLoopRunner<'_> {
@@ -166,7 +118,7 @@ impl ToolLoopRunner<'_> {
         options: &RequestOptions,
         cancel: &CancellationToken,
         mut on_event: impl FnMut(LoopEvent<'_>),
-    ) -> LoopOutcome {
+    ) -> TurnOutcome {
         let mut usage = Usage::default();
         let mut rounds = 0u32;
         let mut tools_forbidden = false;
@@ -210,7 +162,7 @@ impl ToolLoopRunner<'_> {
                 turn.end(&mut emit);
             }
             let (mut message, stop_reason) = match stream.finish().await {
-                qore_core::TurnOutcome::Finished {
+                qore_core::StreamOutcome::Finished {
                     message,
                     stop_reason,
                     usage: turn,
@@ -218,17 +170,13 @@ impl ToolLoopRunner<'_> {
                     add_usage(&mut usage, &turn);
                     (message, stop_reason)
                 }
-                qore_core::TurnOutcome::Failed { error, usage: turn } => {
+                qore_core::StreamOutcome::Failed { error, usage: turn } => {
                     add_usage(&mut usage, &turn);
-                    return LoopOutcome::Failed {
-                        error,
-                        usage,
-                        rounds,
-                    };
+                    return TurnOutcome::failed(error, usage, rounds);
                 }
-                qore_core::TurnOutcome::Cancelled { usage: turn } => {
+                qore_core::StreamOutcome::Cancelled { usage: turn } => {
                     add_usage(&mut usage, &turn);
-                    return LoopOutcome::Cancelled { usage, rounds };
+                    return TurnOutcome::Cancelled { usage, rounds };
                 }
             };
             let malformed = match text_turn {
@@ -238,7 +186,7 @@ impl ToolLoopRunner<'_> {
             let calls = ToolCall::all_in(&message.blocks);
             history.push(message);
             if calls.is_empty() {
-                return LoopOutcome::Finished {
+                return TurnOutcome::Finished {
                     stop_reason,
                     usage,
                     rounds,
@@ -250,23 +198,16 @@ impl ToolLoopRunner<'_> {
                     "Not run: {tool} was called with the same arguments {times} times in a row."
                 );
                 self.answer(history, &answer_all(&calls, &text), &mut on_event);
-                return LoopOutcome::Stopped {
-                    reason: LoopStop::RepeatedCall { tool, times },
-                    usage,
-                    rounds,
-                };
+                return TurnOutcome::stopped(LoopStop::RepeatedCall { tool, times }, usage, rounds);
             }
             if tools_forbidden || rounds > self.config.max_rounds {
                 let text = "Not run: tool round limit reached. Answer with what you have.";
                 self.answer(history, &answer_all(&calls, text), &mut on_event);
                 if tools_forbidden || self.config.at_round_limit == AtRoundLimit::Fail {
-                    return LoopOutcome::Stopped {
-                        reason: LoopStop::RoundLimit {
-                            rounds: self.config.max_rounds,
-                        },
-                        usage,
-                        rounds,
+                    let limit = LoopStop::RoundLimit {
+                        rounds: self.config.max_rounds,
                     };
+                    return TurnOutcome::stopped(limit, usage, rounds);
                 }
                 tools_forbidden = true;
                 continue;
@@ -278,7 +219,7 @@ impl ToolLoopRunner<'_> {
             let results = self.run_round(&calls, &malformed, cancel).await;
             self.answer(history, &results, &mut on_event);
             if results.cancelled {
-                return LoopOutcome::Cancelled { usage, rounds };
+                return TurnOutcome::Cancelled { usage, rounds };
             }
         }
     }

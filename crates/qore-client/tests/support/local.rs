@@ -7,7 +7,7 @@ use qore_client::{
     local, protocols, CancellationToken, ChatRequest, Client, ClientConfig, RequestOptions,
 };
 use qore_core::{
-    ContentBlock, History, Message, ResponseEvent, Role, StopReason, TurnOutcome, Usage,
+    ContentBlock, History, Message, ResponseEvent, Role, StopReason, StreamOutcome, Usage,
 };
 
 /// The local server's usual base URL (ending in `/v1`), started when it is not running.
@@ -59,7 +59,7 @@ pub fn request<'a>(history: &'a History, options: &'a RequestOptions) -> ChatReq
 
 /// The events and outcome of the short chat ([`history`], [`options`]) with `client`,
 /// streamed or not.
-pub async fn chat(client: &Client, stream: bool) -> (Vec<ResponseEvent>, TurnOutcome) {
+pub async fn chat(client: &Client, stream: bool) -> (Vec<ResponseEvent>, StreamOutcome) {
     let (history, options) = (history(), options(stream));
     let stream = client.stream(&request(&history, &options), CancellationToken::new());
     super::drain(stream).await
@@ -86,7 +86,7 @@ pub fn assert_counted(usage: &Usage, max_output: u64) {
 /// A streamed chat turn of the shape every protocol gives: it finished as an assistant
 /// message with non-blank text equal to its text deltas, stopped naturally, and counted its
 /// tokens within [`MAX_TOKENS`]. The message is returned for protocol-specific checks.
-pub fn assert_streamed_turn(events: &[ResponseEvent], outcome: TurnOutcome) -> Message {
+pub fn assert_streamed_turn(events: &[ResponseEvent], outcome: StreamOutcome) -> Message {
     let (message, stop_reason, usage) = super::finished(outcome, events);
     assert_eq!(message.role, Role::Assistant);
     assert!(!message.text().trim().is_empty(), "{message:?}");

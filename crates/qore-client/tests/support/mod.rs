@@ -12,11 +12,11 @@ pub mod local;
 
 use futures_util::StreamExt as _;
 use qore_client::{CancellationToken, ChatRequest, Client, RequestOptions, ResponseStream};
-use qore_core::{History, Message, ResponseEvent, StopReason, TurnOutcome, Usage};
+use qore_core::{History, Message, ResponseEvent, StopReason, StreamOutcome, Usage};
 use qore_testkit::{RecordedRequest, ReplayServer};
 
 /// Every event of `stream`, then its outcome.
-pub async fn drain(mut stream: ResponseStream) -> (Vec<ResponseEvent>, TurnOutcome) {
+pub async fn drain(mut stream: ResponseStream) -> (Vec<ResponseEvent>, StreamOutcome) {
     let mut events = Vec::new();
     while let Some(event) = stream.next().await {
         events.push(event);
@@ -27,11 +27,11 @@ pub async fn drain(mut stream: ResponseStream) -> (Vec<ResponseEvent>, TurnOutco
 /// The message, stop reason and usage of a finished turn; any other outcome fails the test,
 /// showing the outcome and the `events` that led to it.
 pub fn finished(
-    outcome: TurnOutcome,
+    outcome: StreamOutcome,
     events: &[ResponseEvent],
 ) -> (Message, Option<StopReason>, Usage) {
     match outcome {
-        TurnOutcome::Finished {
+        StreamOutcome::Finished {
             message,
             stop_reason,
             usage,
@@ -82,7 +82,7 @@ pub async fn run_loop(
     client: &Client,
     registry: &qore_client::tool_loop::ToolRegistry,
     history: &mut History,
-) -> qore_client::tool_loop::LoopOutcome {
+) -> qore_client::tool_loop::TurnOutcome {
     use qore_client::tool_loop::{ApprovalMode, ApprovalPolicy, LoopConfig, ToolLoopRunner};
     let mut policy = ApprovalPolicy::new(ApprovalMode::Auto);
     let mut runner = ToolLoopRunner {

@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use crate::support::*;
-use qore_client::tool_loop::{ApprovalMode, ApprovalPolicy, LoopOutcome};
+use qore_client::tool_loop::{ApprovalMode, ApprovalPolicy, TurnOutcome};
 use qore_client::{CancellationToken, RequestOptions};
 use qore_core::{ContentBlock, History, Message, Role, Tool, ToolOutput};
 use qore_testkit::{
@@ -303,7 +303,7 @@ pub async fn replay_session(wire: Wire, name: &str, client_for: ClientFor<'_>) {
 
     let requests = server.requests();
     let recorded_calls: usize = rounds.iter().map(|r| calls_of(r).len()).sum();
-    let LoopOutcome::Finished { rounds: ran, .. } = &outcome else {
+    let TurnOutcome::Finished { rounds: ran, .. } = &outcome else {
         panic!(
             "{name}: the loop did not finish: {outcome:?}\n{:#?}",
             log.entries()

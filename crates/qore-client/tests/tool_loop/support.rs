@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use qore_client::tool_loop::{
     ApprovalDecision, ApprovalPolicy, ApprovalRequest, Approver, LoopConfig, LoopEvent,
-    LoopOutcome, ToolLoopRunner, ToolRegistry,
+    ToolLoopRunner, ToolRegistry, TurnOutcome,
 };
 use qore_client::{
     protocols, CancellationToken, Client, ClientConfig, RequestOptions, RetryPolicy, Timeouts,
@@ -387,7 +387,7 @@ impl Harness {
         client: &Client,
         approver: &dyn Approver,
         cancel: &CancellationToken,
-    ) -> (LoopOutcome, Vec<Ev>) {
+    ) -> (TurnOutcome, Vec<Ev>) {
         let mut events = Vec::new();
         let mut runner = ToolLoopRunner {
             client,

@@ -1,6 +1,6 @@
 use super::*;
 use crate::protocols::test_support::{self, finished, fold};
-use qore_core::{ContentBlock, ErrorCategory, TurnOutcome};
+use qore_core::{ContentBlock, ErrorCategory, StreamOutcome};
 use serde_json::{json, Value};
 
 /// Decode data payloads (one per frame), then end the body.
@@ -227,7 +227,7 @@ fn an_error_event_fails_the_turn_with_the_providers_type() {
     ];
     let (events, end) = decode(&frames);
     end.expect("the error was reported as an event, the stream is not also incomplete");
-    let TurnOutcome::Failed { error, .. } = fold(&events) else {
+    let StreamOutcome::Failed { error, .. } = fold(&events) else {
         panic!("not failed: {events:?}");
     };
     assert_eq!(error.category, ErrorCategory::Provider);

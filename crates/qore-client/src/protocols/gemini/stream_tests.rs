@@ -1,6 +1,6 @@
 use super::*;
 use crate::protocols::test_support::{self, finished_blocks as finished, fold};
-use qore_core::{ContentBlock, ErrorCategory, StopReason, TurnOutcome};
+use qore_core::{ContentBlock, ErrorCategory, StopReason, StreamOutcome};
 use serde_json::json;
 
 /// Decode data payloads (one per SSE frame), then end the body.
@@ -179,7 +179,7 @@ fn filtered_answers_and_blocked_prompts_fail_the_turn() {
     blocked["usageMetadata"] = json!({"promptTokenCount": 7, "candidatesTokenCount": 1});
     let (events, end) = decode(&[chunk(json!([{"text": "Sure, "}]), None), blocked]);
     end.unwrap();
-    let TurnOutcome::Failed { error, usage } = fold(&events) else {
+    let StreamOutcome::Failed { error, usage } = fold(&events) else {
         panic!("{events:?}")
     };
     assert_eq!(error.category, ErrorCategory::Provider);
@@ -196,7 +196,7 @@ fn filtered_answers_and_blocked_prompts_fail_the_turn() {
         "usageMetadata": {"promptTokenCount": 3}}),
     ]);
     end.unwrap();
-    let TurnOutcome::Failed { error, .. } = fold(&events) else {
+    let StreamOutcome::Failed { error, .. } = fold(&events) else {
         panic!("{events:?}")
     };
     assert!(error
@@ -216,7 +216,7 @@ fn errors_inside_a_200_answer_and_cut_streams_fail() {
         chunk(json!([{"text": "ignored"}]), Some("STOP")),
     ]);
     end.unwrap();
-    let TurnOutcome::Failed { error, .. } = fold(&events) else {
+    let StreamOutcome::Failed { error, .. } = fold(&events) else {
         panic!("{events:?}")
     };
     assert_eq!(error.message, "The model is overloaded.");

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::protocols::test_support::{self, finished, fold};
-use qore_core::{ErrorCategory, TurnOutcome};
+use qore_core::{ErrorCategory, StreamOutcome};
 
 fn feed(frames: &[&str]) -> (Vec<ResponseEvent>, Result<(), ErrorInfo>) {
     test_support::decode(CompletionDecoder::new(), frames)
@@ -68,7 +68,7 @@ fn an_error_frame_fails_the_answer_and_keeps_the_frame() {
     let frame = r#"{"error":{"code":500,"message":"the slot was released","type":"server_error"}}"#;
     let (events, end) = feed(&[STREAM[0], frame, STREAM[1]]);
     end.unwrap();
-    let TurnOutcome::Failed { error, .. } = fold(&events) else {
+    let StreamOutcome::Failed { error, .. } = fold(&events) else {
         panic!("{events:?}");
     };
     assert_eq!(error.message, "the slot was released");

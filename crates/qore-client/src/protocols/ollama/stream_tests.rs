@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::protocols::test_support::{self, finished, fold};
-use qore_core::{ErrorCategory, TurnOutcome};
+use qore_core::{ErrorCategory, StreamOutcome};
 use serde_json::json;
 
 fn feed(lines: &[&str]) -> (Vec<ResponseEvent>, Result<(), ErrorInfo>) {
@@ -85,7 +85,7 @@ fn done_reasons_map_to_stop_reasons() {
     end.unwrap();
     assert!(matches!(
         fold(&events),
-        TurnOutcome::Finished {
+        StreamOutcome::Finished {
             stop_reason: Some(StopReason::MaxTokens),
             ..
         }
@@ -102,7 +102,7 @@ fn an_error_line_fails_the_turn_and_keeps_the_line() {
         r#"{"model":"m","message":{"role":"assistant","content":"ignored"},"done":false}"#,
     ]);
     end.unwrap();
-    let TurnOutcome::Failed { error, .. } = fold(&events) else {
+    let StreamOutcome::Failed { error, .. } = fold(&events) else {
         panic!("{events:?}");
     };
     assert_eq!(error.category, ErrorCategory::Provider);

@@ -1,6 +1,6 @@
 use super::*;
 use crate::protocols::test_support::{self, finished, fold};
-use qore_core::{ContentBlock, TurnOutcome};
+use qore_core::{ContentBlock, StreamOutcome};
 use serde_json::json;
 
 /// Decode data payloads (one per frame), then end the body.
@@ -201,7 +201,7 @@ fn errors_inside_a_200_stream_and_truncated_streams_fail() {
         r#"{"error":{"message":"overloaded","type":"server_error","code":529}}"#,
     ]);
     assert!(end.is_err(), "no finish, no [DONE]");
-    let TurnOutcome::Failed { error, .. } = fold(&events) else {
+    let StreamOutcome::Failed { error, .. } = fold(&events) else {
         panic!()
     };
     assert_eq!(error.message, "overloaded");

@@ -78,7 +78,7 @@ fn failures_and_error_events_fail_the_turn() {
     );
     let (events, end) = decode(&[created(), failed]);
     end.unwrap();
-    let TurnOutcome::Failed { error, .. } = fold(&events) else {
+    let StreamOutcome::Failed { error, .. } = fold(&events) else {
         panic!("{events:?}")
     };
     assert_eq!(error.message, "The model crashed.");
@@ -97,7 +97,7 @@ fn failures_and_error_events_fail_the_turn() {
     assert!(!events
         .iter()
         .any(|e| matches!(e, ResponseEvent::TextDelta { .. })));
-    let TurnOutcome::Failed { error, .. } = fold(&events) else {
+    let StreamOutcome::Failed { error, .. } = fold(&events) else {
         panic!("{events:?}")
     };
     assert_eq!(error.message, "Slow down");
@@ -165,7 +165,7 @@ fn whole_bodies_decode_like_streams() {
         .body(error_body.as_bytes(), &mut out)
         .unwrap();
     assert!(
-        matches!(fold(&Vec::from(out)), TurnOutcome::Failed { error, .. } if error.message == "no")
+        matches!(fold(&Vec::from(out)), StreamOutcome::Failed { error, .. } if error.message == "no")
     );
     assert!(ResponsesDecoder::new()
         .body(b"<html>", &mut VecDeque::new())

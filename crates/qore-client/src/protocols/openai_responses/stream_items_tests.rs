@@ -71,5 +71,5 @@ fn a_failed_response_finishes_no_half_call() {
             .any(|e| matches!(e, ResponseEvent::ToolCallEnd { .. })),
         "{events:?}"
     );
-    assert!(matches!(fold(&events), TurnOutcome::Failed { .. }));
+    assert!(matches!(fold(&events), StreamOutcome::Failed { .. }));
 }

@@ -1,6 +1,6 @@
 use super::*;
 use crate::protocols::test_support::{self, finished_blocks as finished, fold};
-use qore_core::{ContentBlock, ErrorCategory, ToolCallInput, TurnOutcome};
+use qore_core::{ContentBlock, ErrorCategory, StreamOutcome, ToolCallInput};
 use serde_json::{json, Value};
 
 /// An event's data: `fields` plus its `type`.

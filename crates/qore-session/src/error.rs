@@ -1,0 +1,31 @@
+//! The session layer's error type.
+//!
+//! Promises: every failure of a session operation (the store, reaching a model, a bad
+//! request of the caller) is a [`SessionError`] whose message says what failed; a turn's
+//! own failure is not an error but an outcome ([`crate::TurnOutcome::Failed`]).
+
+use qore_core::ErrorInfo;
+use qore_store::StoreError;
+
+/// What went wrong with a session operation.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Reaching the model or building the session's tools or prompt failed.
+    #[error("{}", .0.message)]
+    Engine(#[from] ErrorInfo),
+    #[error("sessions are not saved here (ephemeral): there is no session '{0}' to open")]
+    Ephemeral(String),
+}
+
+impl SessionError {
+    /// The error as the engine's [`ErrorInfo`] (store failures are configuration errors: the
+    /// data dir or its database).
+    pub fn into_info(self) -> ErrorInfo {
+        match self {
+            SessionError::Engine(info) => info,
+            other => ErrorInfo::config(other.to_string()),
+        }
+    }
+}

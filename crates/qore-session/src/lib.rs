@@ -1,0 +1,50 @@
+//! qore-session: the layer that turns the engine into something people talk to. Front ends
+//! (the CLI, an editor server, an MCP server) parse, print and ask; everything about a
+//! conversation lives here.
+//!
+//! Promises:
+//! - [`Session`]: one conversation. It owns its history, its system prompt [`Layers`], the
+//!   client and model ([`Target`]) and the tools ([`ToolSet`]); [`Session::send`] runs one
+//!   turn (one request, or the tool loop) and returns the one [`TurnOutcome`]: finished,
+//!   failed (a tool-loop limit included) or cancelled, with usage. One request in flight
+//!   per session; history sanitized before every send ([`sanitize`]); each turn saved.
+//! - [`SessionManager`]: the store (or none: ephemeral), sessions created, opened by id,
+//!   name or unique id prefix, the latest of a project; and the one place where an agent,
+//!   provider and model become a ready client ([`SessionManager::reach`]).
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), qore_session::SessionError> {
+//! use qore_session::{SessionManager, SessionSetup, TargetSpec, traced_notes};
+//! let manager = SessionManager::new(
+//!     Some(qore_store::Store::open_default()?),
+//!     qore_agents::config::Config::load(None),
+//!     traced_notes(),
+//! );
+//! let spec = TargetSpec { agent: Some("ollama-chat".into()), ..TargetSpec::default() };
+//! let target = manager.reach(&spec).await?;
+//! let session = manager.create(&Default::default(), SessionSetup::new(target))?;
+//! let cancel = qore_client::CancellationToken::new();
+//! let outcome = session
+//!     .send(qore_core::Message::user("Hello"), &cancel, |_event| {})
+//!     .await;
+//! println!("{outcome:?}");
+//! # Ok(()) }
+//! ```
+
+mod error;
+pub mod layers;
+pub mod manager;
+pub mod outcome;
+mod run_turn;
+pub mod sanitize;
+pub mod session;
+pub mod target;
+pub mod toolset;
+
+pub use error::SessionError;
+pub use layers::Layers;
+pub use manager::{Roster, SessionManager};
+pub use outcome::{status_of, LoopStop, TurnOutcome};
+pub use session::{Session, SessionSetup, SharedStore};
+pub use target::{traced_notes, AgentSettings, EndpointSpec, Notes, Target, TargetSpec};
+pub use toolset::{NobodyAsked, ToolSet};

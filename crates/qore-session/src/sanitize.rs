@@ -1,0 +1,104 @@
+//! Sanitizing history before a send: what the model is sent is always well-formed, whatever
+//! history holds (an imported transcript, a turn cut short, an earlier failed turn).
+//!
+//! Promises ([`sanitize`]; history itself is never changed, the result is a view):
+//! - a tool call without its result in the next message is dropped, and so is a result that
+//!   answers no call of the message before. Dropping, not answering "not run": the call may
+//!   have run before the process died (a file written), so a made-up result could lie to
+//!   the model, where a missing call only loses what the model meant to do;
+//! - thinking without a signature is dropped where the wire needs one to accept thinking
+//!   back ([`Wire::thinking_needs_signature`]: Anthropic); signed and redacted thinking stay;
+//! - a message left empty is dropped; messages of the same role in a row (a failed turn's
+//!   unanswered user message, then the next one) are merged into one, in order, so the
+//!   earlier words are kept and no wire sees two user messages in a row;
+//! - nothing to change: the history is borrowed, not copied.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+
+use qore_core::{ContentBlock, History, Message, Role};
+
+/// What the wire requires of history.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Wire {
+    /// Thinking sent back must carry its signature (Anthropic).
+    pub thinking_needs_signature: bool,
+}
+
+impl Wire {
+    /// The requirements of the protocol named `protocol`.
+    pub fn of(protocol: &str) -> Wire {
+        Wire {
+            thinking_needs_signature: protocol == "anthropic",
+        }
+    }
+}
+
+/// History as it can be sent on `wire` (see the module doc).
+pub fn sanitize<'h>(history: &'h History, wire: Wire) -> Cow<'h, History> {
+    let messages = history.messages();
+    let mut changed = false;
+    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
+    for (index, message) in messages.iter().enumerate() {
+        let answered = answered_ids(messages.get(index + 1));
+        let asked = asked_ids(index.checked_sub(1).map(|i| &messages[i]));
+        let keep = |block: &ContentBlock| match block {
+            ContentBlock::Thinking { signature, .. } => {
+                signature.is_some() || !wire.thinking_needs_signature
+            }
+            ContentBlock::ToolUse { id, .. } => {
+                message.role == Role::Assistant && answered.contains(id.as_str())
+            }
+            ContentBlock::ToolResult { tool_use_id, .. } => {
+                message.role == Role::User && asked.contains(tool_use_id.as_str())
+            }
+            _ => true,
+        };
+        let blocks: Vec<&ContentBlock> = message.blocks.iter().filter(|b| keep(b)).collect();
+        if blocks.len() != message.blocks.len() {
+            changed = true;
+        }
+        if blocks.is_empty() {
+            changed = true;
+            continue;
+        }
+        let blocks = blocks.into_iter().cloned();
+        match out.last_mut() {
+            Some(last) if last.role == message.role && message.role != Role::System => {
+                changed = true;
+                last.blocks.extend(blocks);
+            }
+            _ => out.push(Message::new(message.role, blocks.collect())),
+        }
+    }
+    match changed {
+        true => Cow::Owned(History::from(out)),
+        false => Cow::Borrowed(history),
+    }
+}
+
+/// The ids of the tool results in `next` when it is a user message.
+fn answered_ids(next: Option<&Message>) -> HashSet<&str> {
+    (next.filter(|m| m.role == Role::User).into_iter())
+        .flat_map(|m| &m.blocks)
+        .filter_map(|block| match block {
+            ContentBlock::ToolResult { tool_use_id, .. } => Some(tool_use_id.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The ids of the tool calls in `previous` when it is an assistant message.
+fn asked_ids(previous: Option<&Message>) -> HashSet<&str> {
+    (previous.filter(|m| m.role == Role::Assistant).into_iter())
+        .flat_map(|m| &m.blocks)
+        .filter_map(|block| match block {
+            ContentBlock::ToolUse { id, .. } => Some(id.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "sanitize_tests.rs"]
+mod tests;

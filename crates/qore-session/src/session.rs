@@ -1,0 +1,241 @@
+//! [`Session`]: one conversation with one model. It owns its history, the system prompt
+//! layers, the client and model, and the tools; [`Session::send`] runs one turn.
+//!
+//! Promises:
+//! - one request in flight: starting a send cancels the one before it, which ends
+//!   `Cancelled` and is recorded as such before the new one starts (sends on one session
+//!   run one after the other, never interleaved);
+//! - before every send, the request is built from the layers' system prompt, then the
+//!   history and the new user message, sanitized for the wire ([`crate::sanitize`]);
+//!   history itself keeps what happened;
+//! - a turn without tools is one request; with tools it is the tool loop; either way it ends
+//!   in one [`TurnOutcome`]; a network failure says whether qore was "connecting to" the
+//!   URL or "reading the answer from" it;
+//! - unless the session is ephemeral, each turn (finished, failed or cancelled) is appended
+//!   to the store in one transaction; a finished turn that cannot be saved is reported as
+//!   failed, with the store's error;
+//! - the in-memory history matches what the store keeps: the user message and every
+//!   finished message and tool result of the turn (never half a message).
+
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use qore_client::tool_loop::{LoopEvent, ToolProtocol};
+use qore_client::{CancellationToken, Client};
+use qore_core::{ErrorInfo, History, Message};
+use qore_store::{Store, TurnRecord};
+
+use crate::layers::Layers;
+use crate::outcome::{status_of, TurnOutcome};
+use crate::run_turn::run_turn;
+use crate::target::{Notes, Target};
+use crate::toolset::ToolSet;
+
+/// The store, shared by a manager and its sessions.
+pub type SharedStore = Arc<Mutex<Store>>;
+
+/// What a session runs with: the model reached, the prompt layers, the tools (if any).
+pub struct SessionSetup {
+    pub target: Target,
+    pub layers: Layers,
+    pub tools: Option<ToolSet>,
+}
+
+impl SessionSetup {
+    /// A setup without tools whose first layer is the agent's prompt (or the target's
+    /// system prompt).
+    pub fn new(target: Target) -> SessionSetup {
+        let agent_prompt = match &target.agent {
+            Some(agent) => agent.system.clone(),
+            None => target.system.clone(),
+        };
+        SessionSetup {
+            target,
+            layers: Layers::new(agent_prompt),
+            tools: None,
+        }
+    }
+}
+
+/// The mutable part, behind one lock: a send holds it for its whole turn.
+pub(crate) struct State {
+    pub(crate) history: History,
+    pub(crate) target: Target,
+    pub(crate) layers: Layers,
+    pub(crate) tools: Option<ToolSet>,
+}
+
+/// One conversation (see the module doc).
+pub struct Session {
+    id: Option<String>,
+    store: Option<SharedStore>,
+    /// The request in flight: its generation and token.
+    in_flight: Mutex<(u64, Option<CancellationToken>)>,
+    state: tokio::sync::Mutex<State>,
+}
+
+impl Session {
+    /// A session over `history`; `id` and `store` are `None` for an ephemeral one. Notes
+    /// (tools the agent does not use, the text protocol chosen) go to `notes`.
+    pub fn new(
+        id: Option<String>,
+        store: Option<SharedStore>,
+        history: History,
+        setup: SessionSetup,
+        notes: &Notes,
+    ) -> Session {
+        let SessionSetup {
+            target,
+            layers,
+            mut tools,
+        } = setup;
+        if let Some(agent) = &target.agent {
+            if !agent.enable_tools && tools.is_some() {
+                notes("qore: the agent does not use tools (enable_tools = false): none offered");
+                tools = None;
+            }
+            if let Some(tools) = &mut tools {
+                if agent.text_tools && tools.auto_protocol {
+                    tools.config.tool_protocol = ToolProtocol::Text;
+                    tools.auto_protocol = false;
+                }
+            }
+        }
+        if let Some(tools) = &mut tools {
+            if tools.auto_protocol && target.tool_calling == Some(false) {
+                notes(&format!(
+                    "qore: the server says {} has no tool calling: tools are described in \
+                     the prompt (--tool-protocol text)",
+                    target.model
+                ));
+                tools.config.tool_protocol = ToolProtocol::Text;
+            }
+        }
+        Session {
+            id: id.filter(|_| store.is_some()),
+            store,
+            in_flight: Mutex::new((0, None)),
+            state: tokio::sync::Mutex::new(State {
+                history,
+                target,
+                layers,
+                tools,
+            }),
+        }
+    }
+
+    /// The stored session's id; `None` when nothing is saved (ephemeral).
+    pub fn id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
+
+    /// The conversation so far (no system message).
+    pub async fn history(&self) -> History {
+        self.state.lock().await.history.clone()
+    }
+
+    /// The conversation as the model sees it: the system prompt, then the history.
+    pub async fn conversation(&self) -> History {
+        let state = self.state.lock().await;
+        let mut all = History::new();
+        if let Some(system) = state.layers.system_prompt() {
+            all.push(Message::system(system));
+        }
+        for message in &state.history {
+            all.push(message.clone());
+        }
+        all
+    }
+
+    /// The system prompt layers.
+    pub async fn layers(&self) -> Layers {
+        self.state.lock().await.layers.clone()
+    }
+
+    /// Replace the system prompt layers (for the next send).
+    pub async fn set_layers(&self, layers: Layers) {
+        self.state.lock().await.layers = layers;
+    }
+
+    /// Replace the tools (for the next send).
+    pub async fn set_tools(&self, tools: Option<ToolSet>) {
+        self.state.lock().await.tools = tools;
+    }
+
+    /// Switch the model (and client) for the next send; history is kept.
+    pub async fn set_target(&self, target: Target) {
+        self.state.lock().await.target = target;
+    }
+
+    /// The client and model of the next send.
+    pub async fn client(&self) -> (Client, String) {
+        let state = self.state.lock().await;
+        (state.target.client.clone(), state.target.model.clone())
+    }
+
+    /// Cancel the request in flight, if any (it ends `Cancelled` and is recorded).
+    pub fn cancel(&self) {
+        let slot = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(token) = &slot.1 {
+            token.cancel();
+        }
+    }
+
+    /// Run one turn: `user` through to the final answer. The request in flight before it
+    /// is cancelled; this one is cancelled by `cancel` or by the next send. Events go to
+    /// `on_event` as they happen.
+    pub async fn send(
+        &self,
+        user: Message,
+        cancel: &CancellationToken,
+        on_event: impl FnMut(LoopEvent<'_>) + Send,
+    ) -> TurnOutcome {
+        let (generation, token) = {
+            let mut slot = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(previous) = slot.1.take() {
+                previous.cancel();
+            }
+            slot.0 += 1;
+            let token = cancel.child_token();
+            slot.1 = Some(token.clone());
+            (slot.0, token)
+        };
+        let mut state = self.state.lock().await;
+        let started_at = SystemTime::now();
+        let (replies, mut outcome) = run_turn(&mut state, &user, &token, on_event).await;
+        let finished_at = SystemTime::now();
+        if let (Some(id), Some(store)) = (&self.id, &self.store) {
+            let record = TurnRecord {
+                user: user.clone(),
+                replies: replies.clone(),
+                usage: outcome.usage().clone(),
+                model: Some(state.target.model.clone()),
+                agent: state.target.agent.as_ref().map(|a| a.name.clone()),
+                started_at,
+                finished_at,
+                status: status_of(&outcome),
+            };
+            let saved = store
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .append_turn(id, &record);
+            if let Err(error) = saved {
+                tracing::warn!("session {id}: the turn was not saved: {error}");
+                if let TurnOutcome::Finished { usage, rounds, .. } = &outcome {
+                    let error = ErrorInfo::config(format!("the turn was not saved: {error}"));
+                    outcome = TurnOutcome::failed(error, usage.clone(), *rounds);
+                }
+            }
+        }
+        state.history.push(user);
+        for message in replies {
+            state.history.push(message);
+        }
+        drop(state);
+        let mut slot = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.0 == generation {
+            slot.1 = None;
+        }
+        outcome
+    }
+}
