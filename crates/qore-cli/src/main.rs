@@ -1,12 +1,11 @@
-//! `qore`: the command-line front end. It parses arguments, builds a client (and, for
-//! `run`, the tools and their approval policy), answers approval requests from the terminal
-//! or JSON lines, and prints what the engine says; every decision about the wire and the
-//! tool loop lives in `qore-client` and `qore-tools`.
+//! `qore`: the command-line front end. It parses arguments, chooses the tools' approval mode,
+//! answers approval requests from the terminal or JSON lines, and prints what the engine
+//! says; sessions, reaching a model and running a turn live in `qore-session`, the wire and
+//! the tool loop in `qore-client`, the tools in `qore-tools`.
 //!
 //! Exit codes: 0 success, 1 failure or a run stopped by a limit (one human line on stderr),
 //! 2 bad usage, 130 cancelled by Ctrl-C, 141 stdout closed early (nothing more printed).
 
-mod agent_run;
 mod agents;
 mod approve;
 mod chat;
@@ -150,6 +149,18 @@ pub struct RunArgs {
     pub no_stream: bool,
     #[command(flatten)]
     pub tools: ToolArgs,
+    /// Save nothing: the run is not kept as a session (by default it is, in the data dir:
+    /// QORE_DATA_DIR, else $XDG_DATA_HOME/qore).
+    #[arg(long, conflicts_with_all = ["session", "continue_session"])]
+    pub ephemeral: bool,
+    /// Continue the session with this id (or unique id prefix) or name; a name that is not
+    /// found starts a new session with that name.
+    #[arg(long, value_name = "ID|NAME")]
+    pub session: Option<String>,
+    /// Continue the most recent session of this project (--project, else the current
+    /// directory); a new one when it has none.
+    #[arg(long = "continue", short = 'c', conflicts_with = "session")]
+    pub continue_session: bool,
     /// Read the prompt from FILE (before the prompt arguments).
     #[arg(long, value_name = "FILE")]
     pub file: Option<PathBuf>,

@@ -269,20 +269,10 @@ impl Output {
 
     /// The tool loop stopped at a limit before the model finished.
     pub fn stopped(&mut self, reason: &LoopStop, history: &History, usage: &Usage) {
-        let (kind, message) = match reason {
-            LoopStop::RepeatedCall { tool, times } => (
-                "repeated_call",
-                format!("the model called {tool} with the same arguments {times} times in a row"),
-            ),
-            LoopStop::RoundLimit { rounds } => (
-                "round_limit",
-                format!(
-                    "the model still called tools after the limit of {rounds} round{} of tool \
-                     calls (--max-rounds)",
-                    if *rounds == 1 { "" } else { "s" }
-                ),
-            ),
-        };
+        let (kind, mut message) = (reason.kind(), reason.message());
+        if let LoopStop::RoundLimit { .. } = reason {
+            message.push_str(" (--max-rounds)");
+        }
         self.end_lines();
         if self.json {
             self.line(&json!({

@@ -1,24 +1,31 @@
-//! The `run` command: the prompt, the tools and their approver, one turn or the tool loop,
-//! and what is printed; connecting is [`crate::connect`]'s.
+//! The `run` command: the prompt, the tools and their approver, the session it runs in
+//! (qore-session runs the turn), and what is printed.
 //!
 //! Promises: a closed stdout cancels the run and exits with [`CLOSED_STDOUT`], printing
-//! nothing more; a network failure says whether qore was connecting or reading the answer.
+//! nothing more; a network failure says whether qore was connecting or reading the answer;
+//! the run is saved as a session in the data dir unless `--ephemeral` (a data dir that cannot
+//! be opened is a warning for a new session, an error for `--session` and `--continue`);
+//! with `--json` a saved run prints `{"type": "session", "id"}` first.
 
 use std::io::IsTerminal as _;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use futures_util::StreamExt as _;
-use qore_client::tool_loop::{
-    ApprovalMode, LoopEvent, ToolLoopRunner, ToolProtocol as LoopProtocol, TurnOutcome,
+use qore_client::tool_loop::ApprovalMode;
+use qore_client::CancellationToken;
+use qore_core::{ErrorInfo, History, Message, StopReason, Usage};
+use qore_session::target::project_dir;
+use qore_session::{
+    Session, SessionError, SessionManager, SessionSetup, TargetSpec, ToolSet, TurnOutcome,
 };
-use qore_client::{local, CancellationToken, ChatRequest, Client, RequestOptions};
-use qore_core::{ErrorCategory, ErrorInfo, History, Message, ResponseEvent, StreamOutcome, Usage};
+use qore_store::{NewSession, Store};
+use serde_json::json;
 
-use crate::connect::{connect_to_model, doing, Connected};
+use crate::connect::{endpoint_spec, notes};
 use crate::console::{self, note, CLOSED_STDOUT};
-use crate::output::Output;
+use crate::output::{json_line, Output};
 use crate::prompt::{self, Sources};
-use crate::tools::{approval_mode, tool_session, ToolSession};
+use crate::tools::{approval_mode, tool_set};
 use crate::RunArgs;
 
 const FAILURE: u8 = 1;
@@ -49,7 +56,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
     // After the prompt is read: until then, Ctrl-C ends the process as usual.
     let cancel = cancel_on_ctrl_c();
     console::cancel_on_closed_stdout(&cancel);
-    let tools = match tool_session(&args.tools, mode, json) {
+    let tools = match tool_set(&args.tools, mode, json) {
         Ok(tools) => tools,
         Err(error) => {
             Output::new(json).error(&error);
@@ -60,7 +67,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
         Some(_) => Output::new(json).with_tools(),
         None => Output::new(json),
     };
-    let ended = run_turns(&args, prompt, tools, &mut out, &cancel).await;
+    let ended = run_turn(&args, prompt, tools, &mut out, &cancel).await;
     if console::stdout_closed() {
         return ExitCode::from(CLOSED_STDOUT);
     }
@@ -103,122 +110,113 @@ fn cancel_on_ctrl_c() -> CancellationToken {
     cancel
 }
 
-async fn run_turns(
-    args: &RunArgs,
-    prompt: String,
-    tools: Option<ToolSession>,
-    out: &mut Output,
-    cancel: &CancellationToken,
-) -> Result<Ended, ErrorInfo> {
-    // Ctrl-C before a stream exists (starting the local server, listing models); from then
-    // on the stream and the tool loop end on the token themselves.
-    let probe_tools = tools.as_ref().is_some_and(|tools| tools.auto_protocol);
-    let Connected {
-        client,
-        model,
-        tools: tool_calling,
-        agent,
-        local,
-    } = tokio::select! {
-        biased;
-        connected = connect_to_model(args, probe_tools) => connected?,
-        () = cancel.cancelled() => return Ok(Ended::Cancelled),
-    };
-    let mut history = History::new();
-    let mut tools = tools;
-    let mut stream = !args.no_stream;
-    let mut system = args.system.clone();
-    if let Some(agent) = &agent {
-        system = agent.system.clone();
-        if !agent.enable_tools && tools.is_some() {
-            note!("qore: the agent does not use tools (enable_tools = false): none offered");
-            tools = None;
-        }
-        if let Some(tools) = &mut tools {
-            if agent.text_tools && tools.auto_protocol {
-                tools.config.tool_protocol = LoopProtocol::Text;
-                tools.auto_protocol = false;
-            }
-        }
-        stream = agent.stream;
-    }
-    if let Some(system) = system {
-        history.push(Message::system(system));
-    }
-    history.push(Message::user(prompt));
-    let options = RequestOptions {
-        stream,
-        max_tokens: local::max_tokens(args.max_tokens, local),
+/// What the arguments ask to reach.
+fn target_spec(args: &RunArgs, probe_tools: bool) -> TargetSpec {
+    TargetSpec {
+        agent: args.agent.clone(),
+        endpoint: endpoint_spec(&args.endpoint),
+        model: args.model.clone(),
+        system: args.system.clone(),
+        max_tokens: args.max_tokens,
         temperature: args.temperature,
-        ..RequestOptions::default()
-    };
-    let mut heard = false;
-    let ended = match tools {
-        None => one_turn(&client, &model, history, &options, out, cancel, &mut heard).await,
-        Some(mut tools) => {
-            if tools.auto_protocol && tool_calling == Some(false) {
-                note!(
-                    "qore: the server says {model} has no tool calling: tools are described in \
-                     the prompt (--tool-protocol text)"
-                );
-                tools.config.tool_protocol = LoopProtocol::Text;
-            }
-            tool_loop(
-                &client, &model, history, &options, tools, out, cancel, &mut heard,
-            )
-            .await
-        }
-    };
-    ended.map_err(|error| match error.category {
-        ErrorCategory::Network => {
-            let url = client.chat_url(&model, stream);
-            match heard {
-                true => doing(&format!("reading the answer from {url}"), error),
-                false => doing(&format!("connecting to {url}"), error),
-            }
-        }
-        _ => error,
-    })
+        no_stream: args.no_stream,
+        project: args.tools.project.clone(),
+        probe_tools,
+    }
 }
 
-/// Turns with tools until the model answers without calling any.
-#[allow(clippy::too_many_arguments)]
-async fn tool_loop(
-    client: &Client,
-    model: &str,
-    mut history: History,
-    options: &RequestOptions,
-    mut tools: ToolSession,
+/// The session manager: the data dir's store, or none (`--ephemeral`; or a store that
+/// cannot be opened, for a new session: a warning).
+fn manager(args: &RunArgs) -> Result<SessionManager, ErrorInfo> {
+    let store = match args.ephemeral {
+        true => None,
+        false => match Store::open_default() {
+            Ok(store) => Some(store),
+            Err(error) if args.session.is_none() && !args.continue_session => {
+                note!("qore: warning: this run is not saved as a session: {error}");
+                None
+            }
+            Err(error) => return Err(SessionError::from(error).into_info()),
+        },
+    };
+    Ok(SessionManager::new(store, crate::agents::load(), notes()))
+}
+
+/// The session of this run: continued (`--session`, `--continue`) or new.
+fn session(
+    manager: &SessionManager,
+    args: &RunArgs,
+    setup: SessionSetup,
+    project: Option<PathBuf>,
+) -> Result<Session, SessionError> {
+    let new = NewSession {
+        project_dir: project.clone(),
+        agent: args.agent.clone(),
+        model: Some(setup.target.model.clone()),
+        ..NewSession::default()
+    };
+    if let Some(key) = &args.session {
+        return manager.open_or_create(key, &new, setup);
+    }
+    if args.continue_session {
+        let latest = match &project {
+            Some(project) => manager.latest(project)?,
+            None => None,
+        };
+        if let Some(latest) = latest {
+            return manager.open(&latest.id, setup);
+        }
+    }
+    manager.create(&new, setup)
+}
+
+async fn run_turn(
+    args: &RunArgs,
+    prompt: String,
+    tools: Option<ToolSet>,
     out: &mut Output,
     cancel: &CancellationToken,
-    heard: &mut bool,
 ) -> Result<Ended, ErrorInfo> {
-    let mut runner = ToolLoopRunner {
-        client,
-        registry: &tools.registry,
-        policy: &mut tools.policy,
-        approver: tools.approver.as_ref(),
-        config: tools.config,
+    let manager = manager(args)?;
+    let spec = target_spec(
+        args,
+        tools.as_ref().is_some_and(|tools| tools.auto_protocol),
+    );
+    // Ctrl-C before a stream exists (starting the local server, listing models); from then
+    // on the stream and the tool loop end on the token themselves.
+    let target = tokio::select! {
+        biased;
+        target = manager.reach(&spec) => target?,
+        () = cancel.cancelled() => return Ok(Ended::Cancelled),
     };
-    let outcome = runner
-        .run(model, &mut history, options, cancel, |event| {
-            *heard |= !matches!(event, LoopEvent::Response(ResponseEvent::Error { .. }));
-            out.loop_event(event)
-        })
+    let project = project_dir(&spec).map(|dir| dir.canonicalize().unwrap_or(dir));
+    let mut setup = SessionSetup::new(target);
+    if let Some(project) = &project {
+        setup.layers = setup.layers.with_project_rules(project)?;
+    }
+    setup.tools = tools;
+    let session = session(&manager, args, setup, project).map_err(SessionError::into_info)?;
+    if let (true, Some(id)) = (args.endpoint.json, session.id()) {
+        json_line(&json!({"type": "session", "id": id}));
+    }
+    let user = Message::user(prompt);
+    let outcome = session
+        .send(user, cancel, |event| out.loop_event(event))
         .await;
+    let conversation = session.conversation().await;
     match outcome {
         TurnOutcome::Finished {
             stop_reason, usage, ..
         } => {
-            finished(out, &history, &usage, stop_reason.as_ref());
+            finished(out, &conversation, &usage, stop_reason.as_ref());
             Ok(Ended::Finished)
         }
         TurnOutcome::Failed {
-            limit: Some(reason),
+            limit: Some(limit),
             usage,
             ..
         } => {
-            out.stopped(&reason, &history, &usage);
+            out.stopped(&limit, &conversation, &usage);
             Ok(Ended::Stopped)
         }
         TurnOutcome::Failed { error, .. } => Err(error),
@@ -227,48 +225,7 @@ async fn tool_loop(
 }
 
 /// The final answer: the last message's text.
-fn finished(
-    out: &mut Output,
-    history: &History,
-    usage: &Usage,
-    stop_reason: Option<&qore_core::StopReason>,
-) {
+fn finished(out: &mut Output, history: &History, usage: &Usage, stop_reason: Option<&StopReason>) {
     let text = history.last().map(Message::text).unwrap_or_default();
     out.result(&text, history, usage, stop_reason);
-}
-
-/// One turn, no tools offered.
-async fn one_turn(
-    client: &Client,
-    model: &str,
-    mut history: History,
-    options: &RequestOptions,
-    out: &mut Output,
-    cancel: &CancellationToken,
-    heard: &mut bool,
-) -> Result<Ended, ErrorInfo> {
-    let request = ChatRequest {
-        model,
-        history: &history,
-        tools: &[],
-        options,
-    };
-    let mut stream = client.stream(&request, cancel.clone());
-    while let Some(event) = stream.next().await {
-        *heard |= !matches!(event, ResponseEvent::Error { .. });
-        out.event(&event);
-    }
-    match stream.finish().await {
-        StreamOutcome::Finished {
-            message,
-            stop_reason,
-            usage,
-        } => {
-            history.push(message);
-            finished(out, &history, &usage, stop_reason.as_ref());
-            Ok(Ended::Finished)
-        }
-        StreamOutcome::Failed { error, .. } => Err(error),
-        StreamOutcome::Cancelled { .. } => Ok(Ended::Cancelled),
-    }
 }

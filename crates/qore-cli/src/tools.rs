@@ -1,30 +1,18 @@
-//! The tools of a `qore run`: which mode the flags and the terminal ask for, the built-in
-//! tools over the project, and who approves their calls.
+//! The tools of a `qore run`: which mode the flags and the terminal ask for, and who
+//! approves the calls; the tools themselves are qore-session's [`ToolSet`].
 //!
 //! Promises: the mode follows `--tools` and `--yes`, defaulting to `confirm` when someone
 //! can be asked (stdin and stderr a terminal) and `off` otherwise; `confirm` with nobody to
 //! ask becomes `read-only` (stderr says so) unless `--yes`; the project is `--project` or
 //! the current directory, and one that cannot be used is an error naming it.
 
-use qore_client::tool_loop::{
-    ApprovalMode, ApprovalPolicy, Approver, LoopConfig, ToolProtocol as LoopProtocol, ToolRegistry,
-};
+use qore_client::tool_loop::{ApprovalMode, Approver, LoopConfig, ToolProtocol as LoopProtocol};
 use qore_core::ErrorInfo;
-use qore_tools::{builtin_tools, Sandbox, ToolOptions};
+use qore_session::ToolSet;
 
 use crate::approve::{JsonApprover, NobodyAsked, TerminalApprover};
 use crate::console::note;
 use crate::{ToolArgs, ToolProtocol, ToolsMode};
-
-/// The tools of a run, their policy and whoever approves them.
-pub struct ToolSession {
-    pub registry: ToolRegistry,
-    pub policy: ApprovalPolicy,
-    pub approver: Box<dyn Approver>,
-    pub config: LoopConfig,
-    /// `--tool-protocol auto`: the model's listed capabilities may choose text.
-    pub auto_protocol: bool,
-}
 
 /// The tool mode the arguments ask for, given whether stdin and stderr are a terminal (see
 /// `--tools` in `qore run --help`); `None` when no tools are offered.
@@ -52,11 +40,11 @@ pub fn approval_mode(args: &ToolArgs, json: bool, interactive: bool) -> Option<A
 }
 
 /// The built-in tools over the project, or `None` for `--tools off`.
-pub fn tool_session(
+pub fn tool_set(
     args: &ToolArgs,
     mode: Option<ApprovalMode>,
     json: bool,
-) -> Result<Option<ToolSession>, ErrorInfo> {
+) -> Result<Option<ToolSet>, ErrorInfo> {
     let Some(mode) = mode else {
         return Ok(None);
     };
@@ -68,29 +56,21 @@ pub fn tool_session(
             ))
         })?,
     };
-    let sandbox = Sandbox::new(&project)
-        .map_err(|err| ErrorInfo::config(format!("--project {}: {err}", project.display())))?;
-    let mut registry = ToolRegistry::new();
-    registry.extend(builtin_tools(sandbox, &ToolOptions::default()))?;
     let approver: Box<dyn Approver> = match mode {
         ApprovalMode::Confirm if json => Box::<JsonApprover>::default(),
         ApprovalMode::Confirm => Box::<TerminalApprover>::default(),
         ApprovalMode::Auto | ApprovalMode::ReadOnly => Box::new(NobodyAsked),
     };
-    Ok(Some(ToolSession {
-        registry,
-        policy: ApprovalPolicy::new(mode),
-        approver,
-        config: LoopConfig {
-            max_rounds: args.max_rounds,
-            tool_protocol: match args.tool_protocol {
-                ToolProtocol::Text => LoopProtocol::Text,
-                ToolProtocol::Native | ToolProtocol::Auto => LoopProtocol::Native,
-            },
-            ..LoopConfig::default()
+    let config = LoopConfig {
+        max_rounds: args.max_rounds,
+        tool_protocol: match args.tool_protocol {
+            ToolProtocol::Text => LoopProtocol::Text,
+            ToolProtocol::Native | ToolProtocol::Auto => LoopProtocol::Native,
         },
-        auto_protocol: args.tool_protocol == ToolProtocol::Auto,
-    }))
+        ..LoopConfig::default()
+    };
+    let auto = args.tool_protocol == ToolProtocol::Auto;
+    ToolSet::builtin(&project, mode, approver, config, auto).map(Some)
 }
 
 #[cfg(test)]

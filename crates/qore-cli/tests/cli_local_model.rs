@@ -27,7 +27,9 @@ async fn run_without_url_answers_from_the_local_model() {
         "stderr should say the local model server is used: {:?}",
         run.stderr
     );
-    let lines = run.json_lines();
+    // The saved session is named first (`{"type": "session"}`), then the stream's events.
+    let mut lines = run.json_lines();
+    assert_eq!(lines.remove(0)["type"], "session", "{}", run.stdout);
     assert_eq!(lines[0]["type"], "message_start", "{}", run.stdout);
     let result = lines.last().expect("a last line");
     assert_eq!(result["type"], "result", "{result}");

@@ -71,7 +71,9 @@ fn of_type<'a>(events: &'a [Value], kind: &'a str) -> impl Iterator<Item = &'a V
 /// A `--json` run of `wire` for `prompt`: events, then one `result` line matching the wire.
 fn check_json_run(run: &Run, prompt: &str, wire: &Wire) {
     assert_eq!(run.code, Some(0), "{run:?}");
-    let lines = run.json_lines();
+    // The saved session is named first (`{"type": "session"}`), then the stream's events.
+    let mut lines = run.json_lines();
+    assert_eq!(lines.remove(0)["type"], "session", "{}", run.stdout);
     let (result, events) = lines.split_last().expect("at least one line");
     let stop = expected_stop_reason(wire.finish_reason.as_deref().expect("finish_reason"));
     let usage = wire.usage.as_ref().expect("the recording reports usage");

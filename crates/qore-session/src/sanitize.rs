@@ -12,6 +12,10 @@
 //!   unanswered user message, then the next one) are merged into one, in order, so the
 //!   earlier words are kept and no wire sees two user messages in a row;
 //! - nothing to change: the history is borrowed, not copied.
+//!
+//! [`settle_turn`] applies the same rule to a turn before it is kept: a turn's last
+//! assistant message has nothing after it, so its tool calls (made while no tools were
+//! offered) are dropped; they never ran, and the store keeps only well-formed turns.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -74,6 +78,14 @@ pub fn sanitize<'h>(history: &'h History, wire: Wire) -> Cow<'h, History> {
     match changed {
         true => Cow::Owned(History::from(out)),
         false => Cow::Borrowed(history),
+    }
+}
+
+/// Drop the tool calls of a turn's last message when it is the assistant's: nothing
+/// answers them (see the module doc).
+pub fn settle_turn(replies: &mut [Message]) {
+    if let Some(last) = replies.last_mut().filter(|m| m.role == Role::Assistant) {
+        (last.blocks).retain(|b| !matches!(b, ContentBlock::ToolUse { .. }));
     }
 }
 

@@ -14,8 +14,11 @@
 //! - unless the session is ephemeral, each turn (finished, failed or cancelled) is appended
 //!   to the store in one transaction; a finished turn that cannot be saved is reported as
 //!   failed, with the store's error;
-//! - the in-memory history matches what the store keeps: the user message and every
-//!   finished message and tool result of the turn (never half a message).
+//! - the in-memory history holds what the store keeps: the user message and every
+//!   finished message and tool result of the turn (never half a message); only the tool
+//!   calls of a turn's last message, which nothing answered (no tools were offered), stay
+//!   in memory for the front end to show and are not stored ([`settle_turn`]); no send
+//!   carries them ([`crate::sanitize`]).
 
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
@@ -28,6 +31,7 @@ use qore_store::{Store, TurnRecord};
 use crate::layers::Layers;
 use crate::outcome::{status_of, TurnOutcome};
 use crate::run_turn::run_turn;
+use crate::sanitize::settle_turn;
 use crate::target::{Notes, Target};
 use crate::toolset::ToolSet;
 
@@ -205,9 +209,11 @@ impl Session {
         let (replies, mut outcome) = run_turn(&mut state, &user, &token, on_event).await;
         let finished_at = SystemTime::now();
         if let (Some(id), Some(store)) = (&self.id, &self.store) {
+            let mut kept = replies.clone();
+            settle_turn(&mut kept);
             let record = TurnRecord {
                 user: user.clone(),
-                replies: replies.clone(),
+                replies: kept,
                 usage: outcome.usage().clone(),
                 model: Some(state.target.model.clone()),
                 agent: state.target.agent.as_ref().map(|a| a.name.clone()),

@@ -83,6 +83,11 @@ pub fn command(args: &[&str]) -> tokio::process::Command {
             "QORE_CONFIG_DIR",
             std::env::temp_dir().join("qore-tests-no-config"),
         )
+        // Sessions are saved: into a scratch data dir, never the user's.
+        .env(
+            "QORE_DATA_DIR",
+            std::env::temp_dir().join("qore-tests-data"),
+        )
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
