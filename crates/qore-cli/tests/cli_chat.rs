@@ -197,6 +197,14 @@ async fn a_scripted_chat_carries_the_first_turn_runs_commands_and_resumes() {
         ("user", "Back."),
     ]));
     assert_eq!(roles_and_texts(&bodies[2]), expected);
+
+    // -c continues the project's session written last: the one switched back to.
+    let continued = run_with_stdin(dirs.chat(&url, &["--json", "-c"]), "/sessions\n").await;
+    let lines = continued.json_lines();
+    assert_eq!(lines[0]["id"], id.as_str(), "{continued:?}");
+    let listed = lines[1]["sessions"].as_array().expect("sessions");
+    let turns: Vec<&Value> = listed.iter().map(|s| &s["turns"]).collect();
+    assert_eq!(turns, [4, 1], "newest first: {continued:?}");
 }
 
 #[tokio::test]

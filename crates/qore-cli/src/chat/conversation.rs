@@ -20,6 +20,15 @@ use qore_store::{NewSession, SessionInfo};
 
 use crate::output::Output;
 
+/// Which session a chat starts on.
+pub enum Opening<'a> {
+    New,
+    /// `--session`: the one this id, id prefix or name finds, else a new one with this name.
+    Named(&'a str),
+    /// `--continue`: the project's latest, else a new one.
+    Latest,
+}
+
 /// Builds the tools of each new session (`None`: no tools).
 pub type MakeTools = Box<dyn Fn() -> Result<Option<ToolSet>, ErrorInfo> + Send + Sync>;
 
@@ -38,20 +47,24 @@ pub struct Conversation {
 }
 
 impl Conversation {
-    /// Reach the model `spec` names and open the session `key` names (a new one named `key`
-    /// when none matches), or start a new one.
+    /// Reach the model `spec` names and open the session `opening` says.
     pub async fn start(
         manager: SessionManager,
         spec: TargetSpec,
         tools: MakeTools,
-        key: Option<&str>,
+        opening: Opening<'_>,
     ) -> Result<Conversation, ErrorInfo> {
         let target = manager.reach(&spec).await?;
         let setup = setup(&spec, &target, &tools)?;
         let new = new_session(&spec, &target);
-        let session = match key {
-            Some(key) => manager.open_or_create(key, &new, setup),
-            None => manager.create(&new, setup),
+        let latest = match (&opening, project_dir(&spec)) {
+            (Opening::Latest, Some(project)) => manager.latest(&project).map_err(info)?,
+            _ => None,
+        };
+        let session = match (opening, latest) {
+            (Opening::Named(key), _) => manager.open_or_create(key, &new, setup),
+            (Opening::Latest, Some(latest)) => manager.open(&latest.id, setup),
+            (Opening::Latest | Opening::New, _) => manager.create(&new, setup),
         }
         .map_err(info)?;
         let last_usage = match session.id() {

@@ -57,8 +57,11 @@ pub struct ChatArgs {
     /// starts a session with that name. Default: a new session.
     #[arg(long, value_name = "ID|NAME")]
     pub session: Option<String>,
+    /// Continue the most recent session of the project (a new one when it has none).
+    #[arg(long = "continue", short = 'c', conflicts_with = "session")]
+    pub continue_session: bool,
     /// Save nothing: the chat is forgotten when it ends.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["session", "continue_session"])]
     pub ephemeral: bool,
 }
 

@@ -12,19 +12,20 @@ use std::sync::Arc;
 use qore_client::tool_loop::{ApprovalMode, Approver};
 use qore_client::CancellationToken;
 use qore_core::{ErrorInfo, Message};
-use qore_session::{SessionManager, TargetSpec, ToolSet, TurnOutcome};
+use qore_session::{SessionManager, TargetSpec, TurnOutcome};
 use serde_json::json;
 
 use super::approve::EditorApprover;
 use super::command::{self, Command, Line};
-use super::conversation::{Conversation, MakeTools};
+use super::conversation::{Conversation, MakeTools, Opening};
 use super::input::{Input, Read, Terminal, HISTORY_FILE};
 use super::interrupt::Interrupts;
 use super::{ChatArgs, FAILURE};
 use crate::approve::{JsonApprover, StdinLines};
+use crate::connect::{endpoint_spec, notes};
 use crate::console::{self, note, CLOSED_STDOUT};
 use crate::output::{json_line, Output};
-use crate::tools::{approval_mode, tool_session};
+use crate::tools::{approval_mode, tool_set};
 use crate::ToolProtocol;
 
 /// Exit code of a chat cancelled by Ctrl-C before it could start.
@@ -67,16 +68,11 @@ pub async fn chat(args: ChatArgs) -> ExitCode {
     };
     let tool_args = args.tools.clone();
     let make_tools: MakeTools = Box::new(move || {
-        let Some(tools) = tool_session(&tool_args, mode, json)? else {
-            return Ok(None);
-        };
-        Ok(Some(ToolSet {
-            registry: tools.registry,
-            policy: tools.policy,
-            approver: approver.as_ref().map_or(tools.approver, Asker::approver),
-            config: tools.config,
-            auto_protocol: tools.auto_protocol,
-        }))
+        let mut tools = tool_set(&tool_args, mode, json)?;
+        if let (Some(tools), Some(asker)) = (&mut tools, &approver) {
+            tools.approver = asker.approver();
+        }
+        Ok(tools)
     });
     let store = match args.ephemeral {
         true => None,
@@ -88,14 +84,13 @@ pub async fn chat(args: ChatArgs) -> ExitCode {
             }
         },
     };
-    let notes = std::sync::Arc::new(|text: &str| note!("{text}"));
-    let manager = SessionManager::new(store, crate::agents::load(), notes);
+    let manager = SessionManager::new(store, crate::agents::load(), notes());
     let spec = target_spec(&args, mode.is_some());
     // Ctrl-C while the model is reached (the local server starting) ends the chat.
     let reaching = interrupts.turn();
     let started = tokio::select! {
         biased;
-        started = Conversation::start(manager, spec, make_tools, args.session.as_deref()) => started,
+        started = Conversation::start(manager, spec, make_tools, opening(&args)) => started,
         () = reaching.cancelled() => {
             Output::new(json).cancelled();
             return ExitCode::from(CANCELLED);
@@ -149,19 +144,20 @@ impl Asker {
     }
 }
 
+/// Which session the flags ask for.
+fn opening(args: &ChatArgs) -> Opening<'_> {
+    match (&args.session, args.continue_session) {
+        (Some(key), _) => Opening::Named(key),
+        (None, true) => Opening::Latest,
+        (None, false) => Opening::New,
+    }
+}
+
 /// What to reach, from the flags.
 fn target_spec(args: &ChatArgs, tools: bool) -> TargetSpec {
-    let endpoint = &args.endpoint;
     TargetSpec {
         agent: args.agent.clone(),
-        endpoint: qore_session::EndpointSpec {
-            protocol: endpoint.protocol.clone(),
-            url: endpoint.url.clone(),
-            endpoint: endpoint.endpoint.clone(),
-            api_key_env: endpoint.api_key_env.clone(),
-            connect_timeout: endpoint.connect_timeout,
-            idle_timeout: endpoint.idle_timeout,
-        },
+        endpoint: endpoint_spec(&args.endpoint),
         model: args.model.clone(),
         system: args.system.clone(),
         max_tokens: args.max_tokens,
