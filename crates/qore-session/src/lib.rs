@@ -40,6 +40,7 @@ pub mod sanitize;
 pub mod session;
 pub mod target;
 pub mod toolset;
+pub mod undo;
 
 pub use error::SessionError;
 pub use layers::Layers;

@@ -220,6 +220,8 @@ impl Session {
                 started_at,
                 finished_at,
                 status: status_of(&outcome),
+                // TODO(core): the tools' ChangeRecorder record (undo::take_changes).
+                file_changes: Vec::new(),
             };
             let saved = store
                 .lock()

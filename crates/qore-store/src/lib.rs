@@ -11,8 +11,10 @@
 //!   malformed turn (a tool call without its result, a result without its call) is refused,
 //!   and a failed or cancelled turn is recorded without its partial assistant message, so the
 //!   stored history is always well-formed.
+//! - A turn's file changes (what its tools wrote, with the prior content) are committed in
+//!   the turn's transaction; [`Store::last_undoable_turn`] reads them back for undo.
 //!
-//! # Schema (version 1)
+//! # Schema (version 2)
 //!
 //! Times are integer milliseconds since the Unix epoch (`datetime(created_at / 1000,
 //! 'unixepoch')` in `sqlite3`); JSON columns are qore-core's serde form, readable as is.
@@ -35,6 +37,13 @@
 //! | `messages` | `turn_id`, `seq` | the turn (cascade delete) and 1-based position in it |
 //! | | `role` | `user`, `assistant` (copied from the JSON, for queries) |
 //! | | `content` | JSON of `qore_core::Message`: `{"role":…,"blocks":[{"type":"text",…}]}` |
+//! | `file_changes` | `turn_id`, `path` | the turn (cascade delete) and a file it changed, relative to the project directory (`/`-separated), once per turn |
+//! | | `before` | BLOB: the file's content before the turn; NULL when it did not exist (or was not recorded) |
+//! | | `after_hash` | lowercase hex SHA-256 of what the turn left; NULL when it left no file |
+//! | | `restorable` | 0 when `before` was not recorded (the file was larger than the limit, 8 MiB) |
+//!
+//! Version 1 had no `file_changes`; opening a version 1 file adds the table, and its turns
+//! have no recorded changes.
 //!
 //! For example, every user prompt of a project:
 //! `SELECT json_extract(content, '$.blocks[0].text') FROM messages m JOIN turns t ON
@@ -42,12 +51,14 @@
 //! s.project_dir = '/src/app';`
 
 mod error;
+mod file_changes;
 mod read;
 mod schema;
 mod store;
 mod turn;
 
 pub use error::StoreError;
+pub use file_changes::{FileChange, UndoableTurn};
 pub use read::SessionInfo;
 pub use schema::{data_dir, schema_version, BUSY_TIMEOUT, SCHEMA_VERSION};
 pub use store::{NewSession, Store, TurnId, DB_FILE};

@@ -18,10 +18,10 @@ use crate::StoreError;
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The schema version [`open_connection`] migrates to.
-pub const SCHEMA_VERSION: usize = 1;
+pub const SCHEMA_VERSION: usize = 2;
 
 /// Migration 1: sessions, their turns, and each turn's messages (see the crate doc).
-const V1: &str = "
+pub(crate) const V1: &str = "
 CREATE TABLE sessions (
     id          TEXT PRIMARY KEY,
     name        TEXT UNIQUE,
@@ -58,8 +58,22 @@ CREATE TABLE messages (
 );
 ";
 
+/// Migration 2: the files each turn changed, with their prior content, for undo.
+const V2: &str = "
+CREATE TABLE file_changes (
+    id         INTEGER PRIMARY KEY,
+    turn_id    INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+    path       TEXT NOT NULL,
+    before     BLOB,
+    after_hash TEXT,
+    restorable INTEGER NOT NULL CHECK (restorable IN (0, 1)),
+    CHECK (restorable = 1 OR before IS NULL),
+    UNIQUE (turn_id, path)
+);
+";
+
 fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(V1)])
+    Migrations::new(vec![M::up(V1), M::up(V2)])
 }
 
 /// `QORE_DATA_DIR`, else `qore` in the platform's data dir (`$XDG_DATA_HOME/qore` on Linux).

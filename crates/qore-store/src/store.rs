@@ -137,6 +137,7 @@ impl Store {
                 insert.execute(params![turn_id, seq as i64 + 1, role, content])?;
             }
         }
+        crate::file_changes::insert(&tx, turn_id, &turn.file_changes)?;
         tx.commit()?;
         Ok(TurnId(turn_id))
     }

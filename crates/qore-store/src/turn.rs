@@ -4,7 +4,8 @@
 //! database. It drops the partial assistant message of a failed or cancelled turn, then
 //! refuses (with the reason) a turn where a tool call lacks its result in the next message, a
 //! result answers no call, the opening message is not a user message, a reply is a system
-//! message, or a finished turn does not end with the assistant's answer.
+//! message, or a finished turn does not end with the assistant's answer; it refuses, too,
+//! file changes that cannot be stored as given (see the `file_changes` module).
 
 use std::collections::HashSet;
 use std::time::SystemTime;
@@ -12,6 +13,7 @@ use std::time::SystemTime;
 use qore_core::{ContentBlock, Message, Role, Usage};
 use serde::{Deserialize, Serialize};
 
+use crate::file_changes::{self, FileChange};
 use crate::StoreError;
 
 /// How a turn ended.
@@ -47,6 +49,9 @@ pub struct TurnRecord {
     pub started_at: SystemTime,
     pub finished_at: SystemTime,
     pub status: TurnStatus,
+    /// The files the turn's tools changed, with their prior content (for undo); written in
+    /// the turn's transaction.
+    pub file_changes: Vec<FileChange>,
 }
 
 impl TurnRecord {
@@ -60,6 +65,7 @@ impl TurnRecord {
                 }
             }
         }
+        file_changes::check(&self.file_changes)?;
         let messages: Vec<&Message> = std::iter::once(&self.user).chain(replies).collect();
         check_well_formed(&messages)?;
         if self.status == TurnStatus::Finished

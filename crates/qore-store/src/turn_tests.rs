@@ -34,6 +34,7 @@ fn a_cancelled_turn_loses_only_its_trailing_assistant_message() {
         started_at: SystemTime::UNIX_EPOCH,
         finished_at: SystemTime::UNIX_EPOCH,
         status,
+        file_changes: Vec::new(),
     };
     let kept = |status| turn(status).checked_messages().map(|m| m.len()).ok();
     assert_eq!(kept(TurnStatus::Finished), Some(2));

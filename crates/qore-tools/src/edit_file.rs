@@ -11,7 +11,8 @@
 //!   the file's line endings;
 //! - the file is written atomically (temp file + rename in the same directory) and the result
 //!   carries a unified diff of the change;
-//! - binary, non-UTF-8, missing and sandbox-refused files are refused. Destructive; not
+//! - binary, non-UTF-8, missing and sandbox-refused files are refused;
+//! - the change is recorded when the options carry a recorder. Destructive; not
 //!   parallel-safe.
 
 use std::sync::Arc;
@@ -22,7 +23,7 @@ use serde_json::json;
 
 use crate::diff::unified_diff;
 use crate::util::{looks_binary, parse_args, run_blocking_to_end};
-use crate::{spec, Sandbox, ToolOptions};
+use crate::{record_change, spec, Sandbox, ToolOptions};
 
 const NAME: &str = "edit_file";
 
@@ -142,6 +143,7 @@ fn edit(sandbox: &Sandbox, options: &ToolOptions, args: Args) -> ToolOutput {
     if let Err(e) = sandbox.replace(&path, new.as_bytes()) {
         return ToolOutput::error(format!("cannot write `{rel}`: {e}"));
     }
+    record_change(options, &rel, Some(old.as_bytes()), new.as_bytes());
     let diff = unified_diff(&rel, &old, &new, options.diff_max_lines);
     ToolOutput::text(format!("Edited `{rel}` ({how}).\n{diff}"))
 }

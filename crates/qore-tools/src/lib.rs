@@ -16,8 +16,12 @@
 //!   killed on timeout, cancellation or drop);
 //! - every tool validates its arguments and answers mistakes with an error output the model
 //!   can act on, never a panic; long work stops promptly when the call is cancelled;
+//! - the writing tools record what they change, with the prior content, into the
+//!   [`ChangeRecorder`] given as [`ToolOptions::record_changes`], so a turn can be undone
+//!   (`run_command` is not recorded: see the `changes` module);
 //! - [`builtin_tools`] builds them all for one session.
 
+mod changes;
 mod diff;
 mod edit_file;
 mod find_file;
@@ -34,6 +38,10 @@ mod write_file;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use changes::{
+    content_hash, records_every_change, Before, ChangeRecorder, FileChange, MAX_RECORDED_BYTES,
+    MAX_RECORDED_TURN_BYTES, RECORDING_TOOLS,
+};
 pub use edit_file::EditFile;
 pub use find_file::FindFile;
 pub use list_files::ListFiles;
@@ -79,6 +87,10 @@ pub struct ToolOptions {
     /// Environment variables passed on to commands, by name ([`DEFAULT_COMMAND_ENV`]); the
     /// rest of the host's environment (API keys included) is not.
     pub command_env: Vec<String>,
+    /// Where `create_file`, `write_file` and `edit_file` record the files they change (none:
+    /// nothing is recorded). A session shares one recorder with its tools and takes the
+    /// record when a turn ends.
+    pub record_changes: Option<ChangeRecorder>,
 }
 
 impl Default for ToolOptions {
@@ -100,6 +112,7 @@ impl Default for ToolOptions {
             command_max_timeout: Duration::from_secs(600),
             command_output_cap: 32 * 1024,
             command_env: DEFAULT_COMMAND_ENV.iter().map(|s| s.to_string()).collect(),
+            record_changes: None,
         }
     }
 }
@@ -128,6 +141,13 @@ fn spec(name: &str, description: &str, input_schema: serde_json::Value) -> qore_
         name: name.to_string(),
         description: description.to_string(),
         input_schema,
+    }
+}
+
+/// Records a change the tool made to `rel` when the options carry a recorder.
+fn record_change(options: &ToolOptions, rel: &str, before: Option<&[u8]>, after: &[u8]) {
+    if let Some(recorder) = &options.record_changes {
+        recorder.record(rel, before, after);
     }
 }
 

@@ -10,7 +10,8 @@
 //! - [`Sandbox::replace`] never leaves a half-written file: the contents go to a temporary
 //!   file in the target's directory (`cap_tempfile`), which is then renamed over the target;
 //!   an existing target keeps its permissions;
-//! - [`Sandbox::create_new`] never replaces anything: the file is opened create-new.
+//! - [`Sandbox::create_new`] never replaces anything: the file is opened create-new;
+//! - [`Sandbox::remove_file`] removes a file or symlink, never a directory.
 
 use std::ffi::OsStr;
 use std::fs::File;
@@ -65,6 +66,12 @@ impl Sandbox {
         }
         tmp.as_file().sync_all()?;
         self.refused(abs, tmp.replace(name))
+    }
+
+    /// Removes the file `abs` (a symlink itself, never its target; never a directory).
+    pub fn remove_file(&self, abs: &Path) -> io::Result<()> {
+        let inner = self.inner(abs)?;
+        self.refused(abs, self.dir.remove_file(inner))
     }
 
     /// The directory holding `abs` (created when missing), and the name of `abs` in it.

@@ -5,8 +5,8 @@
 //! replaces, atomically (temp file + rename in the same directory, the old permissions kept),
 //! and shows a unified diff when it replaced a text file; both create missing parent
 //! directories, go through [`Sandbox::resolve_writable`] (so nothing outside the root, in
-//! `.git`, ignored, or a `.qoreignore` file is written) and refuse directories. Destructive;
-//! not parallel-safe.
+//! `.git`, ignored, or a `.qoreignore` file is written) and refuse directories; both record
+//! what they changed when the options carry a recorder. Destructive; not parallel-safe.
 
 use std::sync::Arc;
 
@@ -16,7 +16,7 @@ use serde_json::json;
 
 use crate::diff::unified_diff;
 use crate::util::{looks_binary, parse_args, plural, run_blocking_to_end, split_lines};
-use crate::{spec, Sandbox, ToolOptions};
+use crate::{record_change, spec, Sandbox, ToolOptions};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -41,10 +41,11 @@ fn schema(path_help: &str) -> serde_json::Value {
 pub struct CreateFile {
     spec: ToolSpec,
     sandbox: Arc<Sandbox>,
+    options: Arc<ToolOptions>,
 }
 
 impl CreateFile {
-    pub fn new(sandbox: Arc<Sandbox>, _options: Arc<ToolOptions>) -> Self {
+    pub fn new(sandbox: Arc<Sandbox>, options: Arc<ToolOptions>) -> Self {
         let spec = spec(
             "create_file",
             "Create a new file with the given contents (missing parent directories are \
@@ -52,7 +53,11 @@ impl CreateFile {
              write_file to replace it.",
             schema("Path of the new file, relative to the project root."),
         );
-        CreateFile { spec, sandbox }
+        CreateFile {
+            spec,
+            sandbox,
+            options,
+        }
     }
 }
 
@@ -62,16 +67,17 @@ impl Tool for CreateFile {
     }
     fn call(&self, input: serde_json::Value, cancel: CancellationToken) -> ToolFuture {
         let sandbox = self.sandbox.clone();
+        let options = self.options.clone();
         Box::pin(run_blocking_to_end(cancel, move || {
             match parse_args::<Args>("create_file", input) {
-                Ok(args) => create(&sandbox, args),
+                Ok(args) => create(&sandbox, &options, args),
                 Err(out) => out,
             }
         }))
     }
 }
 
-fn create(sandbox: &Sandbox, args: Args) -> ToolOutput {
+fn create(sandbox: &Sandbox, options: &ToolOptions, args: Args) -> ToolOutput {
     let path = match sandbox.resolve_writable(&args.path) {
         Ok(p) => p,
         Err(e) => return ToolOutput::error(e.to_string()),
@@ -83,7 +89,10 @@ fn create(sandbox: &Sandbox, args: Args) -> ToolOutput {
         ));
     }
     match sandbox.create_new(&path, args.content.as_bytes()) {
-        Ok(()) => ToolOutput::text(format!("Created `{rel}` ({}).", size(&args.content))),
+        Ok(()) => {
+            record_change(options, &rel, None, args.content.as_bytes());
+            ToolOutput::text(format!("Created `{rel}` ({}).", size(&args.content)))
+        }
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => ToolOutput::error(format!(
             "`{rel}` already exists; use edit_file to change it or write_file to replace it"
         )),
@@ -153,6 +162,7 @@ fn write(sandbox: &Sandbox, options: &ToolOptions, args: Args) -> ToolOutput {
     if let Err(e) = sandbox.replace(&path, args.content.as_bytes()) {
         return ToolOutput::error(format!("cannot write `{rel}`: {e}"));
     }
+    record_change(options, &rel, old.as_deref(), args.content.as_bytes());
     let size = size(&args.content);
     match old {
         None => ToolOutput::text(format!("Created `{rel}` ({size}).")),

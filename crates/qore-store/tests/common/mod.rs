@@ -58,6 +58,7 @@ pub fn tool_rounds_turn(n: u64, rounds: usize, result_len: usize) -> TurnRecord 
         started_at: UNIX_EPOCH + Duration::from_secs(1_700_000_000 + n),
         finished_at: UNIX_EPOCH + Duration::from_secs(1_700_000_001 + n),
         status: TurnStatus::Finished,
+        file_changes: Vec::new(),
     }
 }
 
