@@ -233,6 +233,44 @@ async fn piped_json_chat_reads_approvals_from_the_same_stdin() {
     assert_eq!(roles, ["user", "assistant", "tool", "assistant", "user"]);
 }
 
+#[tokio::test]
+async fn undo_takes_the_last_turn_out_of_the_history() {
+    let Some((server, url, ex)) = answering(3).await else {
+        return;
+    };
+    let recorded = wire(&ex.response_body).text;
+    let dirs = Dirs::new();
+    let script = "First.\nSecond.\n/undo\nThird.\n/undo\n/undo\n/undo\n";
+    let run = run_with_stdin(dirs.chat(&url, &["--json"]), script).await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let lines = run.json_lines();
+    let id = lines[0]["id"].as_str().expect("id");
+    let undone: Vec<&Value> = of_type(&lines, "undone")
+        .iter()
+        .map(|l| &l["turn"])
+        .collect();
+    // Turn 2, then the third turn (seq 3), then turn 1; then nothing is left.
+    assert_eq!(undone, [2, 3, 1], "{run:?}");
+    assert!(run.stderr.contains("nothing to undo"), "{}", run.stderr);
+    // The third request does not carry the undone second turn.
+    let third = server.requests()[2].json().expect("JSON body");
+    let expected = [
+        ("user", "First."),
+        ("assistant", recorded.as_str()),
+        ("user", "Third."),
+    ];
+    assert_eq!(roles_and_texts(&third), pairs(&expected));
+    let conn = rusqlite::Connection::open(dirs.db()).expect("open");
+    let flags: Vec<i64> = (conn
+        .prepare("SELECT undone FROM turns WHERE session_id = ?1 ORDER BY seq"))
+    .expect("prepare")
+    .query_map([id], |row| row.get(0))
+    .expect("query")
+    .collect::<Result<_, _>>()
+    .expect("rows");
+    assert_eq!(flags, [1, 1, 1], "undone turns stay in the store, marked");
+}
+
 /// A server that answers the first request in full, stalls the second mid-stream and
 /// answers the third in full, and
 /// `qore chat --json` on it, past the second turn's first text.

@@ -79,7 +79,7 @@ const COMMANDS: &[(&str, Takes, &str)] = &[
     (
         "undo",
         Takes::Nothing,
-        "restore the files the last turn changed",
+        "undo the last turn: its files put back, the turn out of the history",
     ),
     (
         "tokens",

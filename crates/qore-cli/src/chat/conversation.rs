@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use qore_client::CancellationToken;
 use qore_core::{ErrorInfo, History, Message, Usage};
 use qore_session::target::project_dir;
+use qore_session::undo::{undo_last_turn, UndoReport};
 use qore_session::{
     Layers, Session, SessionError, SessionManager, SessionSetup, SharedStore, Target, TargetSpec,
     ToolSet, TurnOutcome,
@@ -116,6 +117,27 @@ impl Conversation {
         self.session = self.manager.open(&found.id, setup).map_err(info)?;
         self.last_usage = found.last_usage;
         Ok(found)
+    }
+
+    /// Undo the session's last turn that is not undone: the files its tools changed are put
+    /// back, and the turn leaves the history (the session is reloaded from the store).
+    pub fn undo(&mut self) -> Result<UndoReport, ErrorInfo> {
+        let (Some(id), Some(store)) = (self.session.id(), self.manager.store()) else {
+            return Err(ErrorInfo::config(
+                "an ephemeral chat keeps no turns to undo",
+            ));
+        };
+        let id = id.to_owned();
+        let project = (self.project())
+            .ok_or_else(|| ErrorInfo::config("no project directory to restore files in"))?;
+        let undone = {
+            let mut store = store.lock().unwrap_or_else(|e| e.into_inner());
+            undo_last_turn(&mut store, &id, &project)
+        };
+        let report = undone.map_err(|error| ErrorInfo::config(error.to_string()))?;
+        let setup = setup(&self.spec, &self.target, &self.tools)?;
+        self.session = self.manager.open(&id, setup).map_err(info)?;
+        Ok(report)
     }
 
     /// Talk to `agent` (its own model unless `model`) or to `model` from the next message

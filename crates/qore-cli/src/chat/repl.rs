@@ -275,7 +275,8 @@ impl Chat {
                 Ok(())
             }
             Command::Export(file) => self.export(&file).await,
-            Command::Compress | Command::Undo => Err(ErrorInfo::config(
+            Command::Undo => self.undo(),
+            Command::Compress => Err(ErrorInfo::config(
                 "this command is not available in this build yet",
             )),
             Command::Exit => Ok(()),
@@ -283,6 +284,16 @@ impl Chat {
         if let Err(error) = done {
             eprintln!("qore: {}", error.message);
         }
+    }
+
+    fn undo(&mut self) -> Result<(), ErrorInfo> {
+        let report = self.conversation.undo()?;
+        let files: Vec<_> = (report.files.iter())
+            .map(|(path, done)| json!({"path": path, "done": format!("{done:?}").to_lowercase()}))
+            .collect();
+        let fields = json!({"turn": report.seq, "files": files, "unrecorded_calls": report.unrecorded_calls});
+        self.say("undone", fields, &format!("{report}\n"));
+        Ok(())
     }
 
     fn switch(&mut self, key: &str) -> Result<(), ErrorInfo> {
