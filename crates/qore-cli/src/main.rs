@@ -42,10 +42,10 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Send one prompt and stream the answer to stdout.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Talk interactively, on a saved session (`/help` inside lists the commands); with
     /// stdin not a terminal, each line is one message or command.
-    Chat(chat::ChatArgs),
+    Chat(Box<chat::ChatArgs>),
     /// List the models the server offers.
     Models(EndpointArgs),
     /// Manage the local model server (SmolLM2-135M on llama.cpp, 127.0.0.1).
@@ -253,8 +253,8 @@ async fn main() -> ExitCode {
         }
     }
     match cli.command {
-        Command::Run(args) => run::run(args).await,
-        Command::Chat(args) => chat::chat(args).await,
+        Command::Run(args) => run::run(*args).await,
+        Command::Chat(args) => chat::chat(*args).await,
         Command::Models(args) => connect::models(args).await,
         Command::Local { action } => connect::local(action).await,
         Command::Agents { command } => agents::agents(command),

@@ -628,6 +628,13 @@ async fn the_same_call_three_times_in_a_row_stops_the_loop() {
         }
     );
     assert_eq!(*rounds, 3);
+    // A limit is a failed turn whose error says which limit.
+    let error = outcome.error().unwrap();
+    assert_eq!(error.category, ErrorCategory::Limit);
+    assert_eq!(
+        error.message,
+        "stopped: the model called echo with the same arguments 3 times in a row"
+    );
     assert_eq!(
         log.count("start echo"),
         2,

@@ -214,7 +214,7 @@ impl Session {
             let record = TurnRecord {
                 user: user.clone(),
                 replies: kept,
-                usage: outcome.usage().clone(),
+                usage: outcome.usage(),
                 model: Some(state.target.model.clone()),
                 agent: state.target.agent.as_ref().map(|a| a.name.clone()),
                 started_at,
@@ -231,7 +231,7 @@ impl Session {
                 tracing::warn!("session {id}: the turn was not saved: {error}");
                 if let TurnOutcome::Finished { usage, rounds, .. } = &outcome {
                     let error = ErrorInfo::config(format!("the turn was not saved: {error}"));
-                    outcome = TurnOutcome::failed(error, usage.clone(), *rounds);
+                    outcome = TurnOutcome::failed(error, *usage, *rounds);
                 }
             }
         }

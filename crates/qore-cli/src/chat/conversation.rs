@@ -174,7 +174,7 @@ impl Conversation {
         let outcome = (self.session)
             .send(user, cancel, |event| out.loop_event(event))
             .await;
-        self.last_usage = Some(*outcome.usage());
+        self.last_usage = Some(outcome.usage());
         outcome
     }
 }

@@ -88,11 +88,11 @@ impl TurnOutcome {
     }
 
     /// The usage summed over the turn's requests.
-    pub fn usage(&self) -> &Usage {
+    pub fn usage(&self) -> Usage {
         match self {
             TurnOutcome::Finished { usage, .. }
             | TurnOutcome::Failed { usage, .. }
-            | TurnOutcome::Cancelled { usage, .. } => usage,
+            | TurnOutcome::Cancelled { usage, .. } => *usage,
         }
     }
 
