@@ -121,16 +121,14 @@ pub struct EndpointArgs {
     pub connect_timeout: Option<Duration>,
 }
 
-/// What to ask.
+/// Which model answers, and the request overrides (`run` and `chat`).
 #[derive(Args, Clone)]
-pub struct RunArgs {
-    #[command(flatten)]
-    pub endpoint: EndpointArgs,
+pub struct TargetArgs {
     /// Model id. Default: the agent's (or its override), the local model, or the server's
     /// only model.
     #[arg(long, env = "QORE_MODEL")]
     pub model: Option<String>,
-    /// Run as this agent (`qore agents list`): its provider, model, system prompt and
+    /// Use this agent (`qore agents list`): its provider, model, system prompt and
     /// request body. --url, --protocol and --endpoint are then not used; --model,
     /// --system, --max-tokens, --temperature and --no-stream override the profile.
     #[arg(long, value_name = "NAME")]
@@ -147,6 +145,15 @@ pub struct RunArgs {
     /// Ask for one JSON body instead of a stream.
     #[arg(long)]
     pub no_stream: bool,
+}
+
+/// What to ask.
+#[derive(Args, Clone)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub endpoint: EndpointArgs,
+    #[command(flatten)]
+    pub target: TargetArgs,
     #[command(flatten)]
     pub tools: ToolArgs,
     /// Save nothing: the run is not kept as a session (by default it is, in the data dir:

@@ -23,7 +23,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::{EndpointArgs, ToolArgs};
+use crate::{EndpointArgs, TargetArgs, ToolArgs};
 
 pub use repl::chat;
 
@@ -32,25 +32,8 @@ pub use repl::chat;
 pub struct ChatArgs {
     #[command(flatten)]
     pub endpoint: EndpointArgs,
-    /// Model id (`/model` changes it). Default: as for `qore run`.
-    #[arg(long, env = "QORE_MODEL")]
-    pub model: Option<String>,
-    /// Talk to this agent (`/agent` changes it); --url, --protocol and --endpoint are then
-    /// not used.
-    #[arg(long, value_name = "NAME")]
-    pub agent: Option<String>,
-    /// A system prompt for the chat (with --agent: instead of the agent's).
-    #[arg(long)]
-    pub system: Option<String>,
-    /// Most tokens in each answer.
-    #[arg(long)]
-    pub max_tokens: Option<u32>,
-    /// Sampling temperature of each request.
-    #[arg(long)]
-    pub temperature: Option<f64>,
-    /// Ask for one JSON body per request instead of a stream.
-    #[arg(long)]
-    pub no_stream: bool,
+    #[command(flatten)]
+    pub target: TargetArgs,
     #[command(flatten)]
     pub tools: ToolArgs,
     /// Continue this session (id, unique id prefix or name); a name that is not taken

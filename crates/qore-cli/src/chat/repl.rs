@@ -12,7 +12,7 @@ use std::sync::Arc;
 use qore_client::tool_loop::{ApprovalMode, Approver};
 use qore_client::CancellationToken;
 use qore_core::{ErrorInfo, Message};
-use qore_session::{SessionManager, TargetSpec, TurnOutcome};
+use qore_session::{SessionManager, TurnOutcome};
 use serde_json::json;
 
 use super::approve::EditorApprover;
@@ -22,7 +22,7 @@ use super::input::{Input, Read, Terminal, HISTORY_FILE};
 use super::interrupt::Interrupts;
 use super::{ChatArgs, FAILURE};
 use crate::approve::{JsonApprover, StdinLines};
-use crate::connect::{endpoint_spec, notes};
+use crate::connect::{notes, target_spec};
 use crate::console::{self, note, CLOSED_STDOUT};
 use crate::output::{json_line, Output};
 use crate::tools::{approval_mode, tool_set};
@@ -85,7 +85,9 @@ pub async fn chat(args: ChatArgs) -> ExitCode {
         },
     };
     let manager = SessionManager::new(store, crate::agents::load(), notes());
-    let spec = target_spec(&args, mode.is_some());
+    let probe_tools = mode.is_some() && args.tools.tool_protocol == ToolProtocol::Auto;
+    let project = args.tools.project.clone();
+    let spec = target_spec(&args.endpoint, &args.target, project, probe_tools);
     // Ctrl-C while the model is reached (the local server starting) ends the chat.
     let reaching = interrupts.turn();
     let started = tokio::select! {
@@ -150,21 +152,6 @@ fn opening(args: &ChatArgs) -> Opening<'_> {
         (Some(key), _) => Opening::Named(key),
         (None, true) => Opening::Latest,
         (None, false) => Opening::New,
-    }
-}
-
-/// What to reach, from the flags.
-fn target_spec(args: &ChatArgs, tools: bool) -> TargetSpec {
-    TargetSpec {
-        agent: args.agent.clone(),
-        endpoint: endpoint_spec(&args.endpoint),
-        model: args.model.clone(),
-        system: args.system.clone(),
-        max_tokens: args.max_tokens,
-        temperature: args.temperature,
-        no_stream: args.no_stream,
-        project: args.tools.project.clone(),
-        probe_tools: tools && args.tools.tool_protocol == ToolProtocol::Auto,
     }
 }
 
