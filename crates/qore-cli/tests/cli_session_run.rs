@@ -7,22 +7,9 @@ mod common;
 use std::path::Path;
 
 use common::{command, run_cmd, Run};
+use qore_testkit::chat::chat_answer;
 use qore_testkit::{ReplayServer, Reply};
-use serde_json::{json, Value};
-
-fn sse_answer(text: &str) -> Reply {
-    let chunk = |delta: Value, finish: Value| {
-        format!(
-            "data: {}\n\n",
-            json!({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
-                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-        )
-    };
-    let body = chunk(json!({"role": "assistant", "content": text}), Value::Null)
-        + &chunk(json!({}), json!("stop"))
-        + "data: [DONE]\n\n";
-    Reply::sse(body)
-}
+use serde_json::json;
 
 /// `qore run` against `server` with its data dir and project in `dir`.
 async fn run(server: &ReplayServer, dir: &Path, extra: &[&str], prompt: &str) -> Run {
@@ -88,7 +75,7 @@ async fn a_continued_session_sends_the_earlier_turns() {
         ),
     ];
     for (case, first, second, continued) in cases {
-        let server = ReplayServer::start(vec![sse_answer("Blue."), sse_answer("Green.")])
+        let server = ReplayServer::start(vec![chat_answer("Blue."), chat_answer("Green.")])
             .await
             .unwrap();
         let dir = tempfile::tempdir().unwrap();
@@ -111,7 +98,7 @@ async fn a_continued_session_sends_the_earlier_turns() {
 
 #[tokio::test]
 async fn json_names_the_saved_session_first_and_ephemeral_names_none() {
-    let server = ReplayServer::start_repeating(sse_answer("Hi."))
+    let server = ReplayServer::start_repeating(chat_answer("Hi."))
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -148,7 +135,7 @@ async fn a_failed_run_is_continued_without_two_user_messages_in_a_row() {
         400,
         r#"{"error":{"message":"no","type":"invalid_request_error"}}"#,
     );
-    let server = ReplayServer::start(vec![refused, sse_answer("Done.")])
+    let server = ReplayServer::start(vec![refused, chat_answer("Done.")])
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();

@@ -91,23 +91,29 @@ pub fn settle_turn(replies: &mut [Message]) {
 
 /// The ids of the tool results in `next` when it is a user message.
 fn answered_ids(next: Option<&Message>) -> HashSet<&str> {
-    (next.filter(|m| m.role == Role::User).into_iter())
-        .flat_map(|m| &m.blocks)
-        .filter_map(|block| match block {
-            ContentBlock::ToolResult { tool_use_id, .. } => Some(tool_use_id.as_str()),
-            _ => None,
-        })
-        .collect()
+    ids(next, Role::User, |block| match block {
+        ContentBlock::ToolResult { tool_use_id, .. } => Some(tool_use_id),
+        _ => None,
+    })
 }
 
 /// The ids of the tool calls in `previous` when it is an assistant message.
 fn asked_ids(previous: Option<&Message>) -> HashSet<&str> {
-    (previous.filter(|m| m.role == Role::Assistant).into_iter())
+    ids(previous, Role::Assistant, |block| match block {
+        ContentBlock::ToolUse { id, .. } => Some(id),
+        _ => None,
+    })
+}
+
+/// The ids `pick` finds in the blocks of `message` when it has `role`.
+fn ids(
+    message: Option<&Message>,
+    role: Role,
+    pick: fn(&ContentBlock) -> Option<&String>,
+) -> HashSet<&str> {
+    (message.filter(|m| m.role == role).into_iter())
         .flat_map(|m| &m.blocks)
-        .filter_map(|block| match block {
-            ContentBlock::ToolUse { id, .. } => Some(id.as_str()),
-            _ => None,
-        })
+        .filter_map(|block| pick(block).map(String::as_str))
         .collect()
 }
 

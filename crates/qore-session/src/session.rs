@@ -61,6 +61,19 @@ impl SessionSetup {
     }
 }
 
+/// Append `record` to the session `id`, on the blocking pool: a commit waits for the disk,
+/// and other sessions keep streaming meanwhile.
+async fn save(store: SharedStore, id: String, record: TurnRecord) -> Result<(), String> {
+    let write = move || {
+        let mut store = store.lock().unwrap_or_else(|e| e.into_inner());
+        store.append_turn(&id, &record).map(drop)
+    };
+    match tokio::task::spawn_blocking(write).await {
+        Ok(saved) => saved.map_err(|e| e.to_string()),
+        Err(join) => Err(format!("the write did not finish: {join}")),
+    }
+}
+
 /// The mutable part, behind one lock: a send holds it for its whole turn.
 pub(crate) struct State {
     pub(crate) history: History,
@@ -223,10 +236,7 @@ impl Session {
                 // TODO(core): the tools' ChangeRecorder record (undo::take_changes).
                 file_changes: Vec::new(),
             };
-            let saved = store
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .append_turn(id, &record);
+            let saved = save(store.clone(), id.clone(), record).await;
             if let Err(error) = saved {
                 tracing::warn!("session {id}: the turn was not saved: {error}");
                 if let TurnOutcome::Finished { usage, rounds, .. } = &outcome {

@@ -8,31 +8,12 @@ use qore_core::{ContentBlock, ErrorCategory, Message, Role};
 use qore_session::TurnOutcome;
 use qore_session::{LoopStop, NobodyAsked, SessionManager, SessionSetup, Target, ToolSet};
 use qore_store::{NewSession, Store};
+use qore_testkit::chat::{chat_answer, chat_tool_call};
 use qore_testkit::{ReplayServer, Reply};
-use serde_json::{json, Value};
-
-fn chunk(delta: Value, finish: Value) -> String {
-    format!(
-        "data: {}\n\n",
-        json!({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
-               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    )
-}
 
 /// An answer that calls `list_files` on `.` (always the same call).
 fn list_call(id: &str) -> Reply {
-    let call = json!({"role": "assistant", "tool_calls": [{"index": 0, "id": id, "type": "function",
-        "function": {"name": "list_files", "arguments": "{\"path\":\".\"}"}}]});
-    Reply::sse(
-        chunk(call, Value::Null) + &chunk(json!({}), json!("tool_calls")) + "data: [DONE]\n\n",
-    )
-}
-
-fn answer(text: &str) -> Reply {
-    let body = chunk(json!({"role": "assistant", "content": text}), Value::Null)
-        + &chunk(json!({}), json!("stop"))
-        + "data: [DONE]\n\n";
-    Reply::sse(body)
+    chat_tool_call(id, "list_files", r#"{"path":"."}"#)
 }
 
 #[tokio::test]
@@ -41,7 +22,7 @@ async fn a_turn_stopped_by_a_limit_fails_and_stores_well_formed_history() {
         list_call("a"),
         list_call("b"),
         list_call("c"),
-        answer("Fine."),
+        chat_answer("Fine."),
     ];
     let server = ReplayServer::start(replies).await.unwrap();
     let dir = tempfile::tempdir().unwrap();

@@ -7,22 +7,9 @@ use qore_client::{protocols, CancellationToken, Client, ClientConfig};
 use qore_core::{History, Message, Role};
 use qore_session::{Session, SessionError, SessionManager, SessionSetup, Target, TurnOutcome};
 use qore_store::{NewSession, Store, StoreError};
+use qore_testkit::chat::chat_answer;
 use qore_testkit::{ReplayServer, Reply};
-use serde_json::{json, Value};
-
-fn sse_answer(text: &str) -> Reply {
-    let chunk = |delta: Value, finish: Value| {
-        format!(
-            "data: {}\n\n",
-            json!({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
-                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-        )
-    };
-    let body = chunk(json!({"role": "assistant", "content": text}), Value::Null)
-        + &chunk(json!({}), json!("stop"))
-        + "data: [DONE]\n\n";
-    Reply::sse(body)
-}
+use serde_json::Value;
 
 fn bad_request() -> Reply {
     Reply::json(
@@ -81,7 +68,7 @@ fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
 
 #[tokio::test]
 async fn a_reopened_session_sends_its_earlier_turns() {
-    let server = ReplayServer::start(vec![sse_answer("Blue."), sse_answer("Green.")])
+    let server = ReplayServer::start(vec![chat_answer("Blue."), chat_answer("Green.")])
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -126,7 +113,7 @@ async fn a_reopened_session_sends_its_earlier_turns() {
 
 #[tokio::test]
 async fn a_failed_turn_is_stored_and_the_next_request_has_one_user_message_in_a_row() {
-    let server = ReplayServer::start(vec![bad_request(), sse_answer("Done.")])
+    let server = ReplayServer::start(vec![bad_request(), chat_answer("Done.")])
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -163,8 +150,8 @@ async fn a_failed_turn_is_stored_and_the_next_request_has_one_user_message_in_a_
 async fn a_second_send_cancels_the_first_which_is_stored_cancelled() {
     // The first answer stalls after a few bytes with the connection open.
     let server = ReplayServer::start(vec![
-        sse_answer("Never.").stall_after(20),
-        sse_answer("Yes."),
+        chat_answer("Never.").stall_after(20),
+        chat_answer("Yes."),
     ])
     .await
     .unwrap();
@@ -196,7 +183,7 @@ async fn a_second_send_cancels_the_first_which_is_stored_cancelled() {
 
 #[tokio::test]
 async fn an_ephemeral_manager_saves_nothing_and_opens_nothing() {
-    let server = ReplayServer::start(vec![sse_answer("Hi.")]).await.unwrap();
+    let server = ReplayServer::start(vec![chat_answer("Hi.")]).await.unwrap();
     let config = qore_agents::config::Config::load(None);
     let manager = SessionManager::new(None, config, qore_session::traced_notes());
     let setup = SessionSetup::new(target(&server));

@@ -14,6 +14,7 @@
 //! - [`proxy`]: [`RecordingProxy`], a loopback proxy that records each request and forwards
 //!   it to a real server on this machine (tests against a real local model).
 //!
+//! - [`chat`]: hand-made Chat Completions answers (text, a tool call) for loopback tests.
 //! - [`bench`]: the run settings and statistics the benches share.
 //! - [`fuzz_seeds`]: seed inputs for the fuzz targets, by target name.
 //!
@@ -21,6 +22,7 @@
 
 pub mod bench;
 pub mod cassette;
+pub mod chat;
 pub mod fuzz_seeds;
 pub mod proxy;
 mod reply;

@@ -123,7 +123,7 @@ impl TurnOutcome {
 }
 
 /// Add one request's usage to a turn's total (a count absent from both stays absent).
-pub fn add_usage(total: &mut Usage, turn: &Usage) {
+pub(crate) fn add_usage(total: &mut Usage, turn: &Usage) {
     fn add(total: &mut Option<u64>, turn: Option<u64>) {
         if let Some(n) = turn {
             *total = Some(total.unwrap_or(0) + n);
