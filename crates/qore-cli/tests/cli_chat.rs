@@ -109,7 +109,7 @@ async fn a_scripted_chat_carries_the_first_turn_runs_commands_and_resumes() {
     let dirs = Dirs::new();
     let export = dirs.project.path().join("out.json");
     let input = format!(
-        "What is an eclipse?\n/tokens\n/hlep\n\nAnd a lunar one?\n/sessions\n/export {}\n",
+        "What is an eclipse?\n/tokens\n/hlep\n\n/agent no-such-agent\n/switch nope\nAnd a lunar one?\n/sessions\n/export {}\n",
         export.display()
     );
     let run = run_with_stdin(dirs.chat(&url, &["--json"]), &input).await;
@@ -147,6 +147,13 @@ async fn a_scripted_chat_carries_the_first_turn_runs_commands_and_resumes() {
         usage["prompt_tokens"]
     );
     assert!(run.stderr.contains("did you mean /help?"), "{}", run.stderr);
+    // A command that fails says why on stderr and the chat goes on, on the same model.
+    assert!(run.stderr.contains("no-such-agent"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("no session matches 'nope'"),
+        "{}",
+        run.stderr
+    );
     let sessions = of_type(&lines, "sessions");
     assert_eq!(sessions.len(), 1, "{run:?}");
     assert_eq!(sessions[0]["sessions"][0]["id"], id.as_str());
