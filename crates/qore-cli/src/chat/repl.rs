@@ -21,6 +21,7 @@ use super::conversation::{Conversation, MakeTools, Opening};
 use super::input::{Input, Read, Terminal, HISTORY_FILE};
 use super::interrupt::Interrupts;
 use super::{ChatArgs, FAILURE};
+use crate::agents::plural;
 use crate::approve::{JsonApprover, StdinLines};
 use crate::connect::{notes, target_spec};
 use crate::console::{self, note, CLOSED_STDOUT};
@@ -287,7 +288,8 @@ impl Chat {
         let info = self.conversation.switch(key)?;
         self.announce_session();
         let title = info.name.or(info.title).unwrap_or_default();
-        note!("qore: {} turns so far {title}", info.turn_count);
+        let turns = plural(info.turn_count as usize, "turn");
+        note!("qore: {} {turns} so far: {title}", info.turn_count);
         Ok(())
     }
 
@@ -309,10 +311,12 @@ impl Chat {
                 " "
             };
             let label = info.name.as_deref().or(info.title.as_deref()).unwrap_or("");
-            text.push_str(&format!(
-                "{mark} {}  {:>3} turns  {label}\n",
+            let turns = plural(info.turn_count as usize, "turn");
+            let line = format!(
+                "{mark} {}  {:>3} {turns:<5}  {label}\n",
                 info.id, info.turn_count
-            ));
+            );
+            text.push_str(&line);
             rows.push(json!({
                 "id": info.id, "name": info.name, "title": info.title,
                 "turns": info.turn_count, "updated_at": info.updated_at,
