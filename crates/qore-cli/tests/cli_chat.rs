@@ -1,104 +1,17 @@
 //! `qore chat` scripted through stdin: the real binary, a real SQLite file in a temp
 //! `QORE_DATA_DIR`, a loopback server replaying recorded answers cut at awkward places.
 //! Checked: what the binary prints, what it sends (the second request carries the first
-//! turn), what the store holds, and that a `kill -9` mid-stream loses nothing earlier.
+//! turn), what the store holds. Crashes and Ctrl-C: `cli_chat_interrupted.rs`.
 
 mod common;
 
-use std::path::Path;
-use std::time::Duration;
-
-use common::live::Live;
+use common::chat::{answering, of_type, pairs, roles_and_texts, stored_turns, Dirs, MODEL};
+use common::config::ConfigDir;
+use common::live::run_with_stdin;
 use common::turns::{answer, turn};
-use common::{base_url, command, exchange, run_with_limit, run_with_stdin, wire, IRREGULAR};
-use qore_testkit::{reply_from_exchange, Exchange, ReplayServer, Reply};
+use common::wire;
+use qore_testkit::ReplayServer;
 use serde_json::{json, Value};
-
-const MODEL: &str = "test-model";
-/// A recorded streamed text answer.
-const ANSWER: &str = "openai/regression/chat_compat_finish_reason_natural.yaml";
-
-/// A temp data dir and project dir.
-struct Dirs {
-    data: tempfile::TempDir,
-    project: tempfile::TempDir,
-}
-
-impl Dirs {
-    fn new() -> Dirs {
-        Dirs {
-            data: tempfile::tempdir().expect("data dir"),
-            project: tempfile::tempdir().expect("project dir"),
-        }
-    }
-
-    fn db(&self) -> std::path::PathBuf {
-        self.data.path().join("qore.db")
-    }
-
-    /// `qore chat --url … --model … --project … EXTRA` with this data dir.
-    fn chat(&self, url: &str, extra: &[&str]) -> tokio::process::Command {
-        let project = self.project.path().to_str().expect("UTF-8 path");
-        let mut args = vec!["chat", "--url", url, "--model", MODEL, "--project", project];
-        args.extend_from_slice(extra);
-        let mut cmd = command(&args);
-        cmd.env("QORE_DATA_DIR", self.data.path());
-        cmd
-    }
-}
-
-/// A server replaying the recorded answer `times` times, and its base URL.
-async fn answering(times: usize) -> Option<(ReplayServer, String, Exchange)> {
-    let ex = exchange(ANSWER)?;
-    let replies = (0..times)
-        .map(|_| reply_from_exchange(&ex, IRREGULAR))
-        .collect();
-    let server = ReplayServer::start(replies).await.expect("server starts");
-    let url = base_url(&server, &ex, "/chat/completions");
-    Some((server, url, ex))
-}
-
-/// `(role, text)` of each message of a request body (string or text-part content).
-fn roles_and_texts(body: &Value) -> Vec<(String, String)> {
-    let messages = body["messages"].as_array().expect("messages");
-    messages
-        .iter()
-        .map(|m| {
-            let role = m["role"].as_str().expect("role").to_owned();
-            (role, common::content_text(&m["content"]))
-        })
-        .collect()
-}
-
-fn pairs(expected: &[(&str, &str)]) -> Vec<(String, String)> {
-    (expected.iter())
-        .map(|(role, text)| (role.to_string(), text.to_string()))
-        .collect()
-}
-
-/// `PRAGMA integrity_check` of the database, and its turns as `(seq, status, messages)`.
-fn stored_turns(db: &Path, session: &str) -> (String, Vec<(i64, String, i64)>) {
-    let conn = rusqlite::Connection::open(db).expect("open the database");
-    let check: String = conn
-        .query_row("PRAGMA integrity_check", [], |row| row.get(0))
-        .expect("integrity_check");
-    let mut query = conn
-        .prepare(
-            "SELECT t.seq, t.status, (SELECT count(*) FROM messages m WHERE m.turn_id = t.id)
-             FROM turns t WHERE t.session_id = ?1 ORDER BY t.seq",
-        )
-        .expect("prepare");
-    let turns = query
-        .query_map([session], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
-        .expect("query")
-        .collect::<Result<Vec<_>, _>>()
-        .expect("rows");
-    (check, turns)
-}
-
-fn of_type<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    lines.iter().filter(|l| l["type"] == kind).collect()
-}
 
 #[tokio::test]
 async fn a_scripted_chat_carries_the_first_turn_runs_commands_and_resumes() {
@@ -241,6 +154,38 @@ async fn piped_json_chat_reads_approvals_from_the_same_stdin() {
 }
 
 #[tokio::test]
+async fn agent_goes_on_with_the_same_session_on_the_agents_model_and_prompt() {
+    let server = ReplayServer::start(vec![answer("One."), answer("Two.")])
+        .await
+        .expect("server");
+    let url = format!("{}/v1", server.url());
+    let provider = format!("name = \"loop\"\nprotocol = \"openai-chat\"\nurl = \"{url}\"\n");
+    let config = ConfigDir::new(&[
+        ("providers/loop.toml", &provider),
+        (
+            "agents/brief.toml",
+            "name = \"brief\"\nextends = \"openai-chat\"\nprovider = \"loop\"\nmodel = \"tiny\"\nsystem_prompt = \"Agent rules\"\n",
+        ),
+    ]);
+    let dirs = Dirs::new();
+    let mut cmd = dirs.chat(&url, &["--json"]);
+    cmd.env("QORE_CONFIG_DIR", &config.0);
+    let run = run_with_stdin(cmd, "First.\n/agent brief\nSecond.\n").await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let lines = run.json_lines();
+    assert_eq!(of_type(&lines, "session").len(), 1, "one session: {run:?}");
+    let second = server.requests()[1].json().expect("JSON body");
+    assert_eq!(second["model"], "tiny");
+    let expected = [
+        ("system", "Agent rules"),
+        ("user", "First."),
+        ("assistant", "One."),
+        ("user", "Second."),
+    ];
+    assert_eq!(roles_and_texts(&second), pairs(&expected));
+}
+
+#[tokio::test]
 async fn undo_takes_the_last_turn_out_of_the_history() {
     let Some((server, url, ex)) = answering(3).await else {
         return;
@@ -276,108 +221,4 @@ async fn undo_takes_the_last_turn_out_of_the_history() {
     .collect::<Result<_, _>>()
     .expect("rows");
     assert_eq!(flags, [1, 1, 1], "undone turns stay in the store, marked");
-}
-
-/// A server that answers the first request in full, stalls the second mid-stream and
-/// answers the third in full, and
-/// `qore chat --json` on it, past the second turn's first text.
-async fn stalled_second_turn(dirs: &Dirs, extra: &[&str]) -> Option<(ReplayServer, Live, String)> {
-    let ex = exchange(ANSWER)?;
-    let whole = reply_from_exchange(&ex, IRREGULAR);
-    // The first chunks (a few words of text), then silence with the connection open.
-    let cut = ex.response_body.match_indices("data:").nth(3)?.0;
-    let stalled: Reply = reply_from_exchange(&ex, IRREGULAR).stall_after(cut);
-    let third = reply_from_exchange(&ex, IRREGULAR);
-    let server = ReplayServer::start(vec![whole, stalled, third])
-        .await
-        .expect("server starts");
-    let url = base_url(&server, &ex, "/chat/completions");
-    let mut args = vec!["--json"];
-    args.extend_from_slice(extra);
-    let mut live = Live::spawn(dirs.chat(&url, &args));
-    let id = live.next_of("session").await["id"]
-        .as_str()
-        .expect("id")
-        .to_owned();
-    live.send_text("What is an eclipse?\n").await;
-    live.next_of("result").await;
-    live.send_text("And a lunar one?\n").await;
-    live.next_of("text_delta").await;
-    Some((server, live, id))
-}
-
-#[tokio::test]
-async fn kill_9_mid_stream_keeps_every_earlier_turn() {
-    let dirs = Dirs::new();
-    let Some((_server, mut live, id)) = stalled_second_turn(&dirs, &[]).await else {
-        return;
-    };
-    live.child.start_kill().expect("SIGKILL");
-    live.child.wait().await.expect("wait");
-    let (check, turns) = stored_turns(&dirs.db(), &id);
-    assert_eq!(check, "ok");
-    assert_eq!(turns, vec![(1, "finished".to_owned(), 2)]);
-    // Reopened through the store: the history is the first turn, well-formed.
-    let store = qore_store::Store::open(dirs.db()).expect("reopen");
-    let history = store.history(&id).expect("history");
-    let messages: Vec<_> = history.iter().collect();
-    qore_store::check_well_formed(&messages).expect("well-formed");
-    assert_eq!(messages.len(), 2);
-}
-
-#[tokio::test]
-async fn ctrl_c_cancels_the_turn_in_flight_and_the_chat_goes_on() {
-    let dirs = Dirs::new();
-    let Some((server, mut live, id)) = stalled_second_turn(&dirs, &[]).await else {
-        return;
-    };
-    live.interrupt();
-    live.next_of("cancelled").await;
-    live.send_text("Go on.\n").await;
-    live.next_of("result").await;
-    let run = live.finish().await;
-    assert_eq!(
-        run.code,
-        Some(0),
-        "the chat ends at the end of stdin: {run:?}"
-    );
-    // The third request carries the first turn, then the cancelled turn's question and the
-    // new one as one user message (the session merges them for the wire).
-    let third = server.requests()[2].json().expect("JSON body");
-    let sent = roles_and_texts(&third);
-    let roles: Vec<&str> = sent.iter().map(|(role, _)| role.as_str()).collect();
-    assert_eq!(roles, ["user", "assistant", "user"]);
-    let last = &sent[2].1;
-    assert!(
-        last.contains("And a lunar one?") && last.contains("Go on."),
-        "{last:?}"
-    );
-    let (check, turns) = stored_turns(&dirs.db(), &id);
-    assert_eq!(check, "ok");
-    // The cancelled turn keeps the user's message, not the partial answer.
-    assert_eq!(
-        turns,
-        vec![
-            (1, "finished".to_owned(), 2),
-            (2, "cancelled".to_owned(), 1),
-            (3, "finished".to_owned(), 2)
-        ]
-    );
-}
-
-#[tokio::test]
-async fn a_bad_store_is_one_clear_error() {
-    let dirs = Dirs::new();
-    std::fs::write(dirs.db(), "not a database").expect("write");
-    let run = run_with_limit(
-        dirs.chat("http://127.0.0.1:9/v1", &[]),
-        Duration::from_secs(30),
-    )
-    .await;
-    assert_eq!(run.code, Some(1), "{run:?}");
-    let line = run.one_stderr_line();
-    assert!(
-        line.contains("session store") && line.contains("--ephemeral"),
-        "{line}"
-    );
 }

@@ -4,8 +4,9 @@
 
 mod common;
 
+use common::command;
+use common::live::run_with_stdin;
 use common::local::{proxied_local_server, proxy_port};
-use common::{command, run_with_stdin};
 use serde_json::Value;
 
 #[tokio::test]

@@ -6,7 +6,8 @@
 mod common;
 
 use common::config::{qore_in, ConfigDir};
-use common::{command, qore, run_cmd, run_with_stdin, unused_port};
+use common::live::run_with_stdin;
+use common::{command, qore, run_cmd, unused_port};
 use qore_testkit::{ReplayServer, Reply};
 use serde_json::{json, Value};
 

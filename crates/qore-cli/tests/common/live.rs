@@ -1,5 +1,6 @@
-//! A running `qore` whose stdin stays open: lines are written to it while its stdout is read
-//! line by line (tool approvals, chat messages).
+//! `qore` fed through stdin: all at once ([`run_with_stdin`]), or a running `qore` whose
+//! stdin stays open, lines written to it while its stdout is read line by line ([`Live`]:
+//! tool approvals, chat messages).
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -9,6 +10,24 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdout};
 
 use super::Run;
+
+/// Run a prepared command with `stdin` written into its stdin, then closed (30 s at most).
+pub async fn run_with_stdin(mut cmd: tokio::process::Command, stdin: &str) -> Run {
+    cmd.stdin(Stdio::piped());
+    let mut child = cmd.spawn().expect("qore starts");
+    let mut pipe = child.stdin.take().expect("stdin");
+    pipe.write_all(stdin.as_bytes()).await.expect("write stdin");
+    drop(pipe);
+    let output = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("qore ends within 30 s")
+        .expect("qore runs");
+    Run {
+        code: output.status.code(),
+        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
+        stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
+    }
+}
 
 /// A running `qore` whose stdin stays open for decisions.
 pub struct Live {

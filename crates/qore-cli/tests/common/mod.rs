@@ -4,6 +4,7 @@
 //! Each test binary uses a subset of these helpers.
 #![allow(dead_code)]
 
+pub mod chat;
 pub mod config;
 pub mod live;
 pub mod local;
@@ -111,25 +112,6 @@ pub async fn run_with_limit(mut cmd: tokio::process::Command, limit: Duration) -
 /// Run a prepared command (30 s at most).
 pub async fn run_cmd(cmd: tokio::process::Command) -> Run {
     run_with_limit(cmd, Duration::from_secs(30)).await
-}
-
-/// Run a prepared command with `stdin` written into its stdin, then closed (30 s at most).
-pub async fn run_with_stdin(mut cmd: tokio::process::Command, stdin: &str) -> Run {
-    use tokio::io::AsyncWriteExt as _;
-    cmd.stdin(Stdio::piped());
-    let mut child = cmd.spawn().expect("qore starts");
-    let mut pipe = child.stdin.take().expect("stdin");
-    pipe.write_all(stdin.as_bytes()).await.expect("write stdin");
-    drop(pipe);
-    let output = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
-        .await
-        .expect("qore ends within 30 s")
-        .expect("qore runs");
-    Run {
-        code: output.status.code(),
-        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
-        stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
-    }
 }
 
 /// Run `qore ARGS` (30 s at most).
