@@ -186,6 +186,49 @@ async fn agent_goes_on_with_the_same_session_on_the_agents_model_and_prompt() {
 }
 
 #[tokio::test]
+async fn undo_puts_back_the_files_the_last_turn_changed() {
+    let write = |content: &str| json!({"path": "notes.txt", "content": content});
+    let server = ReplayServer::start(vec![
+        turn("", &[("call_1", "write_file", write("second"))]),
+        answer("Written."),
+        turn("", &[("call_2", "write_file", write("third"))]),
+        answer("Written again."),
+    ])
+    .await
+    .expect("server");
+    let dirs = Dirs::new();
+    let notes = dirs.project.path().join("notes.txt");
+    std::fs::write(&notes, "first").expect("write");
+    let url = format!("{}/v1", server.url());
+    let tools = ["--json", "--tools", "auto"];
+    let run = run_with_stdin(dirs.chat(&url, &tools), "Write.\n/undo\n").await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(
+        std::fs::read_to_string(&notes).ok().as_deref(),
+        Some("first")
+    );
+    let lines = run.json_lines();
+    let undone = of_type(&lines, "undone");
+    assert_eq!(undone.len(), 1, "{run:?}");
+    assert_eq!(
+        undone[0]["files"],
+        json!([{"path": "notes.txt", "done": "restored"}])
+    );
+    // A file changed after the turn is not overwritten: the undo is refused, naming it.
+    let id = lines[0]["id"].as_str().expect("id");
+    let again = ["--json", "--tools", "auto", "--session", id];
+    let run = run_with_stdin(dirs.chat(&url, &again), "Write again.\n").await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    std::fs::write(&notes, "mine").expect("write");
+    let run = run_with_stdin(dirs.chat(&url, &again), "/undo\n").await;
+    assert!(run.stderr.contains("notes.txt"), "{}", run.stderr);
+    assert_eq!(
+        std::fs::read_to_string(&notes).ok().as_deref(),
+        Some("mine")
+    );
+}
+
+#[tokio::test]
 async fn undo_takes_the_last_turn_out_of_the_history() {
     let Some((server, url, ex)) = answering(3).await else {
         return;
