@@ -51,6 +51,8 @@ pub struct Agent {
     pub cache_prompt: bool,
     pub cache_ttl: Option<CacheTtl>,
     pub cache_breakpoints: Vec<CacheBreakpoint>,
+    /// The model's context window in tokens (`context_window`), when the profile sets it.
+    pub context_window: Option<u64>,
     pub is_abstract: bool,
     pub hidden: bool,
     pub matcher: MatchRules,
@@ -337,6 +339,7 @@ fn agent(
             (None, Some(true)) => CacheBreakpoint::ALL.to_vec(),
             (None, _) => Vec::new(),
         },
+        context_window: f.context_window,
         is_abstract: f.is_abstract.unwrap_or(false),
         hidden: f.hidden.unwrap_or(false),
         matcher: f.matcher.unwrap_or_default(),

@@ -198,3 +198,19 @@ fn badges_show_thinking_and_tags() {
     );
     assert_eq!(c.get("plain").unwrap().badges(), ["tags: completion"]);
 }
+
+#[test]
+fn context_window_is_read_and_inherited() {
+    let c = catalog(&[
+        ("base", "abstract = true\ncontext_window = 32768\n"),
+        ("child", "extends = \"base\"\n"),
+        ("own", "extends = \"base\"\ncontext_window = 8192\n"),
+        ("plain", "model = \"m\"\n"),
+    ]);
+    let window = |n: &str| c.get(n).unwrap().context_window;
+    assert_eq!(window("child"), Some(32768));
+    assert_eq!(window("own"), Some(8192));
+    assert_eq!(window("plain"), None);
+    let wrong = ProfileFile::parse(Path::new("agents/w.toml"), "context_window = \"big\"\n");
+    assert!(wrong.is_err(), "a window that is not a number is refused");
+}

@@ -36,6 +36,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "cache_prompt",
     "cache_ttl",
     "cache_breakpoints",
+    "context_window",
     "extends",
     "abstract",
     "hidden",
@@ -66,6 +67,9 @@ pub struct Fields {
     pub cache_prompt: Option<bool>,
     pub cache_ttl: Option<CacheTtl>,
     pub cache_breakpoints: Option<Vec<CacheBreakpoint>>,
+    /// The model's context window in tokens, when the model listing does not say (or says
+    /// more than the server runs with).
+    pub context_window: Option<u64>,
     pub extends: Option<String>,
     #[serde(rename = "abstract")]
     pub is_abstract: Option<bool>,

@@ -15,6 +15,7 @@ mod flags;
 mod output;
 mod prompt;
 mod run;
+mod sessions;
 mod tools;
 
 use std::path::PathBuf;
@@ -68,6 +69,12 @@ enum Command {
     Config {
         #[command(subcommand)]
         command: ConfigCommand,
+    },
+    /// Stored sessions: list, show, export, import, rm, rename (ids may be abbreviated to a
+    /// unique prefix; the store is QORE_DATA_DIR's qore.db).
+    Sessions {
+        #[command(subcommand)]
+        command: sessions::SessionsCommand,
     },
     /// Print a shell completion script (`qore completions bash > ~/.local/share/bash-completion/completions/qore`).
     Completions {
@@ -269,6 +276,7 @@ async fn main() -> ExitCode {
         Command::Config {
             command: ConfigCommand::Init,
         } => agents::config_init(),
+        Command::Sessions { command } => sessions::sessions(command),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "qore", &mut script);

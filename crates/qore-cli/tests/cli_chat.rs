@@ -56,6 +56,12 @@ async fn a_scripted_chat_carries_the_first_turn_runs_commands_and_resumes() {
     assert_eq!(tokens.len(), 1, "{run:?}");
     let usage = wire(&ex.response_body).usage.expect("recorded usage");
     assert_eq!(
+        tokens[0]["estimate"]["used"].as_u64().map(|n| n > 0),
+        Some(true),
+        "{}",
+        tokens[0]
+    );
+    assert_eq!(
         tokens[0]["last_usage"]["input_tokens"],
         usage["prompt_tokens"]
     );
@@ -63,7 +69,7 @@ async fn a_scripted_chat_carries_the_first_turn_runs_commands_and_resumes() {
     // A command that fails says why on stderr and the chat goes on, on the same model.
     assert!(run.stderr.contains("no-such-agent"), "{}", run.stderr);
     assert!(
-        run.stderr.contains("no session matches 'nope'"),
+        run.stderr.contains("no such session: 'nope'"),
         "{}",
         run.stderr
     );
@@ -75,7 +81,10 @@ async fn a_scripted_chat_carries_the_first_turn_runs_commands_and_resumes() {
     let exported: Value =
         serde_json::from_str(&std::fs::read_to_string(&export).expect("export written"))
             .expect("export is JSON");
-    assert_eq!(exported["messages"].as_array().map(Vec::len), Some(4));
+    // qore's transcript format, as `qore sessions export` writes it.
+    assert_eq!(exported["format"], "qore-session", "{exported}");
+    assert_eq!(exported["session"]["id"], id.as_str(), "{exported}");
+    assert_eq!(exported["turns"].as_array().map(Vec::len), Some(2));
     // The store holds both turns, whole.
     let (check, turns) = stored_turns(&dirs.db(), &id);
     assert_eq!(check, "ok");

@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 
 use common::{command, run_cmd, Run};
-use qore_testkit::chat::chat_answer;
+use qore_testkit::chat::{chat_answer, role_pairs, sent_messages};
 use qore_testkit::{ReplayServer, Reply};
 use serde_json::json;
 
@@ -23,23 +23,6 @@ async fn run(server: &ReplayServer, dir: &Path, extra: &[&str], prompt: &str) ->
     cmd.env("QORE_DATA_DIR", dir.join("data"))
         .current_dir(&project);
     run_cmd(cmd).await
-}
-
-/// The (role, content) pairs of the `n`th request.
-fn sent(server: &ReplayServer, n: usize) -> Vec<(String, String)> {
-    let body = server.requests()[n].json().unwrap();
-    (body["messages"].as_array().unwrap().iter())
-        .map(|m| {
-            let content = m["content"].as_str().unwrap_or_default().to_owned();
-            (m["role"].as_str().unwrap().to_owned(), content)
-        })
-        .collect()
-}
-
-fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
-    (list.iter())
-        .map(|(r, c)| (r.to_string(), c.to_string()))
-        .collect()
 }
 
 #[tokio::test]
@@ -85,14 +68,14 @@ async fn a_continued_session_sends_the_earlier_turns() {
         let two = run(&server, dir.path(), second, "Grass colour?").await;
         assert_eq!(two.code, Some(0), "{case}: {two:?}");
         let expected = match continued {
-            true => pairs(&[
+            true => role_pairs(&[
                 ("user", "Sky colour?"),
                 ("assistant", "Blue."),
                 ("user", "Grass colour?"),
             ]),
-            false => pairs(&[("user", "Grass colour?")]),
+            false => role_pairs(&[("user", "Grass colour?")]),
         };
-        assert_eq!(sent(&server, 1), expected, "{case}");
+        assert_eq!(sent_messages(&server.requests()[1]), expected, "{case}");
     }
 }
 
@@ -165,4 +148,72 @@ async fn ephemeral_conflicts_with_continuing() {
         assert_eq!(refused.code, Some(2), "{flags:?}: {refused:?}");
     }
     assert!(server.requests().is_empty());
+}
+
+#[tokio::test]
+async fn the_system_prompt_is_the_given_one_then_the_projects_rules() {
+    let server = ReplayServer::start(vec![chat_answer("Ok.")]).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(project.join(".qore/rules")).unwrap();
+    std::fs::write(project.join("AGENTS.md"), "Use tabs.\n").unwrap();
+    std::fs::write(project.join(".qore/rules/b.md"), "Rule B.").unwrap();
+    std::fs::write(project.join(".qore/rules/a.md"), "Rule A.").unwrap();
+    let done = run(&server, dir.path(), &["--system", "Be brief."], "Hi").await;
+    assert_eq!(done.code, Some(0), "{done:?}");
+    assert_eq!(
+        sent_messages(&server.requests()[0]),
+        role_pairs(&[
+            ("system", "Be brief.\n\nUse tabs.\n\nRule A.\n\nRule B."),
+            ("user", "Hi"),
+        ])
+    );
+}
+
+#[tokio::test]
+async fn a_run_cancelled_by_ctrl_c_is_saved_and_continued_well_formed() {
+    // The first answer stalls with the connection open; the second one finishes.
+    let stalled = chat_answer("Never.").stall_after(10);
+    let server = ReplayServer::start(vec![stalled, chat_answer("Done.")])
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let url = format!("{}/v1", server.url());
+    let args = [
+        "run", "--url", &url, "--model", "tiny", "--tools", "off", "Slow.",
+    ];
+    let mut cmd = command(&args);
+    cmd.env("QORE_DATA_DIR", dir.path().join("data"))
+        .current_dir(&project);
+    let mut child = cmd.spawn().unwrap();
+    let asked = async {
+        while server.requests().is_empty() {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    };
+    // A guard, not a timing claim.
+    tokio::time::timeout(std::time::Duration::from_secs(30), asked)
+        .await
+        .expect("the request reached the server");
+    let pid = child.id().unwrap().to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status();
+    assert!(sent.unwrap().success());
+    let status = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait())
+        .await
+        .expect("qore ends after SIGINT")
+        .unwrap();
+    assert_eq!(status.code(), Some(130));
+    let again = run(&server, dir.path(), &["-c"], "Again.").await;
+    assert_eq!(again.code, Some(0), "{again:?}");
+    let messages = sent_messages(&server.requests()[1]);
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert_eq!(messages[0].0, "user");
+    assert!(
+        messages[0].1.contains("Slow.") && messages[0].1.contains("Again."),
+        "{messages:?}"
+    );
 }

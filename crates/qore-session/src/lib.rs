@@ -31,6 +31,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod compress;
 mod error;
 pub mod layers;
 pub mod manager;
@@ -39,7 +40,9 @@ mod run_turn;
 pub mod sanitize;
 pub mod session;
 pub mod target;
+pub mod tokens;
 pub mod toolset;
+pub mod transcript;
 pub mod undo;
 
 pub use error::SessionError;

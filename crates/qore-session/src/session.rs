@@ -147,7 +147,8 @@ impl Session {
         self.id.as_deref()
     }
 
-    /// The conversation so far (no system message).
+    /// The conversation so far (no system message). Like every accessor below, it waits
+    /// for a send in progress to end.
     pub async fn history(&self) -> History {
         self.state.lock().await.history.clone()
     }

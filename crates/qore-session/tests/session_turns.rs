@@ -7,9 +7,8 @@ use qore_client::{protocols, CancellationToken, Client, ClientConfig};
 use qore_core::{History, Message, Role};
 use qore_session::{Session, SessionError, SessionManager, SessionSetup, Target, TurnOutcome};
 use qore_store::{NewSession, Store, StoreError};
-use qore_testkit::chat::chat_answer;
+use qore_testkit::chat::{chat_answer, role_pairs, sent_messages};
 use qore_testkit::{ReplayServer, Reply};
-use serde_json::Value;
 
 fn bad_request() -> Reply {
     Reply::json(
@@ -33,20 +32,6 @@ fn manager(db: &std::path::Path) -> SessionManager {
     SessionManager::new(Some(store), config, qore_session::traced_notes())
 }
 
-/// The messages of the `n`th request as (role, content) pairs.
-fn sent(server: &ReplayServer, n: usize) -> Vec<(String, String)> {
-    let body = server.requests()[n].json().unwrap();
-    (body["messages"].as_array().unwrap().iter())
-        .map(|m| {
-            let content = match &m["content"] {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            (m["role"].as_str().unwrap().to_owned(), content)
-        })
-        .collect()
-}
-
 fn statuses(db: &std::path::Path, session: &str) -> Vec<String> {
     let conn = rusqlite::Connection::open(db).unwrap();
     let mut query = conn
@@ -58,12 +43,6 @@ fn statuses(db: &std::path::Path, session: &str) -> Vec<String> {
 
 async fn send(session: &Session, text: &str) -> TurnOutcome {
     (session.send(Message::user(text), &CancellationToken::new(), |_| {})).await
-}
-
-fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
-    (list.iter())
-        .map(|(r, c)| (r.to_string(), c.to_string()))
-        .collect()
 }
 
 #[tokio::test]
@@ -99,8 +78,8 @@ async fn a_reopened_session_sends_its_earlier_turns() {
         "{outcome:?}"
     );
     assert_eq!(
-        sent(&server, 1),
-        pairs(&[
+        sent_messages(&server.requests()[1]),
+        role_pairs(&[
             ("system", "Answer in one word."),
             ("user", "Sky colour?"),
             ("assistant", "Blue."),
@@ -131,7 +110,7 @@ async fn a_failed_turn_is_stored_and_the_next_request_has_one_user_message_in_a_
         matches!(outcome, TurnOutcome::Finished { .. }),
         "{outcome:?}"
     );
-    let messages = sent(&server, 1);
+    let messages = sent_messages(&server.requests()[1]);
     assert_eq!(messages.len(), 1, "{messages:?}");
     assert_eq!(messages[0].0, "user");
     assert!(

@@ -29,9 +29,9 @@ pub enum StoreError {
     },
     #[error("session store: {0}")]
     Sqlite(#[from] rusqlite::Error),
-    #[error("no session matches '{0}'")]
+    #[error("no such session: '{0}'")]
     NotFound(String),
-    #[error("'{prefix}' matches several sessions: {}", candidates.join(", "))]
+    #[error("ambiguous prefix '{prefix}': matches {}", candidates.join(", "))]
     Ambiguous {
         prefix: String,
         candidates: Vec<String>,

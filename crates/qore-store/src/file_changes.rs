@@ -106,11 +106,11 @@ impl Store {
             id: TurnId(id),
             seq,
             file_changes: self.file_changes(id)?,
-            messages: self.turn_messages(id)?,
+            messages: self.messages_of_turn(id)?,
         }))
     }
 
-    fn file_changes(&self, turn: i64) -> Result<Vec<FileChange>, StoreError> {
+    pub(crate) fn file_changes(&self, turn: i64) -> Result<Vec<FileChange>, StoreError> {
         let mut query = self.conn.prepare(
             "SELECT path, before, after_hash, restorable FROM file_changes
              WHERE turn_id = ?1 ORDER BY path",
@@ -126,7 +126,7 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    fn turn_messages(&self, turn: i64) -> Result<Vec<Message>, StoreError> {
+    fn messages_of_turn(&self, turn: i64) -> Result<Vec<Message>, StoreError> {
         let mut query = self
             .conn
             .prepare("SELECT id, content FROM messages WHERE turn_id = ?1 ORDER BY seq")?;

@@ -10,7 +10,11 @@
 //!   process killed mid-write loses at most that turn and every earlier turn is intact. A
 //!   malformed turn (a tool call without its result, a result without its call) is refused,
 //!   and a failed or cancelled turn is recorded without its partial assistant message, so the
-//!   stored history is always well-formed.
+//!   stored history is always well-formed. [`Store::import_session`] writes a whole session
+//!   (an import) in one transaction under the same check, keeping the times it is given.
+//! - A session is found by id, name or unique id prefix ([`Store::session`]: the one
+//!   resolver); [`Store::list_sessions`] gives counts and the latest reported usage;
+//!   [`Store::turns`] reads whole turns back (for export).
 //! - A turn's file changes (what its tools wrote, with the prior content) are committed in
 //!   the turn's transaction; [`Store::last_undoable_turn`] reads them back for undo.
 //!
@@ -59,7 +63,7 @@ mod turn;
 
 pub use error::StoreError;
 pub use file_changes::{FileChange, UndoableTurn};
-pub use read::SessionInfo;
+pub use read::{time_of, SessionInfo, StoredTurn};
 pub use schema::{data_dir, schema_version, BUSY_TIMEOUT, SCHEMA_VERSION};
-pub use store::{NewSession, Store, TurnId, DB_FILE};
+pub use store::{ImportTurn, NewSession, SessionImport, Store, TurnId, DB_FILE};
 pub use turn::{check_well_formed, title_of, TurnRecord, TurnStatus};

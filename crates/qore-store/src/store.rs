@@ -2,7 +2,8 @@
 //!
 //! Promises: each write is one IMMEDIATE transaction, so it is wholly there or wholly absent
 //! after a crash or `kill -9`; turns are only ever appended (the one later change is the
-//! `undone` flag); `updated_at` strictly increases across the whole store, so "newest first"
+//! `undone` flag); an import writes a whole session with its turns in one transaction, under
+//! the same check as an appended turn; `updated_at` strictly increases across the whole store, so "newest first"
 //! is a total order even for writes within one millisecond.
 
 use std::path::{Path, PathBuf};
@@ -32,6 +33,25 @@ pub struct NewSession {
     pub model: Option<String>,
     /// The original session this one was compressed from.
     pub parent_id: Option<String>,
+}
+
+/// A whole session to write at once ([`Store::import_session`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionImport {
+    pub session: NewSession,
+    /// Kept as given; `None`: from the first turn's user message.
+    pub title: Option<String>,
+    /// Kept as given; `None`: now.
+    pub created_at: Option<SystemTime>,
+    pub turns: Vec<ImportTurn>,
+}
+
+/// One turn of an import.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportTurn {
+    pub record: TurnRecord,
+    /// Stored as undone: kept, but left out of the history.
+    pub undone: bool,
 }
 
 /// The database row id of a stored turn.
@@ -94,17 +114,8 @@ impl Store {
     /// checked first ([`TurnRecord::checked_messages`]); the session's title is set from the
     /// first user message if it has none.
     pub fn append_turn(&mut self, session: &str, turn: &TurnRecord) -> Result<TurnId, StoreError> {
-        let messages = turn.checked_messages()?;
-        let usage = to_json(&turn.usage)?;
-        let contents = (messages.iter())
-            .map(|m| Ok((role_word(m.role), to_json(m)?)))
-            .collect::<Result<Vec<_>, StoreError>>()?;
+        let rows = TurnRows::of(turn)?;
         let tx = self.conn.transaction()?;
-        let seq: i64 = tx.query_row(
-            "SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE session_id = ?1",
-            [session],
-            |row| row.get(0),
-        )?;
         let now = millis(SystemTime::now());
         let touched = tx.execute(
             "UPDATE sessions SET updated_at = ?2, title = coalesce(title, ?3) WHERE id = ?1",
@@ -113,33 +124,51 @@ impl Store {
         if touched == 0 {
             return Err(StoreError::NotFound(session.to_owned()));
         }
-        tx.execute(
-            "INSERT INTO turns (session_id, seq, started_at, finished_at, model, agent, usage,
-                                status)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
-                session,
-                seq,
-                millis(turn.started_at),
-                millis(turn.finished_at),
-                turn.model,
-                turn.agent,
-                usage,
-                turn.status.as_str()
-            ],
-        )?;
-        let turn_id = tx.last_insert_rowid();
-        {
-            let mut insert = tx.prepare(
-                "INSERT INTO messages (turn_id, seq, role, content) VALUES (?1, ?2, ?3, ?4)",
-            )?;
-            for (seq, (role, content)) in contents.iter().enumerate() {
-                insert.execute(params![turn_id, seq as i64 + 1, role, content])?;
-            }
-        }
-        crate::file_changes::insert(&tx, turn_id, &turn.file_changes)?;
+        let turn_id = insert_turn(&tx, session, turn, &rows, false)?;
         tx.commit()?;
         Ok(TurnId(turn_id))
+    }
+
+    /// Write a whole session with its turns in one transaction (an import) and return its new
+    /// id. Every turn is checked as [`Store::append_turn`] checks it, and nothing is written
+    /// when one is refused. The given creation time and the turns' times are kept; the
+    /// session is written now, so it lists as the newest. A `parent_id` that names no session
+    /// here is dropped.
+    pub fn import_session(&mut self, import: &SessionImport) -> Result<String, StoreError> {
+        let rows = (import.turns.iter())
+            .map(|turn| TurnRows::of(&turn.record))
+            .collect::<Result<Vec<_>, _>>()?;
+        let new = &import.session;
+        let id = ulid::Ulid::generate().to_string().to_lowercase();
+        let name = new.name.as_deref().map(checked_name).transpose()?;
+        let project = new.project_dir.as_deref().map(path_text).transpose()?;
+        let now = millis(SystemTime::now());
+        let created = import.created_at.map_or(now, millis);
+        let title = (import.title.clone())
+            .or_else(|| (import.turns.first()).and_then(|t| title_of(&t.record.user)));
+        let tx = self.conn.transaction()?;
+        (tx.execute(
+            "INSERT INTO sessions (id, name, title, project_dir, agent, model, created_at,
+                                   updated_at, parent_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, (SELECT id FROM sessions WHERE id = ?9))",
+            params![
+                id,
+                name,
+                title,
+                project,
+                new.agent,
+                new.model,
+                created,
+                next_update(&tx, now)?,
+                new.parent_id
+            ],
+        ))
+        .map_err(|e| name_conflict(e, name))?;
+        for (turn, rows) in import.turns.iter().zip(&rows) {
+            insert_turn(&tx, &id, &turn.record, rows, turn.undone)?;
+        }
+        tx.commit()?;
+        Ok(id)
     }
 
     /// Give a session (found by id, name or unique id prefix) a new unique name.
@@ -175,6 +204,63 @@ impl Store {
         tx.commit()?;
         Ok(())
     }
+}
+
+/// A turn's rows, encoded and checked before any transaction starts.
+struct TurnRows {
+    usage: String,
+    messages: Vec<(&'static str, String)>,
+}
+
+impl TurnRows {
+    fn of(turn: &TurnRecord) -> Result<TurnRows, StoreError> {
+        let messages = (turn.checked_messages()?.into_iter())
+            .map(|m| Ok((role_word(m.role), to_json(m)?)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        Ok(TurnRows {
+            usage: to_json(&turn.usage)?,
+            messages,
+        })
+    }
+}
+
+/// Insert one checked turn as the session's next, inside the caller's transaction.
+fn insert_turn(
+    tx: &Connection,
+    session: &str,
+    turn: &TurnRecord,
+    rows: &TurnRows,
+    undone: bool,
+) -> Result<i64, StoreError> {
+    let seq: i64 = tx.query_row(
+        "SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE session_id = ?1",
+        [session],
+        |row| row.get(0),
+    )?;
+    tx.execute(
+        "INSERT INTO turns (session_id, seq, started_at, finished_at, model, agent, usage,
+                            status, undone)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        params![
+            session,
+            seq,
+            millis(turn.started_at),
+            millis(turn.finished_at),
+            turn.model,
+            turn.agent,
+            rows.usage,
+            turn.status.as_str(),
+            undone
+        ],
+    )?;
+    let turn_id = tx.last_insert_rowid();
+    let mut insert =
+        tx.prepare("INSERT INTO messages (turn_id, seq, role, content) VALUES (?1, ?2, ?3, ?4)")?;
+    for (seq, (role, content)) in rows.messages.iter().enumerate() {
+        insert.execute(params![turn_id, seq as i64 + 1, role, content])?;
+    }
+    crate::file_changes::insert(tx, turn_id, &turn.file_changes)?;
+    Ok(turn_id)
 }
 
 /// Milliseconds since the Unix epoch (0 for a time before it).

@@ -27,3 +27,26 @@ pub fn chat_tool_call(id: &str, name: &str, arguments: &str) -> Reply {
     let end = chunk(json!({}), json!("tool_calls"));
     Reply::sse(chunk(delta, Value::Null) + &end + "data: [DONE]\n\n")
 }
+
+/// The (role, content) of each message of a recorded Chat Completions request; content
+/// that is not a string (parts) is its JSON text. Empty when the body is not such a request.
+pub fn sent_messages(request: &crate::RecordedRequest) -> Vec<(String, String)> {
+    let body = request.json().unwrap_or_default();
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    (messages.iter())
+        .map(|m| {
+            let content = match &m["content"] {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            (m["role"].as_str().unwrap_or_default().to_owned(), content)
+        })
+        .collect()
+}
+
+/// `(role, content)` pairs as owned strings, to compare with [`sent_messages`].
+pub fn role_pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    (list.iter())
+        .map(|(role, content)| (role.to_string(), content.to_string()))
+        .collect()
+}

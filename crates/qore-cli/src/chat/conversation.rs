@@ -11,13 +11,16 @@ use std::path::PathBuf;
 
 use qore_client::CancellationToken;
 use qore_core::{ErrorInfo, History, Message, Usage};
+use qore_session::compress::{bundled_instructions, compress, CompressOptions, Compressed};
 use qore_session::target::project_dir;
+use qore_session::tokens::{estimate_messages, stored_use, TokenUse};
+use qore_session::transcript::{self, ExportFormat};
 use qore_session::undo::{undo_last_turn, UndoReport};
 use qore_session::{
-    Layers, Session, SessionError, SessionManager, SessionSetup, SharedStore, Target, TargetSpec,
-    ToolSet, TurnOutcome,
+    Layers, Roster, Session, SessionError, SessionManager, SessionSetup, SharedStore, Target,
+    TargetSpec, ToolSet, TurnOutcome,
 };
-use qore_store::{NewSession, SessionInfo};
+use qore_store::{NewSession, SessionInfo, Store};
 
 use crate::output::Output;
 
@@ -138,6 +141,78 @@ impl Conversation {
         let setup = setup(&self.spec, &self.target, &self.tools)?;
         self.session = self.manager.open(&id, setup).map_err(info)?;
         Ok(report)
+    }
+
+    /// How much of the context window the session takes: its history estimated, calibrated
+    /// by the provider's last report (uncalibrated for an ephemeral chat); the window is the
+    /// agent profile's `context_window` when it sets one.
+    pub async fn token_use(&self) -> Result<TokenUse, ErrorInfo> {
+        let protocol = self.target.client.protocol().name().to_owned();
+        let window = (self.spec.agent.as_deref())
+            .and_then(|agent| self.manager.config().resolve(agent, None).ok())
+            .and_then(|resolved| resolved.renderer.agent.context_window);
+        let (Some(id), Some(store)) = (self.session.id(), self.manager.store()) else {
+            let history = self.session.history().await;
+            return Ok(TokenUse::new(estimate_messages(history.messages()), window));
+        };
+        let turns = (store.lock().unwrap_or_else(|e| e.into_inner()))
+            .turns(id)
+            .map_err(|error| info(error.into()))?;
+        Ok(stored_use(&turns, Some(&protocol), window))
+    }
+
+    /// The session written out (qore's JSON or Markdown), as `qore sessions export` does.
+    pub fn export(&self, format: ExportFormat) -> Result<String, ErrorInfo> {
+        let (Some(id), Some(store)) = (self.session.id(), self.manager.store()) else {
+            return Err(ErrorInfo::config(
+                "an ephemeral chat is not saved: nothing to export",
+            ));
+        };
+        let store = store.lock().unwrap_or_else(|e| e.into_inner());
+        transcript::export(&store, id, format).map_err(|error| info(error.into()))
+    }
+
+    /// Summarise the older turns with the compression roster's first agent into a new
+    /// session (the original stays as it is) and go on in the new one.
+    pub async fn compress(&mut self, cancel: CancellationToken) -> Result<Compressed, ErrorInfo> {
+        let (Some(id), Some(store)) = (self.session.id(), self.manager.store()) else {
+            return Err(ErrorInfo::config(
+                "an ephemeral chat is not saved: nothing to compress",
+            ));
+        };
+        let id = id.to_owned();
+        // A connection of its own: the summary request is awaited with it in use.
+        let path = store
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .path()
+            .to_owned();
+        let mut own = Store::open(path).map_err(|error| info(error.into()))?;
+        let roster = self
+            .manager
+            .reach_roster(Roster::Compression, &self.spec)
+            .await?;
+        let agent = roster.agent.as_ref();
+        let options = CompressOptions {
+            instructions: (agent.and_then(|agent| agent.system.clone()))
+                .unwrap_or_else(|| bundled_instructions().to_owned()),
+            agent: agent.map(|agent| agent.name.clone()),
+            stream: roster.options.stream,
+            max_tokens: roster.options.max_tokens,
+            ..CompressOptions::default()
+        };
+        let compressed = compress(
+            &mut own,
+            &id,
+            &roster.client,
+            &roster.model,
+            &options,
+            cancel,
+        )
+        .await
+        .map_err(|error| ErrorInfo::config(error.to_string()))?;
+        self.switch(&compressed.session_id)?;
+        Ok(compressed)
     }
 
     /// Talk to `agent` (its own model unless `model`) or to `model` from the next message

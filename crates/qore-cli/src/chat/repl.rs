@@ -12,6 +12,7 @@ use std::sync::Arc;
 use qore_client::tool_loop::{ApprovalMode, Approver};
 use qore_client::CancellationToken;
 use qore_core::{ErrorInfo, Message};
+use qore_session::transcript::ExportFormat;
 use qore_session::{SessionManager, TurnOutcome};
 use serde_json::json;
 
@@ -258,15 +259,10 @@ impl Chat {
                 .map(|model| note!("qore: agent {name} ({model}) from the next message on")),
             Command::Model(model) => (self.conversation.change(None, Some(model)).await)
                 .map(|model| note!("qore: model {model} from the next message on")),
-            Command::Tokens => {
-                self.tokens();
-                Ok(())
-            }
-            Command::Export(file) => self.export(&file).await,
+            Command::Tokens => self.tokens().await,
+            Command::Export(file) => self.export(&file),
             Command::Undo => self.undo(),
-            Command::Compress => Err(ErrorInfo::config(
-                "this command is not available in this build yet",
-            )),
+            Command::Compress => self.compress().await,
             Command::Exit => Ok(()),
         };
         if let Err(error) = done {
@@ -327,35 +323,60 @@ impl Chat {
         Ok(())
     }
 
-    /// The usage the provider reported for the last turn.
-    // TODO(issue 13): the session's own estimate once qore_session::tokens is on main.
-    fn tokens(&self) {
+    /// The session's token estimate against the context window, and the last reported usage.
+    async fn tokens(&self) -> Result<(), ErrorInfo> {
+        let estimate = self.conversation.token_use().await?;
         let usage = self.conversation.last_usage.unwrap_or_default();
         let count = |n: Option<u64>| n.map_or("?".to_owned(), |n| n.to_string());
         let text = format!(
-            "last turn: {} input tokens, {} output tokens (as the provider reported)\n",
+            "{estimate}\nlast turn: {} input tokens, {} output tokens (as the provider reported)\n",
             count(usage.input_tokens),
             count(usage.output_tokens)
         );
-        self.say("tokens", json!({"last_usage": usage}), &text);
+        self.say(
+            "tokens",
+            json!({"estimate": estimate, "last_usage": usage}),
+            &text,
+        );
+        Ok(())
     }
 
-    /// Write the session as JSON.
-    // TODO(issue 13): qore-session's transcript export once it is on main.
-    async fn export(&self, file: &str) -> Result<(), ErrorInfo> {
-        let export = json!({
-            "session": self.conversation.id(),
-            "messages": self.conversation.history().await,
-        });
-        let text = serde_json::to_string_pretty(&export)
-            .map_err(|err| ErrorInfo::config(format!("cannot encode the session: {err}")))?;
-        std::fs::write(file, text + "\n")
+    /// Write the session to `file`: Markdown for `.md`, else qore's JSON.
+    fn export(&self, file: &str) -> Result<(), ErrorInfo> {
+        let format = match file.ends_with(".md") {
+            true => ExportFormat::Markdown,
+            false => ExportFormat::Json,
+        };
+        let text = self.conversation.export(format)?;
+        std::fs::write(file, text)
             .map_err(|err| ErrorInfo::config(format!("cannot write {file}: {err}")))?;
         self.say(
             "exported",
             json!({"file": file}),
             &format!("wrote {file}\n"),
         );
+        Ok(())
+    }
+
+    /// Compress the session and go on in the compressed one.
+    async fn compress(&mut self) -> Result<(), ErrorInfo> {
+        let cancel = self.interrupts.turn();
+        let compressed = self.conversation.compress(cancel).await;
+        self.interrupts.done();
+        let compressed = compressed?;
+        self.announce_session();
+        let text = format!(
+            "summarised {} turns into session {} (kept {}; the original {} is unchanged)\n",
+            compressed.summarised_turns,
+            compressed.session_id,
+            compressed.kept_turns,
+            compressed.parent_id
+        );
+        let fields = json!({
+            "session": compressed.session_id, "original": compressed.parent_id,
+            "summarised_turns": compressed.summarised_turns, "kept_turns": compressed.kept_turns,
+        });
+        self.say("compressed", fields, &text);
         Ok(())
     }
 }

@@ -84,16 +84,19 @@ pub fn command(args: &[&str]) -> tokio::process::Command {
             "QORE_CONFIG_DIR",
             std::env::temp_dir().join("qore-tests-no-config"),
         )
-        // Sessions are saved: into a scratch data dir, never the user's.
-        .env(
-            "QORE_DATA_DIR",
-            std::env::temp_dir().join("qore-tests-data"),
-        )
+        // Sessions are saved: into a scratch data dir of this test process, never the user's
+        // (nor one that another checkout's tests share).
+        .env("QORE_DATA_DIR", scratch_data_dir())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     cmd
+}
+
+/// The data dir of this test process's runs.
+pub fn scratch_data_dir() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("qore-tests-data-{}", std::process::id()))
 }
 
 /// Run `cmd` to completion (within `limit`).

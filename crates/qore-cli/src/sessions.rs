@@ -1,0 +1,294 @@
+//! `qore sessions …`: list, show, export, import, remove and rename stored sessions.
+//!
+//! Promises: the store is `qore.db` in `QORE_DATA_DIR` (else the platform's data dir);
+//! a session is named by its id, its name or a unique id prefix (one resolver, qore-store's);
+//! `list` is a table (JSON with `--json`) of this project's sessions, newest first, or of
+//! every project's; `show` and `export` print the transcript (qore-session's), `import`
+//! writes one new session. Results go to stdout, notes and errors to stderr; a failure is
+//! one `error:` line and exit code 1. Nothing here panics on bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use comfy_table::{presets::NOTHING, Table};
+use qore_session::transcript::{self, ExportFormat};
+use qore_store::{time_of, SessionInfo, Store};
+use serde_json::json;
+
+use crate::console::{note, outln};
+
+const FAILURE: u8 = 1;
+
+#[derive(Subcommand)]
+pub enum SessionsCommand {
+    /// List sessions, last written first: those of this project (the current directory, or
+    /// --project), or every project's.
+    List {
+        /// One JSON array of sessions instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Every project's sessions.
+        #[arg(long, conflicts_with = "project")]
+        all_projects: bool,
+        /// The project whose sessions to list (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+    },
+    /// Print a session's transcript (Markdown; qore's JSON with --json).
+    Show {
+        /// Id, name or unique id prefix.
+        id: String,
+        #[arg(long)]
+        json: bool,
+        /// For a compressed session: show the original it was compressed from.
+        #[arg(long)]
+        original: bool,
+    },
+    /// Write a session out: qore's versioned JSON (importable) or Markdown.
+    Export {
+        /// Id, name or unique id prefix.
+        id: String,
+        #[arg(long, value_enum, default_value = "json")]
+        format: Format,
+        /// Write to FILE (replacing it) instead of stdout.
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Store a file as a new session: qore's export, or a QodeAssist chat history (0.4, and
+    /// the legacy 0.1/0.2 forms).
+    Import {
+        file: PathBuf,
+        /// The project to file the session under (default: the export's own project; for a
+        /// QodeAssist history, the current directory).
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+    },
+    /// Delete a session with all its turns (sessions compressed from it stay).
+    Rm {
+        /// Id, name or unique id prefix.
+        id: String,
+    },
+    /// Give a session a (unique) name, usable wherever an id is.
+    Rename {
+        /// Id, name or unique id prefix.
+        id: String,
+        name: String,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum Format {
+    Json,
+    Markdown,
+}
+
+pub fn sessions(command: SessionsCommand) -> ExitCode {
+    match Store::open_default()
+        .map_err(|e| e.to_string())
+        .and_then(|mut store| run(&mut store, command))
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(FAILURE)
+        }
+    }
+}
+
+fn run(store: &mut Store, command: SessionsCommand) -> Result<(), String> {
+    match command {
+        SessionsCommand::List {
+            json,
+            all_projects,
+            project,
+        } => {
+            let project = if all_projects {
+                None
+            } else {
+                Some(project_dir(project)?)
+            };
+            list(store, project.as_deref(), json)
+        }
+        SessionsCommand::Show { id, json, original } => {
+            let mut info = store.session(&id).map_err(|e| e.to_string())?;
+            if original {
+                let parent = info.parent_id.ok_or_else(|| {
+                    format!(
+                        "session {} has no original: it was not compressed from another \
+                         session (or that one was removed)",
+                        info.id
+                    )
+                })?;
+                info = store.session(&parent).map_err(|e| e.to_string())?;
+            }
+            let format = if json {
+                ExportFormat::Json
+            } else {
+                ExportFormat::Markdown
+            };
+            let text = transcript::export(store, &info.id, format).map_err(|e| e.to_string())?;
+            crate::console::out(&text);
+            Ok(())
+        }
+        SessionsCommand::Export { id, format, output } => {
+            let format = match format {
+                Format::Json => ExportFormat::Json,
+                Format::Markdown => ExportFormat::Markdown,
+            };
+            let text = transcript::export(store, &id, format).map_err(|e| e.to_string())?;
+            match output {
+                None => {
+                    crate::console::out(&text);
+                }
+                Some(file) => {
+                    std::fs::write(&file, text)
+                        .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+                    note!("exported to {}", file.display());
+                }
+            }
+            Ok(())
+        }
+        SessionsCommand::Import { file, project } => {
+            let project = project.map(|dir| absolute(&dir)).transpose()?;
+            let here = project_dir(None)?;
+            let imported = transcript::import_file(store, &file, project.as_deref(), Some(&here))
+                .map_err(|e| e.to_string())?;
+            for line in &imported.notes {
+                note!("note: {line}");
+            }
+            outln!(
+                "imported {} ({}, {} turn{})",
+                imported.id,
+                imported.source,
+                imported.turns,
+                if imported.turns == 1 { "" } else { "s" }
+            );
+            Ok(())
+        }
+        SessionsCommand::Rm { id } => {
+            let info = store.session(&id).map_err(|e| e.to_string())?;
+            store.remove(&info.id).map_err(|e| e.to_string())?;
+            outln!("removed {}{}", info.id, titled(&info));
+            Ok(())
+        }
+        SessionsCommand::Rename { id, name } => {
+            let info = store.session(&id).map_err(|e| e.to_string())?;
+            store.rename(&info.id, &name).map_err(|e| e.to_string())?;
+            outln!("renamed {} to '{}'", info.id, name.trim());
+            Ok(())
+        }
+    }
+}
+
+fn list(store: &Store, project: Option<&Path>, json: bool) -> Result<(), String> {
+    let sessions = store.list_sessions(project).map_err(|e| e.to_string())?;
+    if json {
+        let rows: Vec<_> = sessions.iter().map(json_row).collect();
+        outln!("{}", serde_json::Value::Array(rows));
+        return Ok(());
+    }
+    if sessions.is_empty() {
+        match project {
+            Some(dir) => note!(
+                "no sessions in {} (--all-projects lists every project's)",
+                dir.display()
+            ),
+            None => note!("no sessions yet"),
+        }
+        return Ok(());
+    }
+    let ids = store.session_ids().map_err(|e| e.to_string())?;
+    let width = prefix_len(&ids);
+    let mut table = Table::new();
+    table.load_preset(NOTHING).set_header([
+        "ID", "NAME", "TITLE", "TURNS", "TOKENS", "UPDATED", "PROJECT",
+    ]);
+    for s in &sessions {
+        let tokens = (s.last_usage.as_ref()).and_then(|u| u.input_tokens);
+        table.add_row([
+            s.id.get(..width).unwrap_or(&s.id).to_owned(),
+            s.name.clone().unwrap_or_default(),
+            shortened(s.title.as_deref().unwrap_or(""), 40),
+            s.turn_count.to_string(),
+            tokens.map_or("-".to_owned(), |t| t.to_string()),
+            minute(s.updated_at),
+            s.project_dir.clone().unwrap_or_default(),
+        ]);
+    }
+    for line in table.lines() {
+        outln!("{}", line.trim_end());
+    }
+    Ok(())
+}
+
+fn json_row(s: &SessionInfo) -> serde_json::Value {
+    json!({
+        "id": s.id,
+        "name": s.name,
+        "title": s.title,
+        "project_dir": s.project_dir,
+        "agent": s.agent,
+        "model": s.model,
+        "created_at": rfc3339(s.created_at),
+        "updated_at": rfc3339(s.updated_at),
+        "parent_id": s.parent_id,
+        "turns": s.turn_count,
+        "messages": s.message_count,
+        "input_tokens": s.last_usage.as_ref().and_then(|u| u.input_tokens),
+    })
+}
+
+/// The shortest length (at least 8) at which every id differs from its neighbours;
+/// `ids` in order.
+fn prefix_len(ids: &[String]) -> usize {
+    let shared = |a: &str, b: &str| a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    (ids.windows(2))
+        .map(|pair| shared(&pair[0], &pair[1]) + 1)
+        .fold(8, usize::max)
+}
+
+fn shortened(text: &str, most: usize) -> String {
+    if text.chars().count() <= most {
+        return text.to_owned();
+    }
+    let mut cut: String = text.chars().take(most - 1).collect();
+    cut.push('…');
+    cut
+}
+
+fn titled(info: &SessionInfo) -> String {
+    (info.title.as_deref()).map_or(String::new(), |t| format!(" ({})", shortened(t, 60)))
+}
+
+fn rfc3339(millis: i64) -> String {
+    humantime::format_rfc3339_millis(time_of(millis)).to_string()
+}
+
+/// `2026-11-25 14:58` (UTC).
+fn minute(millis: i64) -> String {
+    let text = humantime::format_rfc3339_seconds(time_of(millis)).to_string();
+    text.get(..16).unwrap_or(&text).replacen('T', " ", 1)
+}
+
+/// `dir` made absolute, or the current directory (canonical, as the system reports it).
+fn project_dir(dir: Option<PathBuf>) -> Result<PathBuf, String> {
+    match dir {
+        Some(dir) => absolute(&dir),
+        None => {
+            std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))
+        }
+    }
+}
+
+/// `dir` as the store records projects: canonical (links and `..` resolved), or made
+/// absolute when it does not exist.
+fn absolute(dir: &Path) -> Result<PathBuf, String> {
+    dir.canonicalize()
+        .or_else(|_| std::path::absolute(dir))
+        .map_err(|e| format!("cannot resolve {}: {e}", dir.display()))
+}
+
+#[cfg(test)]
+#[path = "sessions_tests.rs"]
+mod tests;
