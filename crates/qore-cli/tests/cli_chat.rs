@@ -195,6 +195,66 @@ async fn agent_goes_on_with_the_same_session_on_the_agents_model_and_prompt() {
 }
 
 #[tokio::test]
+async fn compress_goes_on_in_a_summary_session_and_keeps_the_original() {
+    let replies = ["A1.", "A2.", "A3.", "Summary.", "A4."]
+        .map(answer)
+        .to_vec();
+    let server = ReplayServer::start(replies).await.expect("server");
+    let url = format!("{}/v1", server.url());
+    let provider = format!("name = \"loop\"\nprotocol = \"openai-chat\"\nurl = \"{url}\"\n");
+    let config = ConfigDir::new(&[
+        ("providers/loop.toml", &provider),
+        (
+            "agents/squeeze.toml",
+            "name = \"squeeze\"\nextends = \"openai-chat\"\nprovider = \"loop\"\nmodel = \"small\"\n",
+        ),
+        ("pipelines.toml", "compression = [\"squeeze\"]\n"),
+    ]);
+    let dirs = Dirs::new();
+    let mut cmd = dirs.chat(&url, &["--json"]);
+    cmd.env("QORE_CONFIG_DIR", &config.0);
+    let run = run_with_stdin(cmd, "One.\nTwo.\nThree.\n/compress\nFour.\n").await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let lines = run.json_lines();
+    let original = lines[0]["id"].as_str().expect("id");
+    let compressed = of_type(&lines, "compressed");
+    assert_eq!(compressed.len(), 1, "{run:?}");
+    assert_eq!(compressed[0]["original"], original);
+    assert_eq!(compressed[0]["summarised_turns"], 1);
+    assert_eq!(compressed[0]["kept_turns"], 2);
+    let sessions = of_type(&lines, "session");
+    assert_eq!(sessions[1]["id"], compressed[0]["session"], "{run:?}");
+    let bodies: Vec<Value> = (server.requests().iter())
+        .map(|r| r.json().expect("JSON body"))
+        .collect();
+    assert_eq!(
+        bodies[3]["model"], "small",
+        "the compression agent summarises"
+    );
+    // The next request: the summary, the two kept turns, the new message.
+    let sent = roles_and_texts(&bodies[4]);
+    let roles: Vec<&str> = sent.iter().map(|(role, _)| role.as_str()).collect();
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user"
+        ]
+    );
+    assert_eq!(sent[1].1, "Summary.");
+    assert_eq!(sent[2].1, "Two.");
+    assert_eq!(sent[6].1, "Four.");
+    // The original is untouched.
+    let (check, turns) = stored_turns(&dirs.db(), original);
+    assert_eq!((check.as_str(), turns.len()), ("ok", 3));
+}
+
+#[tokio::test]
 async fn undo_puts_back_the_files_the_last_turn_changed() {
     let write = |content: &str| json!({"path": "notes.txt", "content": content});
     let server = ReplayServer::start(vec![

@@ -84,12 +84,12 @@ const COMMANDS: &[(&str, Takes, &str)] = &[
     (
         "tokens",
         Takes::Nothing,
-        "how many tokens the conversation uses",
+        "the session's token estimate against the context window",
     ),
     (
         "export",
         Takes::One("FILE"),
-        "write the session to FILE (JSON)",
+        "write the session to FILE (qore's JSON; Markdown for .md)",
     ),
     ("exit", Takes::Nothing, "leave (Ctrl-D does the same)"),
 ];

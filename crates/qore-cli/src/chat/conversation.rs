@@ -188,9 +188,15 @@ impl Conversation {
             .path()
             .to_owned();
         let mut own = Store::open(path).map_err(|error| info(error.into()))?;
+        // The compression agent's own model and prompt, not the chat's.
+        let spec = TargetSpec {
+            model: None,
+            system: None,
+            ..self.spec.clone()
+        };
         let roster = self
             .manager
-            .reach_roster(Roster::Compression, &self.spec)
+            .reach_roster(Roster::Compression, &spec)
             .await?;
         let agent = roster.agent.as_ref();
         let options = CompressOptions {
