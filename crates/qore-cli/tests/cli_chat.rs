@@ -162,20 +162,22 @@ async fn piped_json_chat_reads_approvals_from_the_same_stdin() {
     assert_eq!(roles, ["user", "assistant", "tool", "assistant", "user"]);
 }
 
+/// A config dir with the provider `loop` at `url` and `files`.
+fn with_loop_provider(url: &str, files: &[(&str, &str)]) -> ConfigDir {
+    let provider = format!("name = \"loop\"\nprotocol = \"openai-chat\"\nurl = \"{url}\"\n");
+    let mut all = vec![("providers/loop.toml", provider.as_str())];
+    all.extend_from_slice(files);
+    ConfigDir::new(&all)
+}
+
 #[tokio::test]
 async fn agent_goes_on_with_the_same_session_on_the_agents_model_and_prompt() {
     let server = ReplayServer::start(vec![answer("One."), answer("Two.")])
         .await
         .expect("server");
     let url = format!("{}/v1", server.url());
-    let provider = format!("name = \"loop\"\nprotocol = \"openai-chat\"\nurl = \"{url}\"\n");
-    let config = ConfigDir::new(&[
-        ("providers/loop.toml", &provider),
-        (
-            "agents/brief.toml",
-            "name = \"brief\"\nextends = \"openai-chat\"\nprovider = \"loop\"\nmodel = \"tiny\"\nsystem_prompt = \"Agent rules\"\n",
-        ),
-    ]);
+    let agent = "name = \"brief\"\nextends = \"openai-chat\"\nprovider = \"loop\"\nmodel = \"tiny\"\nsystem_prompt = \"Agent rules\"\n";
+    let config = with_loop_provider(&url, &[("agents/brief.toml", agent)]);
     let dirs = Dirs::new();
     let mut cmd = dirs.chat(&url, &["--json"]);
     cmd.env("QORE_CONFIG_DIR", &config.0);
@@ -201,15 +203,15 @@ async fn compress_goes_on_in_a_summary_session_and_keeps_the_original() {
         .to_vec();
     let server = ReplayServer::start(replies).await.expect("server");
     let url = format!("{}/v1", server.url());
-    let provider = format!("name = \"loop\"\nprotocol = \"openai-chat\"\nurl = \"{url}\"\n");
-    let config = ConfigDir::new(&[
-        ("providers/loop.toml", &provider),
-        (
-            "agents/squeeze.toml",
-            "name = \"squeeze\"\nextends = \"openai-chat\"\nprovider = \"loop\"\nmodel = \"small\"\n",
-        ),
-        ("pipelines.toml", "compression = [\"squeeze\"]\n"),
-    ]);
+    let agent =
+        "name = \"squeeze\"\nextends = \"openai-chat\"\nprovider = \"loop\"\nmodel = \"small\"\n";
+    let config = with_loop_provider(
+        &url,
+        &[
+            ("agents/squeeze.toml", agent),
+            ("pipelines.toml", "compression = [\"squeeze\"]\n"),
+        ],
+    );
     let dirs = Dirs::new();
     let mut cmd = dirs.chat(&url, &["--json"]);
     cmd.env("QORE_CONFIG_DIR", &config.0);
