@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::io::BufRead as _;
 use std::pin::Pin;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use qore_client::tool_loop::{ApprovalDecision, ApprovalRequest, Approver};
 use serde_json::{json, Value};
@@ -29,7 +29,7 @@ pub struct StdinLines {
 
 impl StdinLines {
     /// The next line (without its line ending), `None` at the end of stdin.
-    async fn next(&self) -> Option<String> {
+    pub async fn next(&self) -> Option<String> {
         let mut lines = self.lines.lock().await;
         let lines = lines.get_or_insert_with(|| {
             let (tx, rx) = mpsc::unbounded_channel();
@@ -100,7 +100,7 @@ impl Approver for TerminalApprover {
 }
 
 /// A terminal answer: y / yes, a / always, n / no / empty (`n REASON`); `None` otherwise.
-fn parse_answer(answer: &str) -> Option<ApprovalDecision> {
+pub fn parse_answer(answer: &str) -> Option<ApprovalDecision> {
     let answer = answer.trim();
     let (word, reason) = answer
         .split_once(char::is_whitespace)
@@ -122,8 +122,18 @@ fn parse_answer(answer: &str) -> Option<ApprovalDecision> {
 /// skipped; the end of stdin denies.
 #[derive(Default)]
 pub struct JsonApprover {
-    stdin: StdinLines,
+    stdin: Arc<StdinLines>,
     early: Mutex<HashMap<String, ApprovalDecision>>,
+}
+
+impl JsonApprover {
+    /// An approver reading its decisions from `stdin`, which others read too (`qore chat`).
+    pub fn reading(stdin: Arc<StdinLines>) -> Self {
+        JsonApprover {
+            stdin,
+            early: Mutex::default(),
+        }
+    }
 }
 
 /// A decision line: `(call id, decision)`, or why it is not one.

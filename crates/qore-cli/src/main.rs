@@ -8,6 +8,7 @@
 
 mod agents;
 mod approve;
+mod chat;
 mod connect;
 mod console;
 mod flags;
@@ -43,6 +44,9 @@ struct Cli {
 enum Command {
     /// Send one prompt and stream the answer to stdout.
     Run(Box<RunArgs>),
+    /// Talk interactively, on a saved session (`/help` inside lists the commands); with
+    /// stdin not a terminal, each line is one message or command.
+    Chat(Box<chat::ChatArgs>),
     /// List the models the server offers.
     Models(EndpointArgs),
     /// Manage the local model server (SmolLM2-135M on llama.cpp, 127.0.0.1).
@@ -124,16 +128,14 @@ pub struct EndpointArgs {
     pub connect_timeout: Option<Duration>,
 }
 
-/// What to ask.
+/// Which model answers, and the request overrides (`run` and `chat`).
 #[derive(Args, Clone)]
-pub struct RunArgs {
-    #[command(flatten)]
-    pub endpoint: EndpointArgs,
+pub struct TargetArgs {
     /// Model id. Default: the agent's (or its override), the local model, or the server's
     /// only model.
     #[arg(long, env = "QORE_MODEL")]
     pub model: Option<String>,
-    /// Run as this agent (`qore agents list`): its provider, model, system prompt and
+    /// Use this agent (`qore agents list`): its provider, model, system prompt and
     /// request body. --url, --protocol and --endpoint are then not used; --model,
     /// --system, --max-tokens, --temperature and --no-stream override the profile.
     #[arg(long, value_name = "NAME")]
@@ -150,6 +152,15 @@ pub struct RunArgs {
     /// Ask for one JSON body instead of a stream.
     #[arg(long)]
     pub no_stream: bool,
+}
+
+/// What to ask.
+#[derive(Args, Clone)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub endpoint: EndpointArgs,
+    #[command(flatten)]
+    pub target: TargetArgs,
     #[command(flatten)]
     pub tools: ToolArgs,
     /// Save nothing: the run is not kept as a session (by default it is, in the data dir:
@@ -257,6 +268,7 @@ async fn main() -> ExitCode {
     }
     match cli.command {
         Command::Run(args) => run::run(*args).await,
+        Command::Chat(args) => chat::chat(*args).await,
         Command::Models(args) => connect::models(args).await,
         Command::Local { action } => connect::local(action).await,
         Command::Agents { command } => agents::agents(command),

@@ -15,13 +15,11 @@ use qore_client::tool_loop::ApprovalMode;
 use qore_client::CancellationToken;
 use qore_core::{ErrorInfo, History, Message, StopReason, Usage};
 use qore_session::target::project_dir;
-use qore_session::{
-    Session, SessionError, SessionManager, SessionSetup, TargetSpec, ToolSet, TurnOutcome,
-};
+use qore_session::{Session, SessionError, SessionManager, SessionSetup, ToolSet, TurnOutcome};
 use qore_store::{NewSession, Store};
 use serde_json::json;
 
-use crate::connect::{endpoint_spec, notes};
+use crate::connect::{notes, target_spec};
 use crate::console::{self, note, CLOSED_STDOUT};
 use crate::output::{json_line, Output};
 use crate::prompt::{self, Sources};
@@ -110,21 +108,6 @@ fn cancel_on_ctrl_c() -> CancellationToken {
     cancel
 }
 
-/// What the arguments ask to reach.
-fn target_spec(args: &RunArgs, probe_tools: bool) -> TargetSpec {
-    TargetSpec {
-        agent: args.agent.clone(),
-        endpoint: endpoint_spec(&args.endpoint),
-        model: args.model.clone(),
-        system: args.system.clone(),
-        max_tokens: args.max_tokens,
-        temperature: args.temperature,
-        no_stream: args.no_stream,
-        project: args.tools.project.clone(),
-        probe_tools,
-    }
-}
-
 /// The session manager: the data dir's store, or none (`--ephemeral`; or a store that
 /// cannot be opened, for a new session: a warning).
 fn manager(args: &RunArgs) -> Result<SessionManager, ErrorInfo> {
@@ -151,7 +134,7 @@ fn session(
 ) -> Result<Session, SessionError> {
     let new = NewSession {
         project_dir: project.clone(),
-        agent: args.agent.clone(),
+        agent: args.target.agent.clone(),
         model: Some(setup.target.model.clone()),
         ..NewSession::default()
     };
@@ -178,10 +161,9 @@ async fn run_turn(
     cancel: &CancellationToken,
 ) -> Result<Ended, ErrorInfo> {
     let manager = manager(args)?;
-    let spec = target_spec(
-        args,
-        tools.as_ref().is_some_and(|tools| tools.auto_protocol),
-    );
+    let probe_tools = tools.as_ref().is_some_and(|tools| tools.auto_protocol);
+    let project = args.tools.project.clone();
+    let spec = target_spec(&args.endpoint, &args.target, project, probe_tools);
     // Ctrl-C before a stream exists (starting the local server, listing models); from then
     // on the stream and the tool loop end on the token themselves.
     let target = tokio::select! {

@@ -5,14 +5,11 @@
 
 mod common;
 
-use std::process::Stdio;
-use std::time::Duration;
-
 use common::config::{qore_in, ConfigDir};
-use common::{command, qore, run_cmd, unused_port, Run};
+use common::live::run_with_stdin;
+use common::{command, qore, run_cmd, unused_port};
 use qore_testkit::{ReplayServer, Reply};
 use serde_json::{json, Value};
-use tokio::io::AsyncWriteExt as _;
 
 /// A streamed Chat Completions answer saying `text`, with `reasoning` before it.
 fn sse_answer(reasoning: &str, text: &str) -> Reply {
@@ -127,25 +124,6 @@ async fn a_flag_an_agent_cannot_carry_is_refused() {
     assert!(run.one_stderr_line().contains("--no-stream"), "{run:?}");
 }
 
-/// `qore ARGS` with `stdin` written into its stdin (then closed).
-async fn qore_with_stdin(args: &[&str], stdin: &str) -> Run {
-    let mut cmd = command(args);
-    cmd.stdin(Stdio::piped());
-    let mut child = cmd.spawn().expect("qore starts");
-    let mut pipe = child.stdin.take().expect("stdin");
-    pipe.write_all(stdin.as_bytes()).await.expect("write stdin");
-    drop(pipe);
-    let output = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
-        .await
-        .expect("qore ends")
-        .expect("qore runs");
-    Run {
-        code: output.status.code(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
-
 #[tokio::test]
 async fn the_prompt_comes_from_arguments_stdin_and_files() {
     let server = ReplayServer::start_repeating(sse_answer("", "Ok."))
@@ -179,7 +157,7 @@ async fn the_prompt_comes_from_arguments_stdin_and_files() {
     ];
     for (extra, stdin, sent) in cases {
         let args: Vec<&str> = base.iter().chain(extra.iter()).copied().collect();
-        let run = qore_with_stdin(&args, stdin).await;
+        let run = run_with_stdin(command(&args), stdin).await;
         assert_eq!(run.code, Some(0), "{extra:?}: {run:?}");
         let request = server.take_requests().pop().expect("a request");
         let body = request.json().expect("JSON body");
@@ -190,7 +168,7 @@ async fn the_prompt_comes_from_arguments_stdin_and_files() {
     // Nothing to send: a usage error, and nothing is sent.
     for (extra, stdin) in [(&[][..], ""), (&["  "][..], " \n")] {
         let args: Vec<&str> = base.iter().chain(extra.iter()).copied().collect();
-        let run = qore_with_stdin(&args, stdin).await;
+        let run = run_with_stdin(command(&args), stdin).await;
         assert_eq!(run.code, Some(2), "{run:?}");
         assert!(run.stderr.contains("the prompt is empty"), "{run:?}");
     }

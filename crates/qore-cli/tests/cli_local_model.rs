@@ -6,10 +6,8 @@ mod common;
 
 use std::time::Duration;
 
+use common::local::{proxied_local_server, proxy_port, FIRST_START};
 use common::{command, run_with_limit};
-
-/// Room for the first install of the local server.
-const FIRST_START: Duration = Duration::from_secs(900);
 
 #[tokio::test]
 async fn run_without_url_answers_from_the_local_model() {
@@ -74,26 +72,10 @@ async fn models_without_url_lists_the_local_model() {
     assert!(ids.contains(&"smollm2-135m-instruct"), "{run:?}");
 }
 
-/// The local server up (installed and started by `qore local start` if needed), and a
-/// recording proxy in front of it.
-async fn proxied_local_server() -> qore_testkit::RecordingProxy {
-    let started = run_with_limit(command(&["local", "start"]), FIRST_START).await;
-    assert_eq!(started.code, Some(0), "{started:?}");
-    let upstream = std::net::SocketAddr::from(([127, 0, 0, 1], qore_client::local::port()));
-    qore_testkit::RecordingProxy::start(upstream)
-        .await
-        .expect("proxy starts")
-}
-
 #[tokio::test]
 async fn tools_on_the_local_model_use_the_text_protocol_and_answers_are_capped() {
     let proxy = proxied_local_server().await;
-    let port = proxy
-        .url()
-        .rsplit(':')
-        .next()
-        .unwrap_or_default()
-        .to_owned();
+    let port = proxy_port(&proxy);
     let project = std::env::temp_dir().join(format!("qore-local-tools-{}", std::process::id()));
     std::fs::create_dir_all(&project).expect("project dir");
     let project_arg = project.to_str().expect("UTF-8 path");

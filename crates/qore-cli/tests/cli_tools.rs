@@ -6,71 +6,21 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
-use common::{command, content_text, run_cmd, run_with_limit, Run, IRREGULAR};
+use common::live::Live;
+#[cfg(target_os = "linux")]
+use common::pty::{has_script, in_pty, read_until_count};
+use common::turns::{answer, turn, MODEL};
+use common::{command, content_text, run_cmd, run_with_limit, Run};
 use qore_testkit::{ReplayServer, Reply};
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdout};
-
-const MODEL: &str = "m";
+use tokio::io::AsyncWriteExt;
+use tokio::process::Child;
 
 // ---------------------------------------------------------------------------------------
 // Model turns, the server, the project
 // ---------------------------------------------------------------------------------------
-
-/// One streamed Chat Completions chunk.
-fn chunk(delta: Value, finish: Value) -> String {
-    let data = json!({
-        "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": MODEL,
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    });
-    format!("data: {data}\n\n")
-}
-
-/// A streamed turn: optional text, then tool calls `(id, name, arguments)`, cut into small
-/// irregular pieces on the wire.
-fn turn(text: &str, calls: &[(&str, &str, Value)]) -> Reply {
-    let mut body = chunk(json!({"role": "assistant", "content": ""}), Value::Null);
-    if !text.is_empty() {
-        body += &chunk(json!({"content": text}), Value::Null);
-    }
-    for (index, (id, name, arguments)) in calls.iter().enumerate() {
-        body += &chunk(
-            json!({"tool_calls": [{"index": index, "id": id, "type": "function",
-                "function": {"name": name, "arguments": ""}}]}),
-            Value::Null,
-        );
-        let arguments = arguments.to_string();
-        let (a, b) = arguments.split_at(arguments.len() / 2);
-        for piece in [a, b] {
-            body += &chunk(
-                json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}),
-                Value::Null,
-            );
-        }
-    }
-    let finish = if calls.is_empty() {
-        "stop"
-    } else {
-        "tool_calls"
-    };
-    body += &chunk(json!({}), json!(finish));
-    body += &format!(
-        "data: {}\n\n",
-        json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0,
-               "model": MODEL, "choices": [],
-               "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
-    );
-    body += "data: [DONE]\n\n";
-    Reply::sse(body).with_slicing(IRREGULAR)
-}
-
-fn answer(text: &str) -> Reply {
-    turn(text, &[])
-}
 
 async fn server(replies: Vec<Reply>) -> ReplayServer {
     ReplayServer::start(replies).await.expect("replay server")
@@ -158,80 +108,6 @@ fn lines_of(run: &Run, kind: &str) -> Vec<Value> {
         .into_iter()
         .filter(|l| l["type"] == kind)
         .collect()
-}
-
-// ---------------------------------------------------------------------------------------
-// A `--json` run answered over stdin
-// ---------------------------------------------------------------------------------------
-
-/// A running `qore` whose stdin stays open for decisions.
-struct Live {
-    child: Child,
-    stdout: BufReader<ChildStdout>,
-    seen: Vec<String>,
-}
-
-impl Live {
-    fn spawn(mut cmd: tokio::process::Command) -> Live {
-        cmd.stdin(Stdio::piped());
-        let mut child = cmd.spawn().expect("spawn qore");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        Live {
-            child,
-            stdout,
-            seen: Vec::new(),
-        }
-    }
-
-    /// The next stdout line of `kind` (10 s at most); the lines before it are kept.
-    async fn next_of(&mut self, kind: &str) -> Value {
-        let wait = async {
-            loop {
-                let mut line = String::new();
-                let n = self.stdout.read_line(&mut line).await.expect("read stdout");
-                assert!(n > 0, "stdout ended before a {kind} line: {:#?}", self.seen);
-                self.seen.push(line.trim_end().to_owned());
-                let value: Value = serde_json::from_str(&line).expect("a JSON line");
-                if value["type"] == kind {
-                    return value;
-                }
-            }
-        };
-        tokio::time::timeout(Duration::from_secs(10), wait)
-            .await
-            .unwrap_or_else(|_| panic!("no {kind} line within 10 s: {:#?}", self.seen))
-    }
-
-    async fn send(&mut self, line: Value) {
-        let stdin = self.child.stdin.as_mut().expect("stdin");
-        stdin
-            .write_all(format!("{line}\n").as_bytes())
-            .await
-            .expect("write a decision");
-        stdin.flush().await.expect("flush stdin");
-    }
-
-    /// Close stdin, wait for the end (10 s at most); the whole stdout is in the result.
-    async fn finish(mut self) -> Run {
-        drop(self.child.stdin.take());
-        let mut rest = String::new();
-        let wait = async {
-            tokio::io::AsyncReadExt::read_to_string(&mut self.stdout, &mut rest)
-                .await
-                .expect("read stdout");
-            self.child.wait_with_output().await.expect("wait")
-        };
-        let output = tokio::time::timeout(Duration::from_secs(10), wait)
-            .await
-            .expect("qore ends within 10 s");
-        let mut stdout: String = self.seen.iter().map(|l| format!("{l}\n")).collect();
-        stdout.push_str(&rest);
-        Run {
-            code: output.status.code(),
-            stdout,
-            stderr: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -654,12 +530,7 @@ async fn ctrl_c_while_an_approval_is_pending_answers_the_call_and_exits_130() {
         &["--tools", "confirm", "--json"],
     ));
     live.next_of("approval_request").await;
-    let pid = live.child.id().expect("pid").to_string();
-    let sent = std::process::Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .expect("run kill");
-    assert!(sent.success());
+    live.interrupt();
     let result = live.next_of("tool_result").await;
     assert_eq!(result["id"], "call_w");
     assert_eq!(result["ran"], false);
@@ -803,47 +674,6 @@ async fn server_with_one_answer() -> ReplayServer {
     server(vec![answer("Hi.")]).await
 }
 
-/// `s` quoted for `sh -c`.
-#[cfg(target_os = "linux")]
-fn shell_quoted(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
-
-/// Read from `reader` into `seen` until `needle` appears `times` times (10 s at most).
-#[cfg(target_os = "linux")]
-async fn read_until_count(
-    reader: &mut (impl tokio::io::AsyncRead + Unpin),
-    seen: &mut String,
-    needle: &str,
-    times: usize,
-) {
-    use tokio::io::AsyncReadExt as _;
-    let wait = async {
-        let mut piece = [0u8; 1024];
-        while seen.matches(needle).count() < times {
-            let n = reader.read(&mut piece).await.expect("read the terminal");
-            assert!(n > 0, "the terminal closed before {needle:?}: {seen}");
-            seen.push_str(&String::from_utf8_lossy(&piece[..n]));
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(10), wait)
-        .await
-        .unwrap_or_else(|_| panic!("{needle:?} did not appear {times} times: {seen}"));
-}
-
-/// Whether util-linux `script` is there to give `qore` a pseudo-terminal (with a note if not).
-#[cfg(target_os = "linux")]
-fn has_script() -> bool {
-    let has = std::process::Command::new("script")
-        .arg("--version")
-        .output()
-        .is_ok_and(|out| out.status.success());
-    if !has {
-        eprintln!("skipped: util-linux `script` (a pseudo-terminal) is not available");
-    }
-    has
-}
-
 /// `qore run` against `server` on `project`, in a pseudo-terminal: what is written to the
 /// child's stdin is typed on the terminal, its stdout is what the terminal shows.
 #[cfg(target_os = "linux")]
@@ -860,17 +690,7 @@ fn on_a_terminal(server: &ReplayServer, project: &Project) -> Child {
         project.0.to_str().expect("UTF-8 path"),
         "Work on the project.",
     ];
-    let line: Vec<String> = qore.iter().map(|a| shell_quoted(a)).collect();
-    tokio::process::Command::new("script")
-        .args(["-qec", &line.join(" "), "/dev/null"])
-        .env_remove("QORE_URL")
-        .env_remove("QORE_MODEL")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn script")
+    in_pty(&qore, &[])
 }
 
 /// On a terminal (a pseudo-terminal from util-linux `script`), tools default to confirm and
@@ -1032,12 +852,7 @@ async fn ctrl_c_while_a_tool_runs_stops_it_and_exits_130() {
     live.next_of("tool_call").await;
     // Let the command start and block.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let pid = live.child.id().expect("pid").to_string();
-    let sent = std::process::Command::new("kill")
-        .args(["-INT", &pid])
-        .status()
-        .expect("run kill");
-    assert!(sent.success());
+    live.interrupt();
     let result = live.next_of("tool_result").await;
     assert_eq!(result["id"], "call_c");
     assert_eq!(result["ran"], true, "{result}");

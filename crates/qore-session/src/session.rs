@@ -34,6 +34,7 @@ use crate::run_turn::run_turn;
 use crate::sanitize::settle_turn;
 use crate::target::{Notes, Target};
 use crate::toolset::ToolSet;
+use crate::undo::take_changes;
 
 /// The store, shared by a manager and its sessions.
 pub type SharedStore = Arc<Mutex<Store>>;
@@ -222,6 +223,11 @@ impl Session {
         let started_at = SystemTime::now();
         let (replies, mut outcome) = run_turn(&mut state, &user, &token, on_event).await;
         let finished_at = SystemTime::now();
+        let recorder = state
+            .tools
+            .as_ref()
+            .and_then(|tools| tools.recorder.as_ref());
+        let file_changes = recorder.map(take_changes).unwrap_or_default();
         if let (Some(id), Some(store)) = (&self.id, &self.store) {
             let mut kept = replies.clone();
             settle_turn(&mut kept);
@@ -234,8 +240,7 @@ impl Session {
                 started_at,
                 finished_at,
                 status: status_of(&outcome),
-                // TODO(core): the tools' ChangeRecorder record (undo::take_changes).
-                file_changes: Vec::new(),
+                file_changes,
             };
             let saved = save(store.clone(), id.clone(), record).await;
             if let Err(error) = saved {

@@ -3,7 +3,9 @@
 //!
 //! Promises: the project must be a usable directory (an error names it otherwise); the
 //! built-in tools read, write and run only inside it; the approver is the caller's (a front
-//! end asks its user), and [`NobodyAsked`] serves the modes that never ask.
+//! end asks its user), and [`NobodyAsked`] serves the modes that never ask; the writing
+//! tools record what they change into the set's recorder, which the session takes into each
+//! stored turn (for undo).
 
 use std::future::Future;
 use std::path::Path;
@@ -14,7 +16,7 @@ use qore_client::tool_loop::{
     ToolRegistry,
 };
 use qore_core::ErrorInfo;
-use qore_tools::{builtin_tools, Sandbox, ToolOptions};
+use qore_tools::{builtin_tools, ChangeRecorder, Sandbox, ToolOptions};
 
 /// A session's tools, their policy and whoever approves them.
 pub struct ToolSet {
@@ -25,6 +27,8 @@ pub struct ToolSet {
     /// The protocol may still change to text when the model has no tool calling
     /// (`--tool-protocol auto`).
     pub auto_protocol: bool,
+    /// What the writing tools changed in the turn so far (for undo); `None`: not recorded.
+    pub recorder: Option<ChangeRecorder>,
 }
 
 /// The approver of modes that never ask (`auto`, `read-only`): any request it gets is denied.
@@ -56,13 +60,19 @@ impl ToolSet {
         let sandbox = Sandbox::new(project)
             .map_err(|err| ErrorInfo::config(format!("--project {}: {err}", project.display())))?;
         let mut registry = ToolRegistry::new();
-        registry.extend(builtin_tools(sandbox, &ToolOptions::default()))?;
+        let recorder = ChangeRecorder::new();
+        let options = ToolOptions {
+            record_changes: Some(recorder.clone()),
+            ..ToolOptions::default()
+        };
+        registry.extend(builtin_tools(sandbox, &options))?;
         Ok(ToolSet {
             registry,
             policy: ApprovalPolicy::new(mode),
             approver,
             config,
             auto_protocol,
+            recorder: Some(recorder),
         })
     }
 }

@@ -4,8 +4,13 @@
 //! Each test binary uses a subset of these helpers.
 #![allow(dead_code)]
 
+pub mod chat;
 pub mod config;
+pub mod live;
+pub mod local;
+pub mod pty;
 pub mod raw;
+pub mod turns;
 
 use std::process::Stdio;
 use std::time::Duration;

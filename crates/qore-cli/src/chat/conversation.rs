@@ -1,0 +1,281 @@
+//! The chat's conversation: one qore-session [`Session`] at a time, and what the chat's
+//! commands change about it (a new session, another stored one, another agent or model).
+//!
+//! Promises: the session does the turn work (history, one request in flight, sanitizing,
+//! saving each turn); a session started here records the project, agent and model; `/agent`
+//! and `/model` reach the new model first and keep the old one when that fails, then go on
+//! with the same session (its id and history) from the next message; every session gets
+//! fresh tools (an "always" approval lasts for one session) and the project's rules.
+
+use std::path::PathBuf;
+
+use qore_client::CancellationToken;
+use qore_core::{ErrorInfo, History, Message, Usage};
+use qore_session::compress::{bundled_instructions, compress, CompressOptions, Compressed};
+use qore_session::target::project_dir;
+use qore_session::tokens::{estimate_messages, stored_use, TokenUse};
+use qore_session::transcript::{self, ExportFormat};
+use qore_session::undo::{undo_last_turn, UndoReport};
+use qore_session::{
+    Layers, Roster, Session, SessionError, SessionManager, SessionSetup, SharedStore, Target,
+    TargetSpec, ToolSet, TurnOutcome,
+};
+use qore_store::{NewSession, SessionInfo, Store};
+
+use crate::output::Output;
+
+/// Which session a chat starts on.
+pub enum Opening<'a> {
+    New,
+    /// `--session`: the one this id, id prefix or name finds, else a new one with this name.
+    Named(&'a str),
+    /// `--continue`: the project's latest, else a new one.
+    Latest,
+}
+
+/// Builds the tools of each new session (`None`: no tools).
+pub type MakeTools = Box<dyn Fn() -> Result<Option<ToolSet>, ErrorInfo> + Send + Sync>;
+
+fn info(error: SessionError) -> ErrorInfo {
+    error.into_info()
+}
+
+pub struct Conversation {
+    manager: SessionManager,
+    spec: TargetSpec,
+    target: Target,
+    session: Session,
+    tools: MakeTools,
+    /// The usage the provider reported for the last turn.
+    pub last_usage: Option<Usage>,
+}
+
+impl Conversation {
+    /// Reach the model `spec` names and open the session `opening` says.
+    pub async fn start(
+        manager: SessionManager,
+        spec: TargetSpec,
+        tools: MakeTools,
+        opening: Opening<'_>,
+    ) -> Result<Conversation, ErrorInfo> {
+        let target = manager.reach(&spec).await?;
+        let setup = setup(&spec, &target, &tools)?;
+        let new = new_session(&spec, &target);
+        let latest = match (&opening, project_dir(&spec)) {
+            (Opening::Latest, Some(project)) => manager.latest(&project).map_err(info)?,
+            _ => None,
+        };
+        let session = match (opening, latest) {
+            (Opening::Named(key), _) => manager.open_or_create(key, &new, setup),
+            (Opening::Latest, Some(latest)) => manager.open(&latest.id, setup),
+            (Opening::Latest | Opening::New, _) => manager.create(&new, setup),
+        }
+        .map_err(info)?;
+        let last_usage = match session.id() {
+            Some(id) => manager.find(id).ok().and_then(|found| found.last_usage),
+            None => None,
+        };
+        Ok(Conversation {
+            manager,
+            spec,
+            target,
+            session,
+            tools,
+            last_usage,
+        })
+    }
+
+    /// The session's id (`None` when ephemeral).
+    pub fn id(&self) -> Option<&str> {
+        self.session.id()
+    }
+
+    pub async fn history(&self) -> History {
+        self.session.history().await
+    }
+
+    /// The store (`None` when ephemeral).
+    pub fn store(&self) -> Option<&SharedStore> {
+        self.manager.store()
+    }
+
+    /// The project the sessions belong to.
+    pub fn project(&self) -> Option<PathBuf> {
+        project_dir(&self.spec)
+    }
+
+    /// Start a new, empty session with the current model.
+    pub fn start_new(&mut self) -> Result<(), ErrorInfo> {
+        let setup = setup(&self.spec, &self.target, &self.tools)?;
+        let new = new_session(&self.spec, &self.target);
+        self.session = self.manager.create(&new, setup).map_err(info)?;
+        self.last_usage = None;
+        Ok(())
+    }
+
+    /// Continue the stored session `key` names (id, unique id prefix or name).
+    pub fn switch(&mut self, key: &str) -> Result<SessionInfo, ErrorInfo> {
+        let found = self.manager.find(key).map_err(info)?;
+        let setup = setup(&self.spec, &self.target, &self.tools)?;
+        self.session = self.manager.open(&found.id, setup).map_err(info)?;
+        self.last_usage = found.last_usage;
+        Ok(found)
+    }
+
+    /// Undo the session's last turn that is not undone: the files its tools changed are put
+    /// back, and the turn leaves the history (the session is reloaded from the store).
+    pub fn undo(&mut self) -> Result<UndoReport, ErrorInfo> {
+        let (Some(id), Some(store)) = (self.session.id(), self.manager.store()) else {
+            return Err(ErrorInfo::config(
+                "an ephemeral chat keeps no turns to undo",
+            ));
+        };
+        let id = id.to_owned();
+        let project = (self.project())
+            .ok_or_else(|| ErrorInfo::config("no project directory to restore files in"))?;
+        let undone = {
+            let mut store = store.lock().unwrap_or_else(|e| e.into_inner());
+            undo_last_turn(&mut store, &id, &project)
+        };
+        let report = undone.map_err(|error| ErrorInfo::config(error.to_string()))?;
+        let setup = setup(&self.spec, &self.target, &self.tools)?;
+        self.session = self.manager.open(&id, setup).map_err(info)?;
+        Ok(report)
+    }
+
+    /// How much of the context window the session takes: its history estimated, calibrated
+    /// by the provider's last report (uncalibrated for an ephemeral chat); the window is the
+    /// agent profile's `context_window` when it sets one.
+    pub async fn token_use(&self) -> Result<TokenUse, ErrorInfo> {
+        let protocol = self.target.client.protocol().name().to_owned();
+        let window = (self.spec.agent.as_deref())
+            .and_then(|agent| self.manager.config().resolve(agent, None).ok())
+            .and_then(|resolved| resolved.renderer.agent.context_window);
+        let (Some(id), Some(store)) = (self.session.id(), self.manager.store()) else {
+            let history = self.session.history().await;
+            return Ok(TokenUse::new(estimate_messages(history.messages()), window));
+        };
+        let turns = (store.lock().unwrap_or_else(|e| e.into_inner()))
+            .turns(id)
+            .map_err(|error| info(error.into()))?;
+        Ok(stored_use(&turns, Some(&protocol), window))
+    }
+
+    /// The session written out (qore's JSON or Markdown), as `qore sessions export` does.
+    pub fn export(&self, format: ExportFormat) -> Result<String, ErrorInfo> {
+        let (Some(id), Some(store)) = (self.session.id(), self.manager.store()) else {
+            return Err(ErrorInfo::config(
+                "an ephemeral chat is not saved: nothing to export",
+            ));
+        };
+        let store = store.lock().unwrap_or_else(|e| e.into_inner());
+        transcript::export(&store, id, format).map_err(|error| info(error.into()))
+    }
+
+    /// Summarise the older turns with the compression roster's first agent into a new
+    /// session (the original stays as it is) and go on in the new one.
+    pub async fn compress(&mut self, cancel: CancellationToken) -> Result<Compressed, ErrorInfo> {
+        let (Some(id), Some(store)) = (self.session.id(), self.manager.store()) else {
+            return Err(ErrorInfo::config(
+                "an ephemeral chat is not saved: nothing to compress",
+            ));
+        };
+        let id = id.to_owned();
+        // A connection of its own: the summary request is awaited with it in use.
+        let path = store
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .path()
+            .to_owned();
+        let mut own = Store::open(path).map_err(|error| info(error.into()))?;
+        // The compression agent's own model and prompt, not the chat's.
+        let spec = TargetSpec {
+            model: None,
+            system: None,
+            ..self.spec.clone()
+        };
+        let roster = self
+            .manager
+            .reach_roster(Roster::Compression, &spec)
+            .await?;
+        let agent = roster.agent.as_ref();
+        let options = CompressOptions {
+            instructions: (agent.and_then(|agent| agent.system.clone()))
+                .unwrap_or_else(|| bundled_instructions().to_owned()),
+            agent: agent.map(|agent| agent.name.clone()),
+            stream: roster.options.stream,
+            max_tokens: roster.options.max_tokens,
+            ..CompressOptions::default()
+        };
+        let compressed = compress(
+            &mut own,
+            &id,
+            &roster.client,
+            &roster.model,
+            &options,
+            cancel,
+        )
+        .await
+        .map_err(|error| ErrorInfo::config(error.to_string()))?;
+        self.switch(&compressed.session_id)?;
+        Ok(compressed)
+    }
+
+    /// Talk to `agent` (its own model unless `model`) or to `model` from the next message
+    /// on, in the same session. Returns the model now used.
+    pub async fn change(
+        &mut self,
+        agent: Option<String>,
+        model: Option<String>,
+    ) -> Result<String, ErrorInfo> {
+        let mut spec = self.spec.clone();
+        if agent.is_some() {
+            spec.agent = agent;
+        }
+        spec.model = model;
+        let target = self.manager.reach(&spec).await?;
+        let setup = setup(&spec, &target, &self.tools)?;
+        let history = self.session.history().await;
+        let id = self.session.id().map(str::to_owned);
+        let store = self.manager.store().cloned();
+        self.session = Session::new(id, store, history, setup, self.manager.notes());
+        let model = target.model.clone();
+        (self.spec, self.target) = (spec, target);
+        Ok(model)
+    }
+
+    /// One turn: `text` sent with the history, its events printed by `out` as they come.
+    pub async fn send(
+        &mut self,
+        text: String,
+        out: &mut Output,
+        cancel: &CancellationToken,
+    ) -> TurnOutcome {
+        let user = Message::user(text);
+        let outcome = (self.session)
+            .send(user, cancel, |event| out.loop_event(event))
+            .await;
+        self.last_usage = Some(outcome.usage());
+        outcome
+    }
+}
+
+/// A session's setup: the target, the agent's prompt and the project's rules, fresh tools.
+fn setup(spec: &TargetSpec, target: &Target, tools: &MakeTools) -> Result<SessionSetup, ErrorInfo> {
+    let mut setup = SessionSetup::new(target.clone());
+    if let Some(project) = project_dir(spec) {
+        setup.layers = Layers::with_project_rules(setup.layers, &project)?;
+    }
+    setup.tools = tools()?;
+    Ok(setup)
+}
+
+fn new_session(spec: &TargetSpec, target: &Target) -> NewSession {
+    NewSession {
+        name: None,
+        project_dir: project_dir(spec),
+        agent: spec.agent.clone(),
+        model: Some(target.model.clone()),
+        parent_id: None,
+    }
+}
