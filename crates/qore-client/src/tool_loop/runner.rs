@@ -118,7 +118,7 @@ impl ToolLoopRunner<'_> {
         options: &RequestOptions,
         cancel: &CancellationToken,
         on_event: impl FnMut(LoopEvent<'_>),
-    ) -> LoopOutcome {
+    ) -> TurnOutcome {
         let mut cache = EncodeCache::new();
         (self.run_cached(model, history, options, &mut cache, cancel, on_event)).await
     }
