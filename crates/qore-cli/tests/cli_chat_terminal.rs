@@ -65,19 +65,24 @@ async fn a_terminal_chat_asks_through_the_editor_and_survives_ctrl_c() {
     let mut seen = String::new();
 
     read_until_count(&mut terminal, &mut seen, "> ", 1).await;
-    let steps: [(&[u8], &str); 7] = [
+    // Each step types only once the editor shows its prompt again (keys typed before the
+    // editor is in raw mode would reach it through the line discipline, `\r` as `\n`): a
+    // step waits for the prompt it ends at, then checks what was printed before it. The
+    // editor draws its prompt after clearing the line (`ESC [K`): that tells the prompt from
+    // a `> ` in printed text (`write_file -> 1 line`).
+    const PROMPT: &str = "\x1b[K> ";
+    let steps: [(&[u8], &str, &str); 6] = [
         // Ctrl-C at the empty prompt: a new prompt, not the end.
-        (b"\x03", "> "),
-        (b"/hlep\r", "did you mean /help?"),
-        (b"Write a.\r", "[y] yes, [a] always"),
-        (b"y\r", "Written."),
-        (b"Line one\\\r", "... "),
-        (b"line two\r", "Two lines seen."),
-        // Nothing typed: the next prompt, so that Ctrl-D reaches the editor.
-        (b"", "> "),
+        (b"\x03", PROMPT, ""),
+        (b"/hlep\r", PROMPT, "did you mean /help?"),
+        (b"Write a.\r", "[y] yes, [a] always", ""),
+        (b"y\r", PROMPT, "Written."),
+        (b"Line one\\\r", "... ", ""),
+        (b"line two\r", PROMPT, "Two lines seen."),
     ];
-    for (typed, shown) in steps {
-        type_keys(&mut keys, typed, (&mut terminal, &mut seen), shown).await;
+    for (typed, prompt, printed) in steps {
+        type_keys(&mut keys, typed, (&mut terminal, &mut seen), prompt).await;
+        assert!(seen.contains(printed), "{printed:?} before {prompt:?}: {seen}");
     }
     keys.write_all(b"\x04").await.expect("Ctrl-D");
     keys.flush().await.expect("flush");
