@@ -31,6 +31,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod auto_compress;
 pub mod compress;
 mod error;
 pub mod layers;
@@ -47,7 +48,7 @@ pub mod undo;
 
 pub use error::SessionError;
 pub use layers::Layers;
-pub use manager::{Roster, SessionManager};
+pub use manager::{Compressing, Roster, SessionManager};
 pub use outcome::{status_of, LoopStop, TurnOutcome};
 pub use session::{Session, SessionSetup, SharedStore};
 pub use target::{traced_notes, AgentSettings, EndpointSpec, Notes, Target, TargetSpec};
