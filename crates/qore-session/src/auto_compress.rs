@@ -32,7 +32,7 @@ use crate::compress::{
 };
 use crate::manager::{roster_agent, Roster};
 use crate::run_turn::request_history;
-use crate::session::{Session, SharedStore, State};
+use crate::session::{Session, SessionSetup, SharedStore, State};
 use crate::target::{reach, Notes, Target, TargetSpec};
 use crate::tokens::{context_window, TokenEstimator, TokenUse};
 use crate::SessionError;
@@ -239,10 +239,14 @@ async fn window(state: &mut State, may_list: bool) -> Option<u64> {
     window
 }
 
-/// An estimator calibrated on a stored session's turns (undone ones left out).
-pub(crate) fn calibrated(turns: &[qore_store::StoredTurn], protocol: &str) -> TokenEstimator {
+/// An estimator calibrated on a stored session's turns (undone ones left out), whose
+/// requests carried `setup`'s system prompt and tools.
+pub(crate) fn calibrated(turns: &[qore_store::StoredTurn], setup: &SessionSetup) -> TokenEstimator {
     let live: Vec<&qore_store::TurnRecord> = (turns.iter().filter(|t| !t.undone))
         .map(|t| &t.record)
         .collect();
-    TokenEstimator::from_turns(&live, Some(protocol))
+    let system: Vec<Message> = setup.layers.system_prompt().map(Message::system).into_iter().collect();
+    let tools = (setup.tools.as_ref()).map_or(&[][..], |t| t.registry.specs());
+    let protocol = setup.target.client.protocol().name();
+    TokenEstimator::from_requests(&system, tools, &live, Some(protocol))
 }

@@ -199,7 +199,7 @@ impl SessionManager {
             .cloned()
             .collect::<Vec<_>>()
             .into();
-        let estimator = calibrated(&turns, setup.target.client.protocol().name());
+        let estimator = calibrated(&turns, &setup);
         Ok(self.session(Some(id), history, setup, estimator))
     }
 
