@@ -123,7 +123,13 @@ impl Compressor {
             cancel.clone(),
         )
         .await?;
-        let written = compress::write(&mut lock(store), &plan, summary, &target.model, options.agent);
+        let written = compress::write(
+            &mut lock(store),
+            &plan,
+            summary,
+            &target.model,
+            options.agent,
+        );
         Ok(written?)
     }
 }
@@ -245,7 +251,12 @@ pub(crate) fn calibrated(turns: &[qore_store::StoredTurn], setup: &SessionSetup)
     let live: Vec<&qore_store::TurnRecord> = (turns.iter().filter(|t| !t.undone))
         .map(|t| &t.record)
         .collect();
-    let system: Vec<Message> = setup.layers.system_prompt().map(Message::system).into_iter().collect();
+    let system: Vec<Message> = setup
+        .layers
+        .system_prompt()
+        .map(Message::system)
+        .into_iter()
+        .collect();
     let tools = (setup.tools.as_ref()).map_or(&[][..], |t| t.registry.specs());
     let protocol = setup.target.client.protocol().name();
     TokenEstimator::from_requests(&system, tools, &live, Some(protocol))

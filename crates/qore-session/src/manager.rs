@@ -26,8 +26,8 @@ use qore_store::{NewSession, SessionInfo, Store, StoreError};
 use crate::auto_compress::{calibrated, compress_at_from_env, Compressor};
 use crate::compress::{Compressed, Keep};
 use crate::session::{Session, SessionSetup, SharedStore};
-use crate::tokens::TokenEstimator;
 use crate::target::{reach, Notes, Target, TargetSpec};
+use crate::tokens::TokenEstimator;
 use crate::SessionError;
 
 /// A roster of `pipelines.toml`.
@@ -195,10 +195,11 @@ impl SessionManager {
             (id, turns)
         };
         let live = turns.iter().filter(|t| !t.undone);
-        let history: History = (live.flat_map(|t| std::iter::once(&t.record.user).chain(&t.record.replies)))
-            .cloned()
-            .collect::<Vec<_>>()
-            .into();
+        let history: History = (live
+            .flat_map(|t| std::iter::once(&t.record.user).chain(&t.record.replies)))
+        .cloned()
+        .collect::<Vec<_>>()
+        .into();
         let estimator = calibrated(&turns, &setup);
         Ok(self.session(Some(id), history, setup, estimator))
     }

@@ -11,9 +11,9 @@ use qore_client::tool_loop::{from_stream, LoopEvent, ToolLoopRunner};
 use qore_client::{CancellationToken, ChatRequest};
 use qore_core::{ErrorCategory, History, Message, ResponseEvent};
 
+use crate::layers::Layers;
 use crate::outcome::TurnOutcome;
 use crate::sanitize::{sanitize, Wire};
-use crate::layers::Layers;
 use crate::session::State;
 use crate::target::{doing, Target};
 

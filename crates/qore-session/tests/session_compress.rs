@@ -24,7 +24,9 @@ fn answers() -> Vec<Reply> {
 #[tokio::test]
 async fn the_send_past_the_threshold_continues_in_a_compressed_session() {
     let chat = ReplayServer::start(answers()).await.unwrap();
-    let squeeze = ReplayServer::start(vec![chat_answer(SUMMARY)]).await.unwrap();
+    let squeeze = ReplayServer::start(vec![chat_answer(SUMMARY)])
+        .await
+        .unwrap();
     let fx = fixture(&chat, &squeeze, Some(100), Some(Some(0.8))).await;
     for text in ["one", "two", "three"] {
         say(&fx.session, text).await;
@@ -38,7 +40,10 @@ async fn the_send_past_the_threshold_continues_in_a_compressed_session() {
     assert_eq!(summary_requests.len(), 1);
     let asked = sent_messages(&summary_requests[0]);
     assert_eq!(asked[0], ("system".to_owned(), "Summarise.".to_owned()));
-    assert!(asked[1].1.contains("one") && asked[1].1.contains("first"), "{asked:?}");
+    assert!(
+        asked[1].1.contains("one") && asked[1].1.contains("first"),
+        "{asked:?}"
+    );
     assert!(!asked[1].1.contains("second"), "{asked:?}");
 
     // The next chat request: the summary, then the last two turns, then the new message.
@@ -46,7 +51,10 @@ async fn the_send_past_the_threshold_continues_in_a_compressed_session() {
     assert_eq!(requests.len(), 4);
     let sent = sent_messages(&requests[3]);
     let note = &sent[1].1;
-    assert!(note.contains(&fx.original), "the note names the original: {note}");
+    assert!(
+        note.contains(&fx.original),
+        "the note names the original: {note}"
+    );
     assert_eq!(
         sent[2..].to_vec(),
         role_pairs(&[
@@ -65,7 +73,10 @@ async fn the_send_past_the_threshold_continues_in_a_compressed_session() {
     assert_eq!(fx.session.compressed_from(), Some(fx.original.as_str()));
     let told = fx.told.lock().unwrap().clone();
     assert_eq!(told.len(), 1);
-    assert_eq!((told[0].session_id.as_str(), told[0].parent_id.as_str()), (new_id.as_str(), fx.original.as_str()));
+    assert_eq!(
+        (told[0].session_id.as_str(), told[0].parent_id.as_str()),
+        (new_id.as_str(), fx.original.as_str())
+    );
     let store = Store::open(fx.dir.path().join("qore.db")).unwrap();
     let original = store.turns(&fx.original).unwrap();
     let users: Vec<String> = original.iter().map(|t| t.record.user.text()).collect();
@@ -81,14 +92,19 @@ async fn the_window_comes_from_the_model_listing_once_and_a_failed_listing_sends
     let cases = [
         // Past the threshold, each send compresses again (the long turn is a kept one).
         (Reply::json(200, listing), 2),
-        (Reply::json(404, r#"{"error":{"message":"no such route"}}"#), 0),
+        (
+            Reply::json(404, r#"{"error":{"message":"no such route"}}"#),
+            0,
+        ),
     ];
     for (models, summaries) in cases {
         let mut replies = answers();
         replies.insert(3, models);
         replies.push(chat_answer("fifth"));
         let chat = ReplayServer::start(replies).await.unwrap();
-        let squeeze = ReplayServer::start_repeating(chat_answer(SUMMARY)).await.unwrap();
+        let squeeze = ReplayServer::start_repeating(chat_answer(SUMMARY))
+            .await
+            .unwrap();
         let fx = fixture(&chat, &squeeze, None, Some(Some(0.8))).await;
         for text in ["one", "two", "three"] {
             say(&fx.session, text).await;
@@ -97,7 +113,11 @@ async fn the_window_comes_from_the_model_listing_once_and_a_failed_listing_sends
         say(&fx.session, &long).await;
         say(&fx.session, "five").await;
         let paths: Vec<String> = chat.requests().iter().map(|r| r.path.clone()).collect();
-        assert_eq!(paths.iter().filter(|p| p.ends_with("/models")).count(), 1, "{paths:?}");
+        assert_eq!(
+            paths.iter().filter(|p| p.ends_with("/models")).count(),
+            1,
+            "{paths:?}"
+        );
         assert_eq!(squeeze.requests().len(), summaries, "{paths:?}");
         let compressed = fx.session.id() != Some(fx.original.as_str());
         assert_eq!(compressed, summaries > 0);
@@ -110,7 +130,9 @@ async fn the_window_comes_from_the_model_listing_once_and_a_failed_listing_sends
 #[tokio::test]
 async fn compress_on_demand_continues_the_open_session_and_tokens_show_the_estimate() {
     let chat = ReplayServer::start(answers()).await.unwrap();
-    let squeeze = ReplayServer::start(vec![chat_answer(SUMMARY)]).await.unwrap();
+    let squeeze = ReplayServer::start(vec![chat_answer(SUMMARY)])
+        .await
+        .unwrap();
     let fx = fixture(&chat, &squeeze, Some(100_000), Some(Some(0.8))).await;
     let empty = fx.session.token_use().await;
     for text in ["one", "two"] {
@@ -122,22 +144,30 @@ async fn compress_on_demand_continues_the_open_session_and_tokens_show_the_estim
 
     let cancel = CancellationToken::new();
     let what = Compressing::Open(&fx.session);
-    let done = (fx.manager.compress(what, Some(Keep::Turns(1)), &cancel)).await.unwrap();
+    let done = (fx.manager.compress(what, Some(Keep::Turns(1)), &cancel))
+        .await
+        .unwrap();
     assert_eq!((done.summarised_turns, done.kept_turns), (1, 1));
     assert_eq!(fx.session.id(), Some(done.session_id.as_str()));
     assert_eq!(fx.told.lock().unwrap().len(), 1);
     say(&fx.session, "three").await;
     let sent = sent_messages(chat.requests().last().unwrap());
-    assert_eq!(sent[2..].to_vec(), role_pairs(&[
-        ("assistant", SUMMARY),
-        ("user", "two"),
-        ("assistant", "second"),
-        ("user", "three"),
-    ]));
+    assert_eq!(
+        sent[2..].to_vec(),
+        role_pairs(&[
+            ("assistant", SUMMARY),
+            ("user", "two"),
+            ("assistant", "second"),
+            ("user", "three"),
+        ])
+    );
 
     // Nothing older than the kept turn is left: compressing again says so, and changes nothing.
     let again = Compressing::Stored(&done.session_id);
-    let refused = fx.manager.compress(again, Some(Keep::Turns(3)), &cancel).await;
+    let refused = fx
+        .manager
+        .compress(again, Some(Keep::Turns(3)), &cancel)
+        .await;
     let message = refused.err().unwrap().to_string();
     assert!(message.contains("nothing to compress"), "{message}");
 }

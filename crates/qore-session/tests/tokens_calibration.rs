@@ -4,7 +4,7 @@
 //! request must come within a few percent of what the provider then reported.
 
 use qore_client::{CancellationToken, Client, ClientConfig};
-use qore_core::{ContentBlock, Message, Role, ToolResultPart, ToolSpec, StreamOutcome};
+use qore_core::{ContentBlock, Message, Role, StreamOutcome, ToolResultPart, ToolSpec};
 use qore_session::tokens::{estimate_messages, estimate_tools, prompt_tokens, TokenEstimator};
 use qore_testkit::{reply_from_exchange, Exchange, ReplayServer, Slicing};
 use serde_json::Value;

@@ -19,15 +19,20 @@ fn answer_with_usage(text: &str, prompt: u64) -> Reply {
         format!("data: {chunk}\n\n")
     };
     let usage = serde_json::json!({"prompt_tokens": prompt, "completion_tokens": 3, "total_tokens": prompt + 3});
-    let body = chunk(serde_json::json!({"role": "assistant", "content": text}), serde_json::Value::Null, serde_json::Value::Null)
-        + &chunk(serde_json::json!({}), serde_json::json!("stop"), usage)
+    let body = chunk(
+        serde_json::json!({"role": "assistant", "content": text}),
+        serde_json::Value::Null,
+        serde_json::Value::Null,
+    ) + &chunk(serde_json::json!({}), serde_json::json!("stop"), usage)
         + "data: [DONE]\n\n";
     Reply::sse(body)
 }
 
 #[tokio::test]
 async fn the_estimate_tracks_the_reported_input_after_one_turn_and_after_reopening() {
-    let chat = ReplayServer::start(vec![answer_with_usage("Fine.", 700)]).await.unwrap();
+    let chat = ReplayServer::start(vec![answer_with_usage("Fine.", 700)])
+        .await
+        .unwrap();
     let squeeze = ReplayServer::start(vec![]).await.unwrap();
     let fx = fixture(&chat, &squeeze, Some(10_000), Some(None)).await;
     let uncalibrated = fx.session.token_use().await;
@@ -49,6 +54,8 @@ async fn the_estimate_tracks_the_reported_input_after_one_turn_and_after_reopeni
         ..TargetSpec::default()
     };
     let target = manager.reach(&spec).await.unwrap();
-    let reopened = manager.open(&fx.original, SessionSetup::new(target)).unwrap();
+    let reopened = manager
+        .open(&fx.original, SessionSetup::new(target))
+        .unwrap();
     assert_eq!(reopened.token_use().await, calibrated);
 }

@@ -28,11 +28,18 @@ pub struct Fixture {
 
 /// A config dir: agent `talker` (model `tiny`, `context_window` when given) on `chat`,
 /// agent `squeezer` (model `small`) on `squeeze`, first of the compression roster.
-pub fn config_dir(chat: &ReplayServer, squeeze: &ReplayServer, window: Option<u64>) -> tempfile::TempDir {
+pub fn config_dir(
+    chat: &ReplayServer,
+    squeeze: &ReplayServer,
+    window: Option<u64>,
+) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let window = window.map_or(String::new(), |w| format!("context_window = {w}\n"));
     let provider = |name: &str, server: &ReplayServer| {
-        format!("name = \"{name}\"\nprotocol = \"openai-chat\"\nurl = \"{}/v1\"\n", server.url())
+        format!(
+            "name = \"{name}\"\nprotocol = \"openai-chat\"\nurl = \"{}/v1\"\n",
+            server.url()
+        )
     };
     let files = [
         ("providers/chat.toml", provider("chat", chat)),
@@ -109,7 +116,10 @@ pub async fn fixture(
 pub async fn say(session: &Session, text: &str) {
     let cancel = CancellationToken::new();
     let outcome = session.send(Message::user(text), &cancel, |_| {}).await;
-    assert!(matches!(outcome, TurnOutcome::Finished { .. }), "{outcome:?}");
+    assert!(
+        matches!(outcome, TurnOutcome::Finished { .. }),
+        "{outcome:?}"
+    );
 }
 
 /// A user message of `words` words.
