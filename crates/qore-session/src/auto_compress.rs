@@ -10,38 +10,42 @@
 //!   ([`crate::compress`]); an open session then continues in the new one (its id becomes
 //!   the new session's; its history is the summary and the recent turns), keeping its
 //!   target, tools, layers and token calibration, and its compression callback is told;
-//! - automatic: before a send, when the estimate of the request (system prompt, history,
+//! - automatic: before a send in a session with more turns than compression keeps, when
+//!   the estimate of the request (system prompt, history,
 //!   the new message, tool definitions) passes the threshold share of the context window,
 //!   the session compresses first. The threshold is `QORE_COMPRESS_AT` (`80%`, `0.8`,
 //!   `off`; default [`DEFAULT_THRESHOLD`]); a bad value is one warning and the default. A
 //!   failed compression never fails the turn: one warning line (the notes sink), and the
 //!   request goes out uncompressed. Ephemeral sessions do not compress (nothing to link);
 //! - the context window is the profile's `context_window`, else the model listing's
-//!   `context_length`, asked once per session and only once the estimate passes
-//!   [`LISTING_FLOOR`]; a listing that fails means "unknown", never a failed turn.
+//!   `context_length`, asked once per session and only once the messages alone (the
+//!   history and the new one, tools and system prompt left out) pass [`LISTING_FLOOR`]; a
+//!   listing that fails means "unknown", never a failed turn.
 
 use std::sync::Arc;
 
 use qore_agents::config::Config;
 use qore_client::CancellationToken;
-use qore_core::{ErrorInfo, Message};
+use qore_core::{ContentBlock, ErrorInfo, Message, Role};
 
 use crate::compress::{
     self, bundled_instructions, parse_threshold, CompressError, CompressOptions, Compressed, Keep,
     DEFAULT_THRESHOLD,
 };
 use crate::manager::{roster_agent, Roster};
-use crate::run_turn::request_history;
 use crate::session::{Session, SessionSetup, SharedStore, State};
 use crate::target::{reach, Notes, Target, TargetSpec};
-use crate::tokens::{context_window, TokenEstimator, TokenUse};
+use crate::tokens::{
+    context_window, estimate_message, estimate_messages, estimate_tools, TokenEstimator, TokenUse,
+};
 use crate::SessionError;
 
 /// The environment variable that sets the automatic compression threshold.
 pub const COMPRESS_AT_ENV: &str = "QORE_COMPRESS_AT";
 
-/// Below this estimate the model listing is not asked for the window: no model worth
-/// chatting with has a window under 1,280 tokens, and short conversations send nothing more.
+/// Below this heuristic count of the messages the model listing is not asked for the window:
+/// no model worth chatting with has a window under 1,280 tokens, and short conversations
+/// send nothing more.
 pub const LISTING_FLOOR: u64 = 1_024;
 
 /// Called when a session continues in the session it was compressed into.
@@ -158,21 +162,26 @@ impl Session {
     /// Compress this session into a new one and continue in it (see the module doc).
     pub(crate) async fn compress_now(
         &self,
+        compressor: &Compressor,
         keep: Option<Keep>,
         cancel: &CancellationToken,
     ) -> Result<Compressed, SessionError> {
         let mut state = self.state.lock().await;
-        self.compress_locked(&mut state, keep, cancel).await
+        self.compress_locked(compressor, &mut state, keep, cancel)
+            .await
     }
 
     async fn compress_locked(
         &self,
+        compressor: &Compressor,
         state: &mut State,
         keep: Option<Keep>,
         cancel: &CancellationToken,
     ) -> Result<Compressed, SessionError> {
-        let (Some(id), Some(compressor)) = (self.id(), &self.compressor) else {
-            return Err(SessionError::Ephemeral("this one".to_owned()));
+        let Some(id) = self.id() else {
+            return Err(SessionError::Engine(ErrorInfo::config(
+                "an ephemeral session cannot be compressed: nothing is saved to link a summary to",
+            )));
         };
         let compressed = compressor.compress(id, keep, cancel).await?;
         if let Some(store) = &compressor.store {
@@ -200,12 +209,17 @@ impl Session {
         let (Some(threshold), Some(_)) = (compressor.threshold, self.id()) else {
             return;
         };
+        if stated_turns(state) <= kept_turns() {
+            return;
+        }
         let estimate = estimate(state, Some(user));
-        let window = window(state, estimate >= LISTING_FLOOR).await;
+        let said = estimate_messages(state.history.messages()) + estimate_message(user);
+        let window = window(state, said >= LISTING_FLOOR).await;
         if !compress::should_compress(estimate, window, threshold) {
             return;
         }
-        if let Err(error) = self.compress_locked(state, None, cancel).await {
+        let compressed = self.compress_locked(compressor, state, None, cancel).await;
+        if let (Err(error), false) = (compressed, cancel.is_cancelled()) {
             (compressor.notes)(&format!(
                 "qore: warning: the session was not compressed ({error}); sending it whole"
             ));
@@ -213,11 +227,35 @@ impl Session {
     }
 }
 
+/// How many turns the history holds: its user messages that are not only tool results.
+fn stated_turns(state: &State) -> usize {
+    let tool_result = |b: &ContentBlock| matches!(b, ContentBlock::ToolResult { .. });
+    (state.history.iter())
+        .filter(|m| m.role == Role::User && !m.blocks.iter().all(tool_result))
+        .count()
+}
+
+/// The turns automatic compression keeps as they are.
+fn kept_turns() -> usize {
+    match CompressOptions::default().keep {
+        Keep::Turns(n) => n,
+        Keep::Tokens(_) => 0,
+    }
+}
+
 /// The estimated input of a request carrying the history (and `user`, when given).
 fn estimate(state: &State, user: Option<&Message>) -> u64 {
-    let tools = (state.tools.as_ref()).map_or(&[][..], |t| t.registry.specs());
-    let sent = request_history(&state.history, &state.target, &state.layers, user);
-    state.estimator.estimate(sent.messages(), tools)
+    state.estimator.estimate_raw(raw_request(state, user))
+}
+
+/// The heuristic count of a request carrying the system prompt, the history, `user` (when
+/// given) and the tool definitions; nothing is copied.
+pub(crate) fn raw_request(state: &State, user: Option<&Message>) -> u64 {
+    let system =
+        (state.layers.system_prompt()).map_or(0, |s| estimate_message(&Message::system(s)));
+    let tools = (state.tools.as_ref()).map_or(0, |t| estimate_tools(t.registry.specs()));
+    let user = user.map_or(0, estimate_message);
+    system + estimate_messages(state.history.messages()) + user + tools
 }
 
 /// The context window of the session's model (see the module doc); the listing is asked

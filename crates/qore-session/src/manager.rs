@@ -113,7 +113,9 @@ impl SessionManager {
         cancel: &CancellationToken,
     ) -> Result<Compressed, SessionError> {
         match what {
-            Compressing::Open(session) => session.compress_now(keep, cancel).await,
+            Compressing::Open(session) => {
+                session.compress_now(&self.compressor, keep, cancel).await
+            }
             Compressing::Stored(key) => self.compressor.compress(key, keep, cancel).await,
         }
     }

@@ -11,30 +11,10 @@ use qore_client::tool_loop::{from_stream, LoopEvent, ToolLoopRunner};
 use qore_client::{CancellationToken, ChatRequest};
 use qore_core::{ErrorCategory, History, Message, ResponseEvent};
 
-use crate::layers::Layers;
 use crate::outcome::TurnOutcome;
 use crate::sanitize::{sanitize, Wire};
 use crate::session::State;
-use crate::target::{doing, Target};
-
-/// What a request sending `user` (if any) after `history` carries: the layers' system
-/// prompt, the history and `user`, sanitized for the target's wire.
-pub(crate) fn request_history(
-    history: &History,
-    target: &Target,
-    layers: &Layers,
-    user: Option<&Message>,
-) -> History {
-    let mut work = History::new();
-    if let Some(system) = layers.system_prompt() {
-        work.push(Message::system(system));
-    }
-    for message in history.iter().chain(user) {
-        work.push(message.clone());
-    }
-    let wire = Wire::of(target.client.protocol().name());
-    sanitize(&work, wire).into_owned()
-}
+use crate::target::doing;
 
 /// Run `user` as the next turn of `state`; its new messages and its outcome.
 pub(crate) async fn run_turn(
@@ -51,7 +31,14 @@ pub(crate) async fn run_turn(
         ..
     } = state;
     let client = &target.client;
-    let mut work = request_history(history, target, layers, Some(user));
+    let mut work = History::new();
+    if let Some(system) = layers.system_prompt() {
+        work.push(Message::system(system));
+    }
+    for message in history.iter().chain([user]) {
+        work.push(message.clone());
+    }
+    let mut work = sanitize(&work, Wire::of(client.protocol().name())).into_owned();
     let base = work.len();
     let mut heard = false;
     let mut emit = |event: LoopEvent<'_>| {

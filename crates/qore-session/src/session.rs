@@ -32,10 +32,10 @@ use qore_client::{CancellationToken, Client};
 use qore_core::{ErrorInfo, History, Message};
 use qore_store::{Store, TurnRecord};
 
-use crate::auto_compress::{Compressor, OnCompressed};
+use crate::auto_compress::{raw_request, Compressor, OnCompressed};
 use crate::layers::Layers;
 use crate::outcome::{status_of, TurnOutcome};
-use crate::run_turn::{request_history, run_turn};
+use crate::run_turn::run_turn;
 use crate::sanitize::settle_turn;
 use crate::target::{Notes, Target};
 use crate::tokens::{prompt_tokens, TokenEstimator};
@@ -314,7 +314,6 @@ fn observe(state: &mut State, user: &Message, replies: &[Message], outcome: &Tur
     let Some(reported) = prompt_tokens(usage, Some(protocol)) else {
         return;
     };
-    let sent = request_history(&state.history, &state.target, &state.layers, Some(user));
-    let tools = (state.tools.as_ref()).map_or(&[][..], |t| t.registry.specs());
-    (state.estimator).observe_turn(sent.messages(), replies, tools, reported);
+    let base = raw_request(state, Some(user));
+    (state.estimator).observe_turn_raw(base, replies, reported);
 }

@@ -146,6 +146,17 @@ impl TokenEstimator {
         reported: u64,
     ) -> Observation {
         let base = estimate_messages(sent) + estimate_tools(tools);
+        self.observe_turn_raw(base, replies, reported)
+    }
+
+    /// [`TokenEstimator::observe_turn`] for a first request whose heuristic count (messages
+    /// and tools) is `base`.
+    pub fn observe_turn_raw(
+        &mut self,
+        base: u64,
+        replies: &[Message],
+        reported: u64,
+    ) -> Observation {
         let raws: Vec<u64> = (replies.iter().enumerate())
             .filter(|(_, m)| m.role == Role::Assistant)
             .map(|(end, _)| base + estimate_messages(&replies[..end]))
