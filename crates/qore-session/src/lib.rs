@@ -11,6 +11,10 @@
 //! - [`SessionManager`]: the store (or none: ephemeral), sessions created, opened by id,
 //!   name or unique id prefix, the latest of a project; and the one place where an agent,
 //!   provider and model become a ready client ([`SessionManager::reach`]).
+//! - Compression and the token estimate ([`auto_compress`]): [`Session::token_use`] (what
+//!   `/tokens` shows), [`SessionManager::compress`] (what `/compress` and `qore sessions
+//!   compress` run), and a session compressing itself into a linked session before a send
+//!   past `QORE_COMPRESS_AT` (default 80%) of the context window.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), qore_session::SessionError> {
