@@ -299,3 +299,7 @@ pub(crate) fn calibrated(turns: &[qore_store::StoredTurn], setup: &SessionSetup)
     let protocol = setup.target.client.protocol().name();
     TokenEstimator::from_requests(&system, tools, &live, Some(protocol))
 }
+
+#[cfg(test)]
+#[path = "auto_compress_tests.rs"]
+mod tests;
