@@ -9,7 +9,9 @@
 //!   summary turn followed by exact copies of the recent turns (same messages, same JSON,
 //!   same usage, timings and status). The new session's history, the summary and then the
 //!   recent turns, is what the model sees next. If writing the new session fails half way,
-//!   it is removed; the original is untouched either way.
+//!   it is removed; the original is untouched either way. Its steps are public, [`plan`]
+//!   (read), [`summarise`] (the request) and [`write`], so a caller sharing the store holds
+//!   it only to read and to write, never during the summary request.
 //! - The summary turn is a user message (the original's title, and a note naming the
 //!   original and how many turns were summarised) answered by the summary as the
 //!   assistant's message.
