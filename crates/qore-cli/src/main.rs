@@ -70,8 +70,8 @@ enum Command {
         #[command(subcommand)]
         command: ConfigCommand,
     },
-    /// Stored sessions: list, show, export, import, rm, rename (ids may be abbreviated to a
-    /// unique prefix; the store is QORE_DATA_DIR's qore.db).
+    /// Stored sessions: list, show, export, import, compress, rm, rename (ids may be
+    /// abbreviated to a unique prefix; the store is QORE_DATA_DIR's qore.db).
     Sessions {
         #[command(subcommand)]
         command: sessions::SessionsCommand,
@@ -276,7 +276,7 @@ async fn main() -> ExitCode {
         Command::Config {
             command: ConfigCommand::Init,
         } => agents::config_init(),
-        Command::Sessions { command } => sessions::sessions(command),
+        Command::Sessions { command } => sessions::sessions(command).await,
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "qore", &mut script);

@@ -178,9 +178,19 @@ async fn run_turn(
     }
     setup.tools = tools;
     let session = session(&manager, args, setup, project).map_err(SessionError::into_info)?;
-    if let (true, Some(id)) = (args.endpoint.json, session.id()) {
+    let json = args.endpoint.json;
+    if let (true, Some(id)) = (json, session.id()) {
         json_line(&json!({"type": "session", "id": id}));
     }
+    session.on_compressed(move |done| match json {
+        true => json_line(&json!({"type": "session", "id": done.session_id,
+                                  "compressed_from": done.parent_id})),
+        false => note!(
+            "qore: session {} compressed into {} (the original stays)",
+            done.parent_id,
+            done.session_id
+        ),
+    });
     let user = Message::user(prompt);
     let outcome = session
         .send(user, cancel, |event| out.loop_event(event))

@@ -1,10 +1,12 @@
-//! `qore sessions …`: list, show, export, import, remove and rename stored sessions.
+//! `qore sessions …`: list, show, export, import, compress, remove and rename stored sessions.
 //!
 //! Promises: the store is `qore.db` in `QORE_DATA_DIR` (else the platform's data dir);
 //! a session is named by its id, its name or a unique id prefix (one resolver, qore-store's);
 //! `list` is a table (JSON with `--json`) of this project's sessions, newest first, or of
-//! every project's; `show` and `export` print the transcript (qore-session's), `import`
-//! writes one new session. Results go to stdout, notes and errors to stderr; a failure is
+//! every project's, with each one's token estimate (qore-session's, calibrated by its last
+//! reported usage; the share of the window when its agent's profile sets one); `show` and
+//! `export` print the transcript (qore-session's), `import` writes one new session;
+//! `compress` writes a new session linked to the original (which stays) and prints its id. Results go to stdout, notes and errors to stderr; a failure is
 //! one `error:` line and exit code 1. Nothing here panics on bad input.
 
 use std::path::{Path, PathBuf};
@@ -12,7 +14,12 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 use comfy_table::{presets::NOTHING, Table};
+use qore_agents::config::Config;
+use qore_client::CancellationToken;
+use qore_session::compress::Keep;
+use qore_session::tokens::{stored_use, TokenUse};
 use qore_session::transcript::{self, ExportFormat};
+use qore_session::{Compressing, SessionManager};
 use qore_store::{time_of, SessionInfo, Store};
 use serde_json::json;
 
@@ -64,6 +71,15 @@ pub enum SessionsCommand {
         #[arg(long, value_name = "DIR")]
         project: Option<PathBuf>,
     },
+    /// Summarise a session's older turns with the compression roster's first agent into a
+    /// new session linked to it (the original stays as it is); prints the new session's id.
+    Compress {
+        /// Id, name or unique id prefix.
+        id: String,
+        /// How many of the most recent turns are copied as they are (default 2).
+        #[arg(long, value_name = "N")]
+        keep: Option<usize>,
+    },
     /// Delete a session with all its turns (sessions compressed from it stay).
     Rm {
         /// Id, name or unique id prefix.
@@ -83,11 +99,13 @@ pub enum Format {
     Markdown,
 }
 
-pub fn sessions(command: SessionsCommand) -> ExitCode {
-    match Store::open_default()
-        .map_err(|e| e.to_string())
-        .and_then(|mut store| run(&mut store, command))
-    {
+pub async fn sessions(command: SessionsCommand) -> ExitCode {
+    let done = match (Store::open_default(), command) {
+        (Err(error), _) => Err(error.to_string()),
+        (Ok(store), SessionsCommand::Compress { id, keep }) => compress(store, &id, keep).await,
+        (Ok(mut store), command) => run(&mut store, command),
+    };
+    match done {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("error: {message}");
@@ -166,6 +184,7 @@ fn run(store: &mut Store, command: SessionsCommand) -> Result<(), String> {
             );
             Ok(())
         }
+        SessionsCommand::Compress { .. } => Err("compress needs the session manager".into()),
         SessionsCommand::Rm { id } => {
             let info = store.session(&id).map_err(|e| e.to_string())?;
             store.remove(&info.id).map_err(|e| e.to_string())?;
@@ -184,7 +203,13 @@ fn run(store: &mut Store, command: SessionsCommand) -> Result<(), String> {
 fn list(store: &Store, project: Option<&Path>, json: bool) -> Result<(), String> {
     let sessions = store.list_sessions(project).map_err(|e| e.to_string())?;
     if json {
-        let rows: Vec<_> = sessions.iter().map(json_row).collect();
+        let config = crate::agents::load();
+        let mut rows = Vec::new();
+        for s in &sessions {
+            let mut row = json_row(s);
+            row["tokens"] = json!(token_use(store, &config, s)?);
+            rows.push(row);
+        }
         outln!("{}", serde_json::Value::Array(rows));
         return Ok(());
     }
@@ -198,6 +223,7 @@ fn list(store: &Store, project: Option<&Path>, json: bool) -> Result<(), String>
         }
         return Ok(());
     }
+    let config = crate::agents::load();
     let ids = store.session_ids().map_err(|e| e.to_string())?;
     let width = prefix_len(&ids);
     let mut table = Table::new();
@@ -205,13 +231,17 @@ fn list(store: &Store, project: Option<&Path>, json: bool) -> Result<(), String>
         "ID", "NAME", "TITLE", "TURNS", "TOKENS", "UPDATED", "PROJECT",
     ]);
     for s in &sessions {
-        let tokens = (s.last_usage.as_ref()).and_then(|u| u.input_tokens);
+        let tokens = token_use(store, &config, s)?;
+        let tokens = match tokens.percent {
+            Some(percent) => format!("{} ({percent:.0}%)", tokens.used),
+            None => tokens.used.to_string(),
+        };
         table.add_row([
             s.id.get(..width).unwrap_or(&s.id).to_owned(),
             s.name.clone().unwrap_or_default(),
             shortened(s.title.as_deref().unwrap_or(""), 40),
             s.turn_count.to_string(),
-            tokens.map_or("-".to_owned(), |t| t.to_string()),
+            tokens,
             minute(s.updated_at),
             s.project_dir.clone().unwrap_or_default(),
         ]);
@@ -219,6 +249,43 @@ fn list(store: &Store, project: Option<&Path>, json: bool) -> Result<(), String>
     for line in table.lines() {
         outln!("{}", line.trim_end());
     }
+    Ok(())
+}
+
+/// The token estimate of a stored session, against the `context_window` of its agent (the
+/// session's, else its last turn's).
+fn token_use(store: &Store, config: &Config, s: &SessionInfo) -> Result<TokenUse, String> {
+    let turns = store.turns(&s.id).map_err(|e| e.to_string())?;
+    let last_agent = turns.last().and_then(|t| t.record.agent.as_deref());
+    let agent = (s.agent.as_deref().or(last_agent)).and_then(|name| config.catalog.get(name));
+    Ok(stored_use(
+        &turns,
+        None,
+        agent.and_then(|a| a.context_window),
+    ))
+}
+
+/// `qore sessions compress`: the new session's id on stdout, what was done on stderr.
+async fn compress(store: Store, key: &str, keep: Option<usize>) -> Result<(), String> {
+    let manager = SessionManager::new(Some(store), crate::agents::load(), crate::connect::notes());
+    let cancel = CancellationToken::new();
+    let on_ctrl_c = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_ctrl_c.cancel();
+        }
+    });
+    let keep = keep.map(Keep::Turns);
+    let done = (manager.compress(Compressing::Stored(key), keep, &cancel)).await;
+    let done = done.map_err(|e| e.into_info().message)?;
+    note!(
+        "qore: compressed {} into a new session: {} turn{} summarised, {} kept (the original stays)",
+        done.parent_id,
+        done.summarised_turns,
+        if done.summarised_turns == 1 { "" } else { "s" },
+        done.kept_turns
+    );
+    outln!("{}", done.session_id);
     Ok(())
 }
 

@@ -8,6 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
+use common::config::ConfigDir;
 use common::{command, run_cmd, Run};
 use qore_core::{Message, Usage};
 use qore_store::{NewSession, Store, TurnRecord, TurnStatus};
@@ -111,9 +112,10 @@ async fn sessions_list_show_export_import_rename_and_remove() {
                 "TOKENS",
                 "parser",
                 "summary of the parser work",
-                "300",
+                // The estimate: the last reported input plus the answer after it.
+                "312",
                 "fix the parser",
-                "2400",
+                "2409",
                 "!write the docs",
             ],
             "",
@@ -201,7 +203,7 @@ async fn sessions_list_show_export_import_rename_and_remove() {
         (
             v(&["list"]),
             0,
-            vec!["Why does main.cpp not build?", " 930 "],
+            vec!["Why does main.cpp not build?", " 952 "],
             "",
         ),
         (
@@ -284,7 +286,15 @@ async fn sessions_list_show_export_import_rename_and_remove() {
 #[tokio::test]
 async fn sessions_list_json_has_counts_tokens_and_times() {
     let w = world();
-    let run = qore_at(&w, &["sessions", "list", "--json"]).await;
+    let config = ConfigDir::new(&[(
+        "agents/coder.toml",
+        "name = \"coder\"\nextends = \"openai-chat\"\ncontext_window = 10000\n",
+    )]);
+    let mut cmd = command(&["sessions", "list", "--json"]);
+    cmd.env("QORE_DATA_DIR", &w.data)
+        .env("QORE_CONFIG_DIR", &config.0)
+        .current_dir(&w.a);
+    let run = run_cmd(cmd).await;
     assert_eq!(run.code, Some(0), "{run:?}");
     let rows: Value = serde_json::from_str(&run.stdout).unwrap();
     let rows = rows.as_array().unwrap();
@@ -298,6 +308,13 @@ async fn sessions_list_json_has_counts_tokens_and_times() {
     assert_eq!(original["turns"], 2);
     assert_eq!(original["messages"], 4);
     assert_eq!(original["input_tokens"], 2400);
+    // The estimate against the agent's window (its profile's context_window).
+    let tokens = &original["tokens"];
+    assert_eq!(
+        (&tokens["used"], &tokens["window"]),
+        (&2409.into(), &10000.into())
+    );
+    assert_eq!(tokens["percent"], 24.1);
     assert_eq!(original["title"], "fix the parser");
     assert_eq!(original["project_dir"], w.a.to_str().unwrap());
     assert_eq!(rows[0]["parent_id"], w.ids[0].as_str());

@@ -9,7 +9,9 @@
 //!   summary turn followed by exact copies of the recent turns (same messages, same JSON,
 //!   same usage, timings and status). The new session's history, the summary and then the
 //!   recent turns, is what the model sees next. If writing the new session fails half way,
-//!   it is removed; the original is untouched either way.
+//!   it is removed; the original is untouched either way. Its steps are public, [`plan`]
+//!   (read), [`summarise`] (the request) and [`write`], so a caller sharing the store holds
+//!   it only to read and to write, never during the summary request.
 //! - The summary turn is a user message (the original's title, and a note naming the
 //!   original and how many turns were summarised) answered by the summary as the
 //!   assistant's message.
@@ -25,7 +27,7 @@ use std::time::SystemTime;
 
 use qore_client::{CancellationToken, ChatRequest, Client, RequestOptions};
 use qore_core::{ErrorInfo, Message, StreamOutcome, Usage};
-use qore_store::{NewSession, Store, StoreError, TurnRecord, TurnStatus};
+use qore_store::{NewSession, SessionInfo, Store, StoreError, TurnRecord, TurnStatus};
 
 #[path = "compress_request.rs"]
 mod request;
@@ -221,26 +223,48 @@ pub async fn summarise(
     )))
 }
 
-/// Compress `session` (an id, name or unique id prefix) into a new session (see the module
-/// doc) and return it.
-pub async fn compress(
-    store: &mut Store,
-    session: &str,
-    client: &Client,
-    model: &str,
-    options: &CompressOptions,
-    cancel: CancellationToken,
-) -> Result<Compressed, CompressError> {
+/// What compressing a stored session takes: the original and its live turns split into the
+/// older ones (summarised) and the recent ones (copied).
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub original: SessionInfo,
+    pub older: Vec<TurnRecord>,
+    pub recent: Vec<TurnRecord>,
+}
+
+/// Read `session` (an id, name or unique id prefix) and split its turns (undone ones left
+/// out) by `keep`; an error when there is nothing older to summarise.
+pub fn plan(store: &Store, session: &str, keep: Keep) -> Result<Plan, CompressError> {
     let original = store.session(session)?;
     let turns: Vec<TurnRecord> = (store.turns(&original.id)?.into_iter())
         .filter(|t| !t.undone)
         .map(|t| t.record)
         .collect();
-    let (older, recent) = split_turns(&turns, options.keep);
+    let (older, recent) = split_turns(&turns, keep);
     if older.is_empty() {
         return Err(CompressError::NothingToCompress { turns: turns.len() });
     }
-    let summary = summarise(client, model, older, options, cancel).await?;
+    Ok(Plan {
+        older: older.to_vec(),
+        recent: recent.to_vec(),
+        original,
+    })
+}
+
+/// Write the new session of `plan` with `summary` (made by `model`): the summary turn, then
+/// the recent turns; half a session is removed again. The original is not written.
+pub fn write(
+    store: &mut Store,
+    plan: &Plan,
+    summary: Summary,
+    model: &str,
+    agent: Option<String>,
+) -> Result<Compressed, CompressError> {
+    let Plan {
+        original,
+        older,
+        recent,
+    } = plan;
     let title = original.title.as_deref().unwrap_or("Conversation");
     let summary_turn = TurnRecord {
         user: Message::user(format!(
@@ -252,7 +276,7 @@ pub async fn compress(
         replies: vec![Message::assistant(summary.text.clone())],
         usage: summary.usage,
         model: Some(model.to_owned()),
-        agent: options.agent.clone(),
+        agent,
         started_at: summary.started_at,
         finished_at: summary.finished_at,
         status: TurnStatus::Finished,
@@ -277,11 +301,26 @@ pub async fn compress(
     }
     Ok(Compressed {
         session_id: id,
-        parent_id: original.id,
+        parent_id: original.id.clone(),
         summarised_turns: older.len(),
         kept_turns: recent.len(),
         summary,
     })
+}
+
+/// Compress `session` (an id, name or unique id prefix) into a new session (see the module
+/// doc) and return it: [`plan`], [`summarise`], [`write`].
+pub async fn compress(
+    store: &mut Store,
+    session: &str,
+    client: &Client,
+    model: &str,
+    options: &CompressOptions,
+    cancel: CancellationToken,
+) -> Result<Compressed, CompressError> {
+    let plan = plan(store, session, options.keep)?;
+    let summary = summarise(client, model, &plan.older, options, cancel).await?;
+    write(store, &plan, summary, model, options.agent.clone())
 }
 
 #[cfg(test)]

@@ -7,6 +7,8 @@
 use qore_core::ErrorInfo;
 use qore_store::StoreError;
 
+use crate::compress::CompressError;
+
 /// What went wrong with a session operation.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
@@ -15,6 +17,9 @@ pub enum SessionError {
     /// Reaching the model or building the session's tools or prompt failed.
     #[error("{}", .0.message)]
     Engine(#[from] ErrorInfo),
+    /// Compressing a session failed (the original is untouched).
+    #[error("compression failed: {0}")]
+    Compress(#[from] CompressError),
     #[error("sessions are not saved here (ephemeral): there is no session '{0}' to open")]
     Ephemeral(String),
 }
@@ -25,6 +30,9 @@ impl SessionError {
     pub fn into_info(self) -> ErrorInfo {
         match self {
             SessionError::Engine(info) => info,
+            SessionError::Compress(CompressError::Summary(info)) => {
+                crate::target::doing("compression failed: the summary request", info)
+            }
             other => ErrorInfo::config(other.to_string()),
         }
     }

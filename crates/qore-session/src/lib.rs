@@ -11,6 +11,10 @@
 //! - [`SessionManager`]: the store (or none: ephemeral), sessions created, opened by id,
 //!   name or unique id prefix, the latest of a project; and the one place where an agent,
 //!   provider and model become a ready client ([`SessionManager::reach`]).
+//! - Compression and the token estimate ([`auto_compress`]): [`Session::token_use`] (what
+//!   `/tokens` shows), [`SessionManager::compress`] (what `/compress` and `qore sessions
+//!   compress` run), and a session compressing itself into a linked session before a send
+//!   past `QORE_COMPRESS_AT` (default 80%) of the context window.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), qore_session::SessionError> {
@@ -31,6 +35,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod auto_compress;
 pub mod compress;
 mod error;
 pub mod layers;
@@ -47,7 +52,7 @@ pub mod undo;
 
 pub use error::SessionError;
 pub use layers::Layers;
-pub use manager::{Roster, SessionManager};
+pub use manager::{Compressing, Roster, SessionManager};
 pub use outcome::{status_of, LoopStop, TurnOutcome};
 pub use session::{Session, SessionSetup, SharedStore};
 pub use target::{traced_notes, AgentSettings, EndpointSpec, Notes, Target, TargetSpec};

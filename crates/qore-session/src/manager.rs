@@ -10,17 +10,24 @@
 //!   the manager keeps no session in memory, and [`SessionManager::release`] drops one;
 //! - an ephemeral manager creates sessions that save nothing and opens none;
 //! - a roster's agent (e.g. the compression roster's first) is reached exactly as a named
-//!   agent is.
+//!   agent is;
+//! - an opened session's token estimate is calibrated by its stored turns; every session it
+//!   makes compresses automatically ([`crate::auto_compress`]) with the compression roster's
+//!   first agent, and [`SessionManager::compress`] compresses one on demand.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use qore_agents::config::Config;
+use qore_client::CancellationToken;
 use qore_core::{ErrorInfo, History};
 use qore_store::{NewSession, SessionInfo, Store, StoreError};
 
+use crate::auto_compress::{calibrated, compress_at_from_env, Compressor};
+use crate::compress::{Compressed, Keep};
 use crate::session::{Session, SessionSetup, SharedStore};
 use crate::target::{reach, Notes, Target, TargetSpec};
+use crate::tokens::TokenEstimator;
 use crate::SessionError;
 
 /// A roster of `pipelines.toml`.
@@ -31,20 +38,85 @@ pub enum Roster {
     Refactor,
 }
 
+/// The first agent of `roster`, or an error naming the empty roster.
+pub(crate) fn roster_agent(config: &Config, roster: Roster) -> Result<String, ErrorInfo> {
+    let pipelines = &config.pipelines;
+    let (names, word) = match roster {
+        Roster::Chat => (&pipelines.chat, "chat"),
+        Roster::Compression => (&pipelines.compression, "compression"),
+        Roster::Refactor => (&pipelines.refactor, "refactor"),
+    };
+    names.first().cloned().ok_or_else(|| {
+        ErrorInfo::config(format!(
+            "the {word} roster of pipelines.toml names no agent"
+        ))
+    })
+}
+
 /// Creates, opens and releases sessions (see the module doc).
 pub struct SessionManager {
     store: Option<SharedStore>,
     config: Arc<Config>,
     notes: Notes,
+    compressor: Arc<Compressor>,
+}
+
+/// What [`SessionManager::compress`] compresses.
+pub enum Compressing<'a> {
+    /// An open session: it continues in the new session.
+    Open(&'a Session),
+    /// A stored session, by id, name or unique id prefix (`qore sessions compress`).
+    Stored(&'a str),
 }
 
 impl SessionManager {
     /// A manager over `store` (`None`: ephemeral) with the agents of `config`.
+    /// The automatic compression threshold is `QORE_COMPRESS_AT`'s.
     pub fn new(store: Option<Store>, config: Config, notes: Notes) -> SessionManager {
+        let store = store.map(|s| Arc::new(Mutex::new(s)));
+        let config = Arc::new(config);
+        let compressor = Arc::new(Compressor {
+            config: config.clone(),
+            threshold: compress_at_from_env(&notes),
+            notes: notes.clone(),
+            store: store.clone(),
+            target: tokio::sync::OnceCell::new(),
+        });
         SessionManager {
-            store: store.map(|s| Arc::new(Mutex::new(s))),
-            config: Arc::new(config),
+            store,
+            config,
             notes,
+            compressor,
+        }
+    }
+
+    /// The automatic compression threshold of the sessions made from now on (a share of the
+    /// context window; `None`: off), instead of `QORE_COMPRESS_AT`'s.
+    pub fn set_compress_at(&mut self, threshold: Option<f64>) {
+        self.compressor = Arc::new(Compressor {
+            config: self.config.clone(),
+            threshold,
+            notes: self.notes.clone(),
+            store: self.store.clone(),
+            target: tokio::sync::OnceCell::new(),
+        });
+    }
+
+    /// Compress a session with the compression roster's first agent into a new session
+    /// linked to the original, which is never rewritten; the last `keep` turns (default:
+    /// two) are copied, the older ones summarised. An open session continues in the new one
+    /// (same target, tools and layers; its id becomes the new session's).
+    pub async fn compress(
+        &self,
+        what: Compressing<'_>,
+        keep: Option<Keep>,
+        cancel: &CancellationToken,
+    ) -> Result<Compressed, SessionError> {
+        match what {
+            Compressing::Open(session) => {
+                session.compress_now(&self.compressor, keep, cancel).await
+            }
+            Compressing::Stored(key) => self.compressor.compress(key, keep, cancel).await,
         }
     }
 
@@ -74,19 +146,9 @@ impl SessionManager {
         roster: Roster,
         spec: &TargetSpec,
     ) -> Result<Target, ErrorInfo> {
-        let pipelines = &self.config.pipelines;
-        let (names, word) = match roster {
-            Roster::Chat => (&pipelines.chat, "chat"),
-            Roster::Compression => (&pipelines.compression, "compression"),
-            Roster::Refactor => (&pipelines.refactor, "refactor"),
-        };
-        let Some(first) = names.first() else {
-            return Err(ErrorInfo::config(format!(
-                "the {word} roster of pipelines.toml names no agent"
-            )));
-        };
+        let first = roster_agent(&self.config, roster)?;
         let spec = TargetSpec {
-            agent: Some(first.clone()),
+            agent: Some(first),
             ..spec.clone()
         };
         self.reach(&spec).await
@@ -122,19 +184,26 @@ impl SessionManager {
             ),
             None => None,
         };
-        Ok(self.session(id, History::new(), setup))
+        Ok(self.session(id, History::new(), setup, TokenEstimator::new()))
     }
 
     /// The stored session `key` names (id, name or unique id prefix), its history loaded.
     pub fn open(&self, key: &str, setup: SessionSetup) -> Result<Session, SessionError> {
         let store = self.store_for(key)?;
-        let (id, history) = {
+        let (id, turns) = {
             let store = store.lock().unwrap_or_else(|e| e.into_inner());
             let id = store.session(key)?.id;
-            let history = store.history(&id)?;
-            (id, history)
+            let turns = store.turns(&id)?;
+            (id, turns)
         };
-        Ok(self.session(Some(id), history, setup))
+        let live = turns.iter().filter(|t| !t.undone);
+        let history: History = (live
+            .flat_map(|t| std::iter::once(&t.record.user).chain(&t.record.replies)))
+        .cloned()
+        .collect::<Vec<_>>()
+        .into();
+        let estimator = calibrated(&turns, &setup);
+        Ok(self.session(Some(id), history, setup, estimator))
     }
 
     /// The stored session `key` names, else a new one named `key` (`--session NAME`).
@@ -170,7 +239,14 @@ impl SessionManager {
         (self.store.as_ref()).ok_or_else(|| SessionError::Ephemeral(key.to_owned()))
     }
 
-    fn session(&self, id: Option<String>, history: History, setup: SessionSetup) -> Session {
+    fn session(
+        &self,
+        id: Option<String>,
+        history: History,
+        setup: SessionSetup,
+        estimator: TokenEstimator,
+    ) -> Session {
         Session::new(id, self.store.clone(), history, setup, &self.notes)
+            .with_compressor(self.compressor.clone(), estimator)
     }
 }

@@ -28,6 +28,7 @@ pub(crate) async fn run_turn(
         target,
         layers,
         tools,
+        ..
     } = state;
     let client = &target.client;
     let mut work = History::new();

@@ -18,7 +18,11 @@
 //!   finished message and tool result of the turn (never half a message); only the tool
 //!   calls of a turn's last message, which nothing answered (no tools were offered), stay
 //!   in memory for the front end to show and are not stored ([`settle_turn`]); no send
-//!   carries them ([`crate::sanitize`]).
+//!   carries them ([`crate::sanitize`]);
+//! - it keeps a token estimate calibrated by the input tokens its provider reports after
+//!   each finished turn (and, when opened, by its stored turns), and compresses itself into
+//!   a new linked session before a send that would pass the threshold
+//!   ([`crate::auto_compress`]): its id is then the new session's.
 
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
@@ -28,11 +32,13 @@ use qore_client::{CancellationToken, Client};
 use qore_core::{ErrorInfo, History, Message};
 use qore_store::{Store, TurnRecord};
 
+use crate::auto_compress::{raw_request, Compressor, OnCompressed};
 use crate::layers::Layers;
 use crate::outcome::{status_of, TurnOutcome};
 use crate::run_turn::run_turn;
 use crate::sanitize::settle_turn;
 use crate::target::{Notes, Target};
+use crate::tokens::{prompt_tokens, TokenEstimator};
 use crate::toolset::ToolSet;
 use crate::undo::take_changes;
 
@@ -81,15 +87,23 @@ pub(crate) struct State {
     pub(crate) target: Target,
     pub(crate) layers: Layers,
     pub(crate) tools: Option<ToolSet>,
+    pub(crate) estimator: TokenEstimator,
+    /// The model's context window once looked up (`Some(None)`: unknown).
+    pub(crate) window: Option<Option<u64>>,
 }
 
 /// One conversation (see the module doc).
 pub struct Session {
-    id: Option<String>,
+    /// The stored sessions this one has been, oldest first: the one it was opened or created
+    /// as, then each it was compressed into (append-only, so [`Session::id`] can lend the
+    /// last). Empty when ephemeral.
+    pub(crate) ids: boxcar::Vec<String>,
     store: Option<SharedStore>,
+    pub(crate) compressor: Option<Arc<Compressor>>,
+    pub(crate) on_compressed: Mutex<Option<OnCompressed>>,
     /// The request in flight: its generation and token.
     in_flight: Mutex<(u64, Option<CancellationToken>)>,
-    state: tokio::sync::Mutex<State>,
+    pub(crate) state: tokio::sync::Mutex<State>,
 }
 
 impl Session {
@@ -129,22 +143,49 @@ impl Session {
                 tools.config.tool_protocol = ToolProtocol::Text;
             }
         }
+        let ids = boxcar::Vec::new();
+        if let Some(id) = id.filter(|_| store.is_some()) {
+            ids.push(id);
+        }
         Session {
-            id: id.filter(|_| store.is_some()),
+            ids,
             store,
+            compressor: None,
+            on_compressed: Mutex::new(None),
             in_flight: Mutex::new((0, None)),
             state: tokio::sync::Mutex::new(State {
                 history,
                 target,
                 layers,
                 tools,
+                estimator: TokenEstimator::new(),
+                window: None,
             }),
         }
     }
 
-    /// The stored session's id; `None` when nothing is saved (ephemeral).
+    /// This session compressing with `compressor` and its estimate calibrated as `estimator`.
+    pub(crate) fn with_compressor(
+        mut self,
+        compressor: Arc<Compressor>,
+        estimator: TokenEstimator,
+    ) -> Session {
+        self.compressor = Some(compressor);
+        self.state.get_mut().estimator = estimator;
+        self
+    }
+
+    /// The stored session's id (after a compression, the new session's); `None` when
+    /// nothing is saved (ephemeral).
     pub fn id(&self) -> Option<&str> {
-        self.id.as_deref()
+        let last = self.ids.count().checked_sub(1)?;
+        self.ids.get(last).map(String::as_str)
+    }
+
+    /// The id this session had before its latest compression, if it was compressed.
+    pub fn compressed_from(&self) -> Option<&str> {
+        let before = self.ids.count().checked_sub(2)?;
+        self.ids.get(before).map(String::as_str)
     }
 
     /// The conversation so far (no system message). Like every accessor below, it waits
@@ -181,9 +222,12 @@ impl Session {
         self.state.lock().await.tools = tools;
     }
 
-    /// Switch the model (and client) for the next send; history is kept.
+    /// Switch the model (and client) for the next send; history is kept (the context
+    /// window is looked up again).
     pub async fn set_target(&self, target: Target) {
-        self.state.lock().await.target = target;
+        let mut state = self.state.lock().await;
+        state.target = target;
+        state.window = None;
     }
 
     /// The client and model of the next send.
@@ -220,6 +264,7 @@ impl Session {
             (slot.0, token)
         };
         let mut state = self.state.lock().await;
+        self.compress_if_due(&mut state, &user, &token).await;
         let started_at = SystemTime::now();
         let (replies, mut outcome) = run_turn(&mut state, &user, &token, on_event).await;
         let finished_at = SystemTime::now();
@@ -228,7 +273,8 @@ impl Session {
             .as_ref()
             .and_then(|tools| tools.recorder.as_ref());
         let file_changes = recorder.map(take_changes).unwrap_or_default();
-        if let (Some(id), Some(store)) = (&self.id, &self.store) {
+        observe(&mut state, &user, &replies, &outcome);
+        if let (Some(id), Some(store)) = (self.id(), &self.store) {
             let mut kept = replies.clone();
             settle_turn(&mut kept);
             let record = TurnRecord {
@@ -242,7 +288,7 @@ impl Session {
                 status: status_of(&outcome),
                 file_changes,
             };
-            let saved = save(store.clone(), id.clone(), record).await;
+            let saved = save(store.clone(), id.to_owned(), record).await;
             if let Err(error) = saved {
                 tracing::warn!("session {id}: the turn was not saved: {error}");
                 if let TurnOutcome::Finished { usage, rounds, .. } = &outcome {
@@ -262,4 +308,17 @@ impl Session {
         }
         outcome
     }
+}
+
+/// Calibrate the session's estimate by what the provider reported for a finished turn.
+fn observe(state: &mut State, user: &Message, replies: &[Message], outcome: &TurnOutcome) {
+    let TurnOutcome::Finished { usage, .. } = outcome else {
+        return;
+    };
+    let protocol = state.target.client.protocol().name();
+    let Some(reported) = prompt_tokens(usage, Some(protocol)) else {
+        return;
+    };
+    let base = raw_request(state, Some(user));
+    (state.estimator).observe_turn_raw(base, replies, reported);
 }

@@ -76,6 +76,8 @@ pub struct AgentSettings {
     pub enable_tools: bool,
     pub text_tools: bool,
     pub stream: bool,
+    /// The model's context window as the profile sets it (`context_window`).
+    pub context_window: Option<u64>,
 }
 
 /// A model, reached.
@@ -232,6 +234,7 @@ async fn reach_agent(
         enable_tools: renderer.agent.enable_tools,
         text_tools: renderer.agent.tool_protocol == ToolProtocolSetting::Text,
         stream: overrides.stream.unwrap_or(renderer.streams()),
+        context_window: renderer.agent.context_window,
     };
     Ok((client, settings, renderer.model.clone(), local))
 }

@@ -68,17 +68,31 @@ impl TokenEstimator {
     /// also carried the system prompt and tools, which the store does not keep: they end up
     /// in the overhead. `protocol` as in `tokens::prompt_tokens`.
     pub fn from_turns(turns: &[&TurnRecord], protocol: Option<&str>) -> TokenEstimator {
+        TokenEstimator::from_requests(&[], &[], turns, protocol)
+    }
+
+    /// [`TokenEstimator::from_turns`] for requests that began with `system` (the system
+    /// prompt) and offered `tools`, as an open session's do: those are then counted as
+    /// what they are, not as overhead.
+    pub fn from_requests(
+        system: &[Message],
+        tools: &[ToolSpec],
+        turns: &[&TurnRecord],
+        protocol: Option<&str>,
+    ) -> TokenEstimator {
         let mut estimator = TokenEstimator::new();
         let last = (turns.iter().enumerate().rev())
             .filter(|(_, t)| t.status == TurnStatus::Finished)
             .find_map(|(i, t)| Some((i, prompt_tokens(&t.usage, protocol)?)));
         if let Some((index, reported)) = last {
-            let mut sent: Vec<Message> = (turns[..index].iter())
-                .flat_map(|t| std::iter::once(&t.user).chain(&t.replies))
-                .cloned()
-                .collect();
+            let mut sent: Vec<Message> = system.to_vec();
+            sent.extend(
+                (turns[..index].iter())
+                    .flat_map(|t| std::iter::once(&t.user).chain(&t.replies))
+                    .cloned(),
+            );
             sent.push(turns[index].user.clone());
-            estimator.observe_turn(&sent, &turns[index].replies, &[], reported);
+            estimator.observe_turn(&sent, &turns[index].replies, tools, reported);
         }
         estimator
     }
@@ -132,6 +146,17 @@ impl TokenEstimator {
         reported: u64,
     ) -> Observation {
         let base = estimate_messages(sent) + estimate_tools(tools);
+        self.observe_turn_raw(base, replies, reported)
+    }
+
+    /// [`TokenEstimator::observe_turn`] for a first request whose heuristic count (messages
+    /// and tools) is `base`.
+    pub fn observe_turn_raw(
+        &mut self,
+        base: u64,
+        replies: &[Message],
+        reported: u64,
+    ) -> Observation {
         let raws: Vec<u64> = (replies.iter().enumerate())
             .filter(|(_, m)| m.role == Role::Assistant)
             .map(|(end, _)| base + estimate_messages(&replies[..end]))

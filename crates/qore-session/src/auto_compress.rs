@@ -1,0 +1,305 @@
+//! Compression and the token estimate wired into sessions: what `/compress`, `/tokens` and
+//! the automatic compression before a send run on.
+//!
+//! Promises:
+//! - the compressor is the compression roster's first agent, reached once per manager (the
+//!   first time it is needed) exactly as a named agent is; its system prompt is the
+//!   compressor's instructions (else the bundled `compressor` role);
+//! - compressing never rewrites or deletes the original: its turns are read, the summary is
+//!   asked for without holding the store, and a NEW session linked to it is written
+//!   ([`crate::compress`]); an open session then continues in the new one (its id becomes
+//!   the new session's; its history is the summary and the recent turns), keeping its
+//!   target, tools, layers and token calibration, and its compression callback is told;
+//! - automatic: before a send in a session with more turns than compression keeps, when
+//!   the estimate of the request (system prompt, history,
+//!   the new message, tool definitions) passes the threshold share of the context window,
+//!   the session compresses first. The threshold is `QORE_COMPRESS_AT` (`80%`, `0.8`,
+//!   `off`; default [`DEFAULT_THRESHOLD`]); a bad value is one warning and the default. A
+//!   failed compression never fails the turn: one warning line (the notes sink), and the
+//!   request goes out uncompressed. Ephemeral sessions do not compress (nothing to link);
+//! - the context window is the profile's `context_window`, else the model listing's
+//!   `context_length`, asked once per session and only once the messages alone (the
+//!   history and the new one, tools and system prompt left out) pass [`LISTING_FLOOR`]; a
+//!   listing that fails means "unknown", never a failed turn.
+
+use std::sync::Arc;
+
+use qore_agents::config::Config;
+use qore_client::CancellationToken;
+use qore_core::{ContentBlock, ErrorInfo, Message, Role};
+
+use crate::compress::{
+    self, bundled_instructions, parse_threshold, CompressError, CompressOptions, Compressed, Keep,
+    DEFAULT_THRESHOLD,
+};
+use crate::manager::{roster_agent, Roster};
+use crate::session::{Session, SessionSetup, SharedStore, State};
+use crate::target::{reach, Notes, Target, TargetSpec};
+use crate::tokens::{
+    context_window, estimate_message, estimate_messages, estimate_tools, TokenEstimator, TokenUse,
+};
+use crate::SessionError;
+
+/// The environment variable that sets the automatic compression threshold.
+pub const COMPRESS_AT_ENV: &str = "QORE_COMPRESS_AT";
+
+/// Below this heuristic count of the messages the model listing is not asked for the window:
+/// no model worth chatting with has a window under 1,280 tokens, and short conversations
+/// send nothing more.
+pub const LISTING_FLOOR: u64 = 1_024;
+
+/// Called when a session continues in the session it was compressed into.
+pub type OnCompressed = Arc<dyn Fn(&Compressed) + Send + Sync>;
+
+/// `QORE_COMPRESS_AT`'s value: `off` (no automatic compression), else a threshold.
+pub fn parse_compress_at(text: &str) -> Result<Option<f64>, CompressError> {
+    match text.trim() {
+        t if t.eq_ignore_ascii_case("off") => Ok(None),
+        t => parse_threshold(t).map(Some),
+    }
+}
+
+/// The threshold `QORE_COMPRESS_AT` sets (unset or empty: the default); a bad value goes to
+/// `notes` as a warning and the default is used.
+pub fn compress_at_from_env(notes: &Notes) -> Option<f64> {
+    let text = std::env::var(COMPRESS_AT_ENV).unwrap_or_default();
+    if text.trim().is_empty() {
+        return Some(DEFAULT_THRESHOLD);
+    }
+    parse_compress_at(&text).unwrap_or_else(|error| {
+        notes(&format!(
+            "qore: warning: {COMPRESS_AT_ENV}: {error}; using {}%",
+            DEFAULT_THRESHOLD * 100.0
+        ));
+        Some(DEFAULT_THRESHOLD)
+    })
+}
+
+/// What a manager and its sessions compress with (see the module doc).
+pub(crate) struct Compressor {
+    pub(crate) config: Arc<Config>,
+    pub(crate) notes: Notes,
+    pub(crate) store: Option<SharedStore>,
+    /// The automatic threshold; `None`: off.
+    pub(crate) threshold: Option<f64>,
+    pub(crate) target: tokio::sync::OnceCell<Target>,
+}
+
+impl Compressor {
+    /// The compression roster's first agent, reached the first time.
+    async fn target(&self) -> Result<&Target, ErrorInfo> {
+        let reached = self.target.get_or_try_init(|| async {
+            let agent = roster_agent(&self.config, Roster::Compression)?;
+            let spec = TargetSpec {
+                agent: Some(agent),
+                ..TargetSpec::default()
+            };
+            reach(&self.config, &spec, &self.notes).await
+        });
+        reached.await
+    }
+
+    /// Compress the stored session `key` (id, name or unique id prefix) into a new one,
+    /// keeping `keep` (default: [`CompressOptions`]'s).
+    pub(crate) async fn compress(
+        &self,
+        key: &str,
+        keep: Option<Keep>,
+        cancel: &CancellationToken,
+    ) -> Result<Compressed, SessionError> {
+        let store = (self.store.as_ref()).ok_or_else(|| SessionError::Ephemeral(key.to_owned()))?;
+        let target = self.target().await?;
+        let mut options = CompressOptions {
+            agent: target.agent.as_ref().map(|a| a.name.clone()),
+            stream: target.options.stream,
+            max_tokens: target.options.max_tokens,
+            ..CompressOptions::default()
+        };
+        let instructions = target.agent.as_ref().and_then(|a| a.system.clone());
+        options.instructions = instructions.unwrap_or_else(|| bundled_instructions().to_owned());
+        options.keep = keep.unwrap_or(options.keep);
+        let plan = compress::plan(&lock(store), key, options.keep)?;
+        let summary = compress::summarise(
+            &target.client,
+            &target.model,
+            &plan.older,
+            &options,
+            cancel.clone(),
+        )
+        .await?;
+        let written = compress::write(
+            &mut lock(store),
+            &plan,
+            summary,
+            &target.model,
+            options.agent,
+        );
+        Ok(written?)
+    }
+}
+
+fn lock(store: &SharedStore) -> std::sync::MutexGuard<'_, qore_store::Store> {
+    store.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Session {
+    /// How much of the context window the conversation takes now (system prompt, history,
+    /// tool definitions): what `/tokens` shows. Asks the model listing for the window once
+    /// when the profile does not set it.
+    pub async fn token_use(&self) -> TokenUse {
+        let mut state = self.state.lock().await;
+        let used = estimate(&state, None);
+        let window = window(&mut state, true).await;
+        TokenUse::new(used, window)
+    }
+
+    /// Call `callback` whenever this session continues in a session it was compressed into
+    /// (automatically before a send, or by [`crate::SessionManager::compress`]).
+    pub fn on_compressed(&self, callback: impl Fn(&Compressed) + Send + Sync + 'static) {
+        *self.on_compressed.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(callback));
+    }
+
+    /// Compress this session into a new one and continue in it (see the module doc).
+    pub(crate) async fn compress_now(
+        &self,
+        compressor: &Compressor,
+        keep: Option<Keep>,
+        cancel: &CancellationToken,
+    ) -> Result<Compressed, SessionError> {
+        let mut state = self.state.lock().await;
+        self.compress_locked(compressor, &mut state, keep, cancel)
+            .await
+    }
+
+    async fn compress_locked(
+        &self,
+        compressor: &Compressor,
+        state: &mut State,
+        keep: Option<Keep>,
+        cancel: &CancellationToken,
+    ) -> Result<Compressed, SessionError> {
+        let Some(id) = self.id() else {
+            return Err(SessionError::Engine(ErrorInfo::config(
+                "an ephemeral session cannot be compressed: nothing is saved to link a summary to",
+            )));
+        };
+        let compressed = compressor.compress(id, keep, cancel).await?;
+        if let Some(store) = &compressor.store {
+            state.history = lock(store).history(&compressed.session_id)?;
+        }
+        self.ids.push(compressed.session_id.clone());
+        let callback = (self.on_compressed.lock().unwrap_or_else(|e| e.into_inner())).clone();
+        if let Some(callback) = callback {
+            callback(&compressed);
+        }
+        Ok(compressed)
+    }
+
+    /// Before sending `user`: compress first when the request would pass the threshold. A
+    /// failure is a warning; the send goes on either way.
+    pub(crate) async fn compress_if_due(
+        &self,
+        state: &mut State,
+        user: &Message,
+        cancel: &CancellationToken,
+    ) {
+        let Some(compressor) = &self.compressor else {
+            return;
+        };
+        let (Some(threshold), Some(_)) = (compressor.threshold, self.id()) else {
+            return;
+        };
+        if stated_turns(state) <= kept_turns() {
+            return;
+        }
+        let estimate = estimate(state, Some(user));
+        let said = estimate_messages(state.history.messages()) + estimate_message(user);
+        let window = window(state, said >= LISTING_FLOOR).await;
+        if !compress::should_compress(estimate, window, threshold) {
+            return;
+        }
+        let compressed = self.compress_locked(compressor, state, None, cancel).await;
+        if let (Err(error), false) = (compressed, cancel.is_cancelled()) {
+            (compressor.notes)(&format!(
+                "qore: warning: the session was not compressed ({error}); sending it whole"
+            ));
+        }
+    }
+}
+
+/// How many turns the history holds: its user messages that are not only tool results.
+fn stated_turns(state: &State) -> usize {
+    let tool_result = |b: &ContentBlock| matches!(b, ContentBlock::ToolResult { .. });
+    (state.history.iter())
+        .filter(|m| m.role == Role::User && !m.blocks.iter().all(tool_result))
+        .count()
+}
+
+/// The turns automatic compression keeps as they are.
+fn kept_turns() -> usize {
+    match CompressOptions::default().keep {
+        Keep::Turns(n) => n,
+        Keep::Tokens(_) => 0,
+    }
+}
+
+/// The estimated input of a request carrying the history (and `user`, when given).
+fn estimate(state: &State, user: Option<&Message>) -> u64 {
+    state.estimator.estimate_raw(raw_request(state, user))
+}
+
+/// The heuristic count of a request carrying the system prompt, the history, `user` (when
+/// given) and the tool definitions; nothing is copied.
+pub(crate) fn raw_request(state: &State, user: Option<&Message>) -> u64 {
+    let system =
+        (state.layers.system_prompt()).map_or(0, |s| estimate_message(&Message::system(s)));
+    let tools = (state.tools.as_ref()).map_or(0, |t| estimate_tools(t.registry.specs()));
+    let user = user.map_or(0, estimate_message);
+    system + estimate_messages(state.history.messages()) + user + tools
+}
+
+/// The context window of the session's model (see the module doc); the listing is asked
+/// only when `may_list`, and once.
+async fn window(state: &mut State, may_list: bool) -> Option<u64> {
+    if let Some(known) = state.window {
+        return known;
+    }
+    let profile = state.target.agent.as_ref().and_then(|a| a.context_window);
+    if profile.is_none() && !may_list {
+        return None;
+    }
+    let listing = match profile {
+        Some(_) => Vec::new(),
+        None => match state.target.client.list_models().await {
+            Ok(listing) => listing,
+            Err(error) => {
+                tracing::debug!(%error.message, "no context window: the model listing failed");
+                Vec::new()
+            }
+        },
+    };
+    let window = context_window(profile, &listing, &state.target.model);
+    state.window = Some(window);
+    window
+}
+
+/// An estimator calibrated on a stored session's turns (undone ones left out), whose
+/// requests carried `setup`'s system prompt and tools.
+pub(crate) fn calibrated(turns: &[qore_store::StoredTurn], setup: &SessionSetup) -> TokenEstimator {
+    let live: Vec<&qore_store::TurnRecord> = (turns.iter().filter(|t| !t.undone))
+        .map(|t| &t.record)
+        .collect();
+    let system: Vec<Message> = setup
+        .layers
+        .system_prompt()
+        .map(Message::system)
+        .into_iter()
+        .collect();
+    let tools = (setup.tools.as_ref()).map_or(&[][..], |t| t.registry.specs());
+    let protocol = setup.target.client.protocol().name();
+    TokenEstimator::from_requests(&system, tools, &live, Some(protocol))
+}
+
+#[cfg(test)]
+#[path = "auto_compress_tests.rs"]
+mod tests;
