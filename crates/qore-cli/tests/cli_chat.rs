@@ -15,7 +15,8 @@ use serde_json::{json, Value};
 
 #[tokio::test]
 async fn a_scripted_chat_carries_the_first_turn_runs_commands_and_resumes() {
-    let Some((server, url, ex)) = answering(5).await else {
+    // Five turns, and the model listing /tokens asks for the context window.
+    let Some((server, url, ex)) = answering(6).await else {
         return;
     };
     let recorded = wire(&ex.response_body).text;
@@ -45,9 +46,11 @@ async fn a_scripted_chat_carries_the_first_turn_runs_commands_and_resumes() {
     ];
     let messages = results[1]["messages"].as_array().expect("messages");
     assert_eq!(messages.len(), 4, "{}", results[1]);
-    // The second request carries the first turn.
-    let requests = server.requests();
-    assert_eq!(requests.len(), 2, "{requests:?}");
+    // The second request carries the first turn; /tokens asked the listing for the window.
+    let all = server.requests();
+    let listings = all.iter().filter(|r| r.method == "GET").count();
+    assert_eq!((all.len(), listings), (3, 1), "{all:?}");
+    let requests: Vec<_> = all.into_iter().filter(|r| r.method == "POST").collect();
     let second = requests[1].json().expect("JSON body");
     assert_eq!(roles_and_texts(&second), pairs(&conversation[..3]));
     assert_eq!(second["model"], MODEL);
@@ -112,7 +115,7 @@ async fn a_scripted_chat_carries_the_first_turn_runs_commands_and_resumes() {
     assert_eq!(announced[0], id.as_str());
     assert_ne!(announced[1], id.as_str());
     assert_eq!(announced[2], id.as_str());
-    let bodies: Vec<Value> = (server.requests().iter().skip(2))
+    let bodies: Vec<Value> = (server.requests().iter().skip(3))
         .map(|r| r.json().expect("JSON body"))
         .collect();
     assert_eq!(bodies.len(), 3);
@@ -226,6 +229,7 @@ async fn compress_goes_on_in_a_summary_session_and_keeps_the_original() {
     assert_eq!(compressed[0]["kept_turns"], 2);
     let sessions = of_type(&lines, "session");
     assert_eq!(sessions[1]["id"], compressed[0]["session"], "{run:?}");
+    assert_eq!(sessions[1]["compressed_from"], original, "{run:?}");
     let bodies: Vec<Value> = (server.requests().iter())
         .map(|r| r.json().expect("JSON body"))
         .collect();
