@@ -105,3 +105,7 @@ pub(crate) async fn run_turn(
     let replies = work.messages()[base..].to_vec();
     (replies, outcome)
 }
+
+#[cfg(test)]
+#[path = "run_turn_tests.rs"]
+mod tests;
