@@ -82,7 +82,10 @@ async fn a_terminal_chat_asks_through_the_editor_and_survives_ctrl_c() {
     ];
     for (typed, prompt, printed) in steps {
         type_keys(&mut keys, typed, (&mut terminal, &mut seen), prompt).await;
-        assert!(seen.contains(printed), "{printed:?} before {prompt:?}: {seen}");
+        assert!(
+            seen.contains(printed),
+            "{printed:?} before {prompt:?}: {seen}"
+        );
     }
     keys.write_all(b"\x04").await.expect("Ctrl-D");
     keys.flush().await.expect("flush");

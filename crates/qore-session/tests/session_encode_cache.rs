@@ -133,7 +133,13 @@ async fn setup(manager: &SessionManager, project: &std::path::Path, tools: bool)
     let mut setup = SessionSetup::new(manager.reach(&spec).await.unwrap());
     if tools {
         let config = LoopConfig::default();
-        let builtin = ToolSet::builtin(project, ApprovalMode::Auto, Box::new(NobodyAsked), config, false);
+        let builtin = ToolSet::builtin(
+            project,
+            ApprovalMode::Auto,
+            Box::new(NobodyAsked),
+            config,
+            false,
+        );
         setup.tools = Some(builtin.unwrap());
     }
     setup

@@ -21,8 +21,8 @@ use qore_session::tokens::TokenUse;
 use qore_session::transcript::{self, ExportFormat};
 use qore_session::undo::{undo_last_turn, UndoReport};
 use qore_session::{
-    Compressing, Layers, Session, SessionError, SessionManager, SessionSetup, SharedStore,
-    Target, TargetSpec, ToolSet, TurnOutcome,
+    Compressing, Layers, Session, SessionError, SessionManager, SessionSetup, SharedStore, Target,
+    TargetSpec, ToolSet, TurnOutcome,
 };
 use qore_store::{NewSession, SessionInfo};
 
