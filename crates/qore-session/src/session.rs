@@ -128,12 +128,7 @@ impl Session {
         setup: SessionSetup,
         notes: &Notes,
     ) -> Session {
-        let SessionSetup {
-            target,
-            layers,
-            tools,
-        } = setup;
-        let tools = fit_tools(&target, tools, notes);
+        let (target, layers, tools) = fitted(setup, notes);
         let ids = boxcar::Vec::new();
         if let Some(id) = id.filter(|_| store.is_some()) {
             ids.push(id);
@@ -224,12 +219,7 @@ impl Session {
     /// the tools fitted to the new target as [`Session::new`] fits them; history, id,
     /// calibration and automatic compression are kept.
     pub async fn set_setup(&self, setup: SessionSetup, notes: &Notes) {
-        let SessionSetup {
-            target,
-            layers,
-            tools,
-        } = setup;
-        let tools = fit_tools(&target, tools, notes);
+        let (target, layers, tools) = fitted(setup, notes);
         let mut state = self.state.lock().await;
         (state.layers, state.tools) = (layers, tools);
         state.retarget(target);
@@ -315,10 +305,16 @@ impl Session {
     }
 }
 
-/// `tools` as `target` takes them: none when the agent does not use tools, the text
-/// protocol when the agent asks for it or the server says the model has no tool calling
-/// (and the protocol was left to qore); what was changed is said through `notes`.
-fn fit_tools(target: &Target, mut tools: Option<ToolSet>, notes: &Notes) -> Option<ToolSet> {
+/// `setup`'s parts, its tools as its target takes them: none when the agent does not use
+/// tools, the text protocol when the agent asks for it or the server says the model has
+/// no tool calling (and the protocol was left to qore); what was changed is said through
+/// `notes`.
+fn fitted(setup: SessionSetup, notes: &Notes) -> (Target, Layers, Option<ToolSet>) {
+    let SessionSetup {
+        target,
+        layers,
+        mut tools,
+    } = setup;
     if let Some(agent) = &target.agent {
         if !agent.enable_tools && tools.is_some() {
             notes("qore: the agent does not use tools (enable_tools = false): none offered");
@@ -341,7 +337,7 @@ fn fit_tools(target: &Target, mut tools: Option<ToolSet>, notes: &Notes) -> Opti
             tools.config.tool_protocol = ToolProtocol::Text;
         }
     }
-    tools
+    (target, layers, tools)
 }
 
 /// Calibrate the session's estimate by what the provider reported for a finished turn.

@@ -49,6 +49,21 @@ fn list_call() -> Reply {
     chat_tool_call("call_1", "list_files", r#"{"path":"."}"#)
 }
 
+/// Answers to four sends whose second is answered with `odd`.
+fn second_is(odd: Reply) -> Vec<Reply> {
+    let mut replies = answers(&["Red."]);
+    replies.push(odd);
+    replies.extend(answers(&["Green.", "Blue."]));
+    replies
+}
+
+const FOUR_SENDS: &[Step] = &[
+    Step::Send("One?"),
+    Step::Send("Two?"),
+    Step::Send("Three?"),
+    Step::Send("Four?"),
+];
+
 const CASES: &[Case] = &[
     Case {
         name: "plain turns",
@@ -58,35 +73,15 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "a failed turn in between",
-        replies: || {
-            let mut replies = answers(&["Red."]);
-            replies.push(bad_request());
-            replies.extend(answers(&["Green.", "Blue."]));
-            replies
-        },
+        replies: || second_is(bad_request()),
         tools: false,
-        steps: &[
-            Step::Send("One?"),
-            Step::Send("Two?"),
-            Step::Send("Three?"),
-            Step::Send("Four?"),
-        ],
+        steps: FOUR_SENDS,
     },
     Case {
         name: "tool calls nothing answered",
-        replies: || {
-            let mut replies = answers(&["Red."]);
-            replies.push(list_call());
-            replies.extend(answers(&["Green.", "Blue."]));
-            replies
-        },
+        replies: || second_is(list_call()),
         tools: false,
-        steps: &[
-            Step::Send("One?"),
-            Step::Send("Look?"),
-            Step::Send("Three?"),
-            Step::Send("Four?"),
-        ],
+        steps: FOUR_SENDS,
     },
     Case {
         name: "the tool loop's rounds",
@@ -196,6 +191,8 @@ async fn one_session_sends_the_bytes_sessions_opened_from_the_store_send() {
         let (reopened, reopened_summary) = run(case, true).await;
         let sends = case.steps.iter().filter(|s| matches!(s, Step::Send(_)));
         assert!(kept.len() >= sends.count(), "{}: {kept:?}", case.name);
+        let offered = kept.iter().all(|body| body.contains("\"list_files\""));
+        assert_eq!(offered, case.tools, "{}: {kept:?}", case.name);
         for (i, (kept, reopened)) in kept.iter().zip(&reopened).enumerate() {
             assert_eq!(kept, reopened, "{}: request {i}", case.name);
         }
