@@ -22,7 +22,10 @@
 //! - it keeps a token estimate calibrated by the input tokens its provider reports after
 //!   each finished turn (and, when opened, by its stored turns), and compresses itself into
 //!   a new linked session before a send that would pass the threshold
-//!   ([`crate::auto_compress`]): its id is then the new session's.
+//!   ([`crate::auto_compress`]): its id is then the new session's;
+//! - it keeps the encoding of the messages it sent ([`qore_client::EncodeCache`]) across
+//!   turns, dropped when the target changes; [`Session::set_setup`] switches target, layers
+//!   and tools (another agent or model) and keeps history, id, calibration and compression.
 
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
