@@ -14,6 +14,7 @@ use std::process::ExitCode;
 use qore_client::tool_loop::ApprovalMode;
 use qore_client::CancellationToken;
 use qore_core::{ErrorInfo, History, Message, StopReason, Usage};
+use qore_session::compress::Compressed;
 use qore_session::target::project_dir;
 use qore_session::{Session, SessionError, SessionManager, SessionSetup, ToolSet, TurnOutcome};
 use qore_store::{NewSession, Store};
@@ -182,15 +183,7 @@ async fn run_turn(
     if let (true, Some(id)) = (json, session.id()) {
         json_line(&json!({"type": "session", "id": id}));
     }
-    session.on_compressed(move |done| match json {
-        true => json_line(&json!({"type": "session", "id": done.session_id,
-                                  "compressed_from": done.parent_id})),
-        false => note!(
-            "qore: session {} compressed into {} (the original stays)",
-            done.parent_id,
-            done.session_id
-        ),
-    });
+    session.on_compressed(move |done| announce_compressed(json, done));
     let user = Message::user(prompt);
     let outcome = session
         .send(user, cancel, |event| out.loop_event(event))
@@ -217,6 +210,20 @@ async fn run_turn(
 }
 
 /// The final answer: the last message's text.
+/// A session going on in the session it was compressed into: `{"type": "session", "id",
+/// "compressed_from"}` with `json`, else a note (`run` and `chat` both say it).
+pub(crate) fn announce_compressed(json: bool, done: &Compressed) {
+    match json {
+        true => json_line(&json!({"type": "session", "id": done.session_id,
+                                  "compressed_from": done.parent_id})),
+        false => note!(
+            "qore: session {} compressed into {} (the original stays)",
+            done.parent_id,
+            done.session_id
+        ),
+    }
+}
+
 fn finished(out: &mut Output, history: &History, usage: &Usage, stop_reason: Option<&StopReason>) {
     let text = history.last().map(Message::text).unwrap_or_default();
     out.result(&text, history, usage, stop_reason);

@@ -15,7 +15,8 @@ use serde_json::{json, Value};
 
 #[tokio::test]
 async fn a_scripted_chat_carries_the_first_turn_runs_commands_and_resumes() {
-    let Some((server, url, ex)) = answering(5).await else {
+    // Five turns, and the model listing /tokens asks for the context window.
+    let Some((server, url, ex)) = answering(6).await else {
         return;
     };
     let recorded = wire(&ex.response_body).text;
@@ -45,9 +46,11 @@ async fn a_scripted_chat_carries_the_first_turn_runs_commands_and_resumes() {
     ];
     let messages = results[1]["messages"].as_array().expect("messages");
     assert_eq!(messages.len(), 4, "{}", results[1]);
-    // The second request carries the first turn.
-    let requests = server.requests();
-    assert_eq!(requests.len(), 2, "{requests:?}");
+    // The second request carries the first turn; /tokens asked the listing for the window.
+    let all = server.requests();
+    let listings = all.iter().filter(|r| r.method == "GET").count();
+    assert_eq!((all.len(), listings), (3, 1), "{all:?}");
+    let requests: Vec<_> = all.into_iter().filter(|r| r.method == "POST").collect();
     let second = requests[1].json().expect("JSON body");
     assert_eq!(roles_and_texts(&second), pairs(&conversation[..3]));
     assert_eq!(second["model"], MODEL);
@@ -112,7 +115,7 @@ async fn a_scripted_chat_carries_the_first_turn_runs_commands_and_resumes() {
     assert_eq!(announced[0], id.as_str());
     assert_ne!(announced[1], id.as_str());
     assert_eq!(announced[2], id.as_str());
-    let bodies: Vec<Value> = (server.requests().iter().skip(2))
+    let bodies: Vec<Value> = (server.requests().iter().skip(3))
         .map(|r| r.json().expect("JSON body"))
         .collect();
     assert_eq!(bodies.len(), 3);
@@ -196,6 +199,42 @@ async fn agent_goes_on_with_the_same_session_on_the_agents_model_and_prompt() {
     assert_eq!(roles_and_texts(&second), pairs(&expected));
 }
 
+/// The compression roster: agent `squeeze` (model `small`) on the loop provider.
+const SQUEEZE: [(&str, &str); 2] = [
+    (
+        "agents/squeeze.toml",
+        "name = \"squeeze\"\nextends = \"openai-chat\"\nprovider = \"loop\"\nmodel = \"small\"\n",
+    ),
+    ("pipelines.toml", "compression = [\"squeeze\"]\n"),
+];
+
+#[tokio::test]
+async fn after_agent_the_session_still_compresses_itself_before_a_send() {
+    let replies = ["A1.", "A2.", "A3.", "Summary.", "A4."].map(answer);
+    let server = ReplayServer::start(replies.to_vec()).await.expect("server");
+    let url = format!("{}/v1", server.url());
+    let brief = "name = \"brief\"\nextends = \"openai-chat\"\nprovider = \"loop\"\nmodel = \"tiny\"\ncontext_window = 100\n";
+    let mut files = SQUEEZE.to_vec();
+    files.push(("agents/brief.toml", brief));
+    let config = with_loop_provider(&url, &files);
+    let dirs = Dirs::new();
+    let mut cmd = dirs.chat(&url, &["--json"]);
+    cmd.env("QORE_CONFIG_DIR", &config.0);
+    cmd.env("QORE_COMPRESS_AT", "80%");
+    let long: String = (0..60).map(|i| format!(" word{i}")).collect();
+    let script = format!("One.\nTwo.\nThree.\n/agent brief\nNow:{long}\n");
+    let run = run_with_stdin(cmd, &script).await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let lines = run.json_lines();
+    let sessions = of_type(&lines, "session");
+    assert_eq!(sessions.len(), 2, "{run:?}");
+    assert_eq!(sessions[1]["compressed_from"], sessions[0]["id"], "{run:?}");
+    let models: Vec<Value> = (server.requests().iter())
+        .map(|r| r.json().expect("JSON body")["model"].clone())
+        .collect();
+    assert_eq!(models, [MODEL, MODEL, MODEL, "small", "tiny"], "{run:?}");
+}
+
 #[tokio::test]
 async fn compress_goes_on_in_a_summary_session_and_keeps_the_original() {
     let replies = ["A1.", "A2.", "A3.", "Summary.", "A4."]
@@ -203,15 +242,7 @@ async fn compress_goes_on_in_a_summary_session_and_keeps_the_original() {
         .to_vec();
     let server = ReplayServer::start(replies).await.expect("server");
     let url = format!("{}/v1", server.url());
-    let agent =
-        "name = \"squeeze\"\nextends = \"openai-chat\"\nprovider = \"loop\"\nmodel = \"small\"\n";
-    let config = with_loop_provider(
-        &url,
-        &[
-            ("agents/squeeze.toml", agent),
-            ("pipelines.toml", "compression = [\"squeeze\"]\n"),
-        ],
-    );
+    let config = with_loop_provider(&url, &SQUEEZE);
     let dirs = Dirs::new();
     let mut cmd = dirs.chat(&url, &["--json"]);
     cmd.env("QORE_CONFIG_DIR", &config.0);
@@ -226,6 +257,7 @@ async fn compress_goes_on_in_a_summary_session_and_keeps_the_original() {
     assert_eq!(compressed[0]["kept_turns"], 2);
     let sessions = of_type(&lines, "session");
     assert_eq!(sessions[1]["id"], compressed[0]["session"], "{run:?}");
+    assert_eq!(sessions[1]["compressed_from"], original, "{run:?}");
     let bodies: Vec<Value> = (server.requests().iter())
         .map(|r| r.json().expect("JSON body"))
         .collect();

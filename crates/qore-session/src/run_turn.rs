@@ -1,6 +1,11 @@
 //! One turn of a session on the wire: the request built from the layers and the sanitized
 //! history, then one stream (no tools) or the tool loop, and the error context.
 //!
+//! Every request is encoded through the session's [`qore_client::EncodeCache`], so a
+//! continuation encodes only the messages it has not sent before; the cache is keyed by
+//! each message's content and place, so history that sanitizing or compression changed is
+//! encoded again, never served stale.
+//!
 //! Promises: the turn's new messages (finished assistant messages and tool results, never
 //! half a message) come back in order with the one [`TurnOutcome`]; a network failure's
 //! message starts with "connecting to URL" when nothing was heard from the server, else
@@ -28,6 +33,7 @@ pub(crate) async fn run_turn(
         target,
         layers,
         tools,
+        cache,
         ..
     } = state;
     let client = &target.client;
@@ -54,7 +60,8 @@ pub(crate) async fn run_turn(
                 approver: tools.approver.as_ref(),
                 config: tools.config,
             };
-            (runner.run(&target.model, &mut work, &target.options, cancel, &mut emit)).await
+            let model = &target.model;
+            (runner.run_cached(model, &mut work, &target.options, cache, cancel, &mut emit)).await
         }
         None => {
             let request = ChatRequest {
@@ -63,7 +70,7 @@ pub(crate) async fn run_turn(
                 tools: &[],
                 options: &target.options,
             };
-            let mut stream = client.stream(&request, cancel.clone());
+            let mut stream = client.stream_cached(&request, cache, cancel.clone());
             while let Some(event) = stream.next().await {
                 emit(LoopEvent::Response(&event));
             }
@@ -98,3 +105,7 @@ pub(crate) async fn run_turn(
     let replies = work.messages()[base..].to_vec();
     (replies, outcome)
 }
+
+#[cfg(test)]
+#[path = "run_turn_tests.rs"]
+mod tests;

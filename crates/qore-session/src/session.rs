@@ -22,13 +22,16 @@
 //! - it keeps a token estimate calibrated by the input tokens its provider reports after
 //!   each finished turn (and, when opened, by its stored turns), and compresses itself into
 //!   a new linked session before a send that would pass the threshold
-//!   ([`crate::auto_compress`]): its id is then the new session's.
+//!   ([`crate::auto_compress`]): its id is then the new session's;
+//! - it keeps the encoding of the messages it sent ([`qore_client::EncodeCache`]) across
+//!   turns, dropped when the target changes; [`Session::set_setup`] switches target, layers
+//!   and tools (another agent or model) and keeps history, id, calibration and compression.
 
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use qore_client::tool_loop::{LoopEvent, ToolProtocol};
-use qore_client::{CancellationToken, Client};
+use qore_client::{CancellationToken, Client, EncodeCache};
 use qore_core::{ErrorInfo, History, Message};
 use qore_store::{Store, TurnRecord};
 
@@ -90,6 +93,18 @@ pub(crate) struct State {
     pub(crate) estimator: TokenEstimator,
     /// The model's context window once looked up (`Some(None)`: unknown).
     pub(crate) window: Option<Option<u64>>,
+    /// The messages already encoded for this session's requests, reused across turns.
+    pub(crate) cache: EncodeCache,
+}
+
+impl State {
+    /// `target` for the next send: its context window is looked up again and nothing
+    /// encoded for the one before is reused.
+    fn retarget(&mut self, target: Target) {
+        self.target = target;
+        self.window = None;
+        self.cache = EncodeCache::new();
+    }
 }
 
 /// One conversation (see the module doc).
@@ -116,33 +131,7 @@ impl Session {
         setup: SessionSetup,
         notes: &Notes,
     ) -> Session {
-        let SessionSetup {
-            target,
-            layers,
-            mut tools,
-        } = setup;
-        if let Some(agent) = &target.agent {
-            if !agent.enable_tools && tools.is_some() {
-                notes("qore: the agent does not use tools (enable_tools = false): none offered");
-                tools = None;
-            }
-            if let Some(tools) = &mut tools {
-                if agent.text_tools && tools.auto_protocol {
-                    tools.config.tool_protocol = ToolProtocol::Text;
-                    tools.auto_protocol = false;
-                }
-            }
-        }
-        if let Some(tools) = &mut tools {
-            if tools.auto_protocol && target.tool_calling == Some(false) {
-                notes(&format!(
-                    "qore: the server says {} has no tool calling: tools are described in \
-                     the prompt (--tool-protocol text)",
-                    target.model
-                ));
-                tools.config.tool_protocol = ToolProtocol::Text;
-            }
-        }
+        let (target, layers, tools) = fitted(setup, notes);
         let ids = boxcar::Vec::new();
         if let Some(id) = id.filter(|_| store.is_some()) {
             ids.push(id);
@@ -160,6 +149,7 @@ impl Session {
                 tools,
                 estimator: TokenEstimator::new(),
                 window: None,
+                cache: EncodeCache::new(),
             }),
         }
     }
@@ -225,9 +215,17 @@ impl Session {
     /// Switch the model (and client) for the next send; history is kept (the context
     /// window is looked up again).
     pub async fn set_target(&self, target: Target) {
+        self.state.lock().await.retarget(target);
+    }
+
+    /// Switch target, layers and tools at once for the next send (another agent or model):
+    /// the tools fitted to the new target as [`Session::new`] fits them; history, id,
+    /// calibration and automatic compression are kept.
+    pub async fn set_setup(&self, setup: SessionSetup, notes: &Notes) {
+        let (target, layers, tools) = fitted(setup, notes);
         let mut state = self.state.lock().await;
-        state.target = target;
-        state.window = None;
+        (state.layers, state.tools) = (layers, tools);
+        state.retarget(target);
     }
 
     /// The client and model of the next send.
@@ -308,6 +306,41 @@ impl Session {
         }
         outcome
     }
+}
+
+/// `setup`'s parts, its tools as its target takes them: none when the agent does not use
+/// tools, the text protocol when the agent asks for it or the server says the model has
+/// no tool calling (and the protocol was left to qore); what was changed is said through
+/// `notes`.
+fn fitted(setup: SessionSetup, notes: &Notes) -> (Target, Layers, Option<ToolSet>) {
+    let SessionSetup {
+        target,
+        layers,
+        mut tools,
+    } = setup;
+    if let Some(agent) = &target.agent {
+        if !agent.enable_tools && tools.is_some() {
+            notes("qore: the agent does not use tools (enable_tools = false): none offered");
+            tools = None;
+        }
+        if let Some(tools) = &mut tools {
+            if agent.text_tools && tools.auto_protocol {
+                tools.config.tool_protocol = ToolProtocol::Text;
+                tools.auto_protocol = false;
+            }
+        }
+    }
+    if let Some(tools) = &mut tools {
+        if tools.auto_protocol && target.tool_calling == Some(false) {
+            notes(&format!(
+                "qore: the server says {} has no tool calling: tools are described in \
+                 the prompt (--tool-protocol text)",
+                target.model
+            ));
+            tools.config.tool_protocol = ToolProtocol::Text;
+        }
+    }
+    (target, layers, tools)
 }
 
 /// Calibrate the session's estimate by what the provider reported for a finished turn.

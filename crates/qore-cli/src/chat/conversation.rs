@@ -4,23 +4,27 @@
 //! Promises: the session does the turn work (history, one request in flight, sanitizing,
 //! saving each turn); a session started here records the project, agent and model; `/agent`
 //! and `/model` reach the new model first and keep the old one when that fails, then go on
-//! with the same session (its id and history) from the next message; every session gets
-//! fresh tools (an "always" approval lasts for one session) and the project's rules.
+//! with the same session (its id, history, token calibration and automatic compression)
+//! from the next message; every session gets fresh tools (an "always" approval lasts for
+//! one session) and the project's rules; `/tokens` and `/compress` are the session's own
+//! ([`Session::token_use`], [`SessionManager::compress`]), and every session the chat is on
+//! tells the chat's compression callback when it continues in a compressed session.
 
 use std::path::PathBuf;
 
 use qore_client::CancellationToken;
 use qore_core::{ErrorInfo, History, Message, Usage};
-use qore_session::compress::{bundled_instructions, compress, CompressOptions, Compressed};
+use qore_session::auto_compress::OnCompressed;
+use qore_session::compress::Compressed;
 use qore_session::target::project_dir;
-use qore_session::tokens::{estimate_messages, stored_use, TokenUse};
+use qore_session::tokens::TokenUse;
 use qore_session::transcript::{self, ExportFormat};
 use qore_session::undo::{undo_last_turn, UndoReport};
 use qore_session::{
-    Layers, Roster, Session, SessionError, SessionManager, SessionSetup, SharedStore, Target,
+    Compressing, Layers, Session, SessionError, SessionManager, SessionSetup, SharedStore, Target,
     TargetSpec, ToolSet, TurnOutcome,
 };
-use qore_store::{NewSession, SessionInfo, Store};
+use qore_store::{NewSession, SessionInfo};
 
 use crate::output::Output;
 
@@ -46,17 +50,21 @@ pub struct Conversation {
     target: Target,
     session: Session,
     tools: MakeTools,
+    /// Told when the session continues in the session it was compressed into.
+    on_compressed: OnCompressed,
     /// The usage the provider reported for the last turn.
     pub last_usage: Option<Usage>,
 }
 
 impl Conversation {
-    /// Reach the model `spec` names and open the session `opening` says.
+    /// Reach the model `spec` names and open the session `opening` says; `on_compressed`
+    /// is told whenever the session goes on in the session it was compressed into.
     pub async fn start(
         manager: SessionManager,
         spec: TargetSpec,
         tools: MakeTools,
         opening: Opening<'_>,
+        on_compressed: OnCompressed,
     ) -> Result<Conversation, ErrorInfo> {
         let target = manager.reach(&spec).await?;
         let setup = setup(&spec, &target, &tools)?;
@@ -71,6 +79,7 @@ impl Conversation {
             (Opening::Latest | Opening::New, _) => manager.create(&new, setup),
         }
         .map_err(info)?;
+        listen(&session, &on_compressed);
         let last_usage = match session.id() {
             Some(id) => manager.find(id).ok().and_then(|found| found.last_usage),
             None => None,
@@ -81,6 +90,7 @@ impl Conversation {
             target,
             session,
             tools,
+            on_compressed,
             last_usage,
         })
     }
@@ -108,7 +118,7 @@ impl Conversation {
     pub fn start_new(&mut self) -> Result<(), ErrorInfo> {
         let setup = setup(&self.spec, &self.target, &self.tools)?;
         let new = new_session(&self.spec, &self.target);
-        self.session = self.manager.create(&new, setup).map_err(info)?;
+        self.adopt(self.manager.create(&new, setup).map_err(info)?);
         self.last_usage = None;
         Ok(())
     }
@@ -117,7 +127,7 @@ impl Conversation {
     pub fn switch(&mut self, key: &str) -> Result<SessionInfo, ErrorInfo> {
         let found = self.manager.find(key).map_err(info)?;
         let setup = setup(&self.spec, &self.target, &self.tools)?;
-        self.session = self.manager.open(&found.id, setup).map_err(info)?;
+        self.adopt(self.manager.open(&found.id, setup).map_err(info)?);
         self.last_usage = found.last_usage;
         Ok(found)
     }
@@ -139,26 +149,13 @@ impl Conversation {
         };
         let report = undone.map_err(|error| ErrorInfo::config(error.to_string()))?;
         let setup = setup(&self.spec, &self.target, &self.tools)?;
-        self.session = self.manager.open(&id, setup).map_err(info)?;
+        self.adopt(self.manager.open(&id, setup).map_err(info)?);
         Ok(report)
     }
 
-    /// How much of the context window the session takes: its history estimated, calibrated
-    /// by the provider's last report (uncalibrated for an ephemeral chat); the window is the
-    /// agent profile's `context_window` when it sets one.
-    pub async fn token_use(&self) -> Result<TokenUse, ErrorInfo> {
-        let protocol = self.target.client.protocol().name().to_owned();
-        let window = (self.spec.agent.as_deref())
-            .and_then(|agent| self.manager.config().resolve(agent, None).ok())
-            .and_then(|resolved| resolved.renderer.agent.context_window);
-        let (Some(id), Some(store)) = (self.session.id(), self.manager.store()) else {
-            let history = self.session.history().await;
-            return Ok(TokenUse::new(estimate_messages(history.messages()), window));
-        };
-        let turns = (store.lock().unwrap_or_else(|e| e.into_inner()))
-            .turns(id)
-            .map_err(|error| info(error.into()))?;
-        Ok(stored_use(&turns, Some(&protocol), window))
+    /// How much of the context window the session takes ([`Session::token_use`]).
+    pub async fn token_use(&self) -> TokenUse {
+        self.session.token_use().await
     }
 
     /// The session written out (qore's JSON or Markdown), as `qore sessions export` does.
@@ -173,52 +170,11 @@ impl Conversation {
     }
 
     /// Summarise the older turns with the compression roster's first agent into a new
-    /// session (the original stays as it is) and go on in the new one.
-    pub async fn compress(&mut self, cancel: CancellationToken) -> Result<Compressed, ErrorInfo> {
-        let (Some(id), Some(store)) = (self.session.id(), self.manager.store()) else {
-            return Err(ErrorInfo::config(
-                "an ephemeral chat is not saved: nothing to compress",
-            ));
-        };
-        let id = id.to_owned();
-        // A connection of its own: the summary request is awaited with it in use.
-        let path = store
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .path()
-            .to_owned();
-        let mut own = Store::open(path).map_err(|error| info(error.into()))?;
-        // The compression agent's own model and prompt, not the chat's.
-        let spec = TargetSpec {
-            model: None,
-            system: None,
-            ..self.spec.clone()
-        };
-        let roster = self
-            .manager
-            .reach_roster(Roster::Compression, &spec)
-            .await?;
-        let agent = roster.agent.as_ref();
-        let options = CompressOptions {
-            instructions: (agent.and_then(|agent| agent.system.clone()))
-                .unwrap_or_else(|| bundled_instructions().to_owned()),
-            agent: agent.map(|agent| agent.name.clone()),
-            stream: roster.options.stream,
-            max_tokens: roster.options.max_tokens,
-            ..CompressOptions::default()
-        };
-        let compressed = compress(
-            &mut own,
-            &id,
-            &roster.client,
-            &roster.model,
-            &options,
-            cancel,
-        )
-        .await
-        .map_err(|error| ErrorInfo::config(error.to_string()))?;
-        self.switch(&compressed.session_id)?;
-        Ok(compressed)
+    /// session (the original stays as it is) and go on in the new one; the chat's
+    /// compression callback is told.
+    pub async fn compress(&mut self, cancel: &CancellationToken) -> Result<Compressed, ErrorInfo> {
+        let compressing = Compressing::Open(&self.session);
+        (self.manager.compress(compressing, None, cancel).await).map_err(info)
     }
 
     /// Talk to `agent` (its own model unless `model`) or to `model` from the next message
@@ -235,10 +191,7 @@ impl Conversation {
         spec.model = model;
         let target = self.manager.reach(&spec).await?;
         let setup = setup(&spec, &target, &self.tools)?;
-        let history = self.session.history().await;
-        let id = self.session.id().map(str::to_owned);
-        let store = self.manager.store().cloned();
-        self.session = Session::new(id, store, history, setup, self.manager.notes());
+        self.session.set_setup(setup, self.manager.notes()).await;
         let model = target.model.clone();
         (self.spec, self.target) = (spec, target);
         Ok(model)
@@ -258,6 +211,19 @@ impl Conversation {
         self.last_usage = Some(outcome.usage());
         outcome
     }
+
+    /// Go on in `session` (the one before is released), its compressions told to the chat.
+    fn adopt(&mut self, session: Session) {
+        listen(&session, &self.on_compressed);
+        let before = std::mem::replace(&mut self.session, session);
+        self.manager.release(before);
+    }
+}
+
+/// Tell `on_compressed` when `session` goes on in the session it was compressed into.
+fn listen(session: &Session, on_compressed: &OnCompressed) {
+    let on_compressed = on_compressed.clone();
+    session.on_compressed(move |done| on_compressed(done));
 }
 
 /// A session's setup: the target, the agent's prompt and the project's rules, fresh tools.

@@ -5,7 +5,9 @@
 //!   ([`command`]), answers streamed to stdout as they come, tool approvals asked through
 //!   the editor ([`approve`]). Otherwise each stdin line is one message or command, so chat
 //!   is scriptable; `--json` prints the events of `run --json`, after a first
-//!   `{"type":"session","id":…}` line (again after `/new` and `/switch`).
+//!   `{"type":"session","id":…}` line (again after `/new` and `/switch`, and with
+//!   `"compressed_from"` when the session goes on in a compressed one: `/compress` or
+//!   automatically before a send).
 //! - Ctrl-C cancels the turn in flight and the chat goes on with the session's earlier
 //!   turns ([`interrupt`]); at the prompt it does nothing; Ctrl-D (the end of stdin) exits 0.
 //! - The conversation is a qore-session `Session` ([`conversation`]): each turn is saved in

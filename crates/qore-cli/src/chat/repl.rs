@@ -12,6 +12,7 @@ use std::sync::Arc;
 use qore_client::tool_loop::{ApprovalMode, Approver};
 use qore_client::CancellationToken;
 use qore_core::{ErrorInfo, Message};
+use qore_session::auto_compress::OnCompressed;
 use qore_session::transcript::ExportFormat;
 use qore_session::{SessionManager, TurnOutcome};
 use serde_json::json;
@@ -27,6 +28,7 @@ use crate::approve::{JsonApprover, StdinLines};
 use crate::connect::{notes, target_spec};
 use crate::console::{self, note, CLOSED_STDOUT};
 use crate::output::{json_line, Output};
+use crate::run::announce_compressed;
 use crate::tools::{approval_mode, tool_set};
 use crate::ToolProtocol;
 
@@ -90,11 +92,12 @@ pub async fn chat(args: ChatArgs) -> ExitCode {
     let probe_tools = mode.is_some() && args.tools.tool_protocol == ToolProtocol::Auto;
     let project = args.tools.project.clone();
     let spec = target_spec(&args.endpoint, &args.target, project, probe_tools);
+    let on_compressed: OnCompressed = Arc::new(move |done| announce_compressed(json, done));
     // Ctrl-C while the model is reached (the local server starting) ends the chat.
     let reaching = interrupts.turn();
     let started = tokio::select! {
         biased;
-        started = Conversation::start(manager, spec, make_tools, opening(&args)) => started,
+        started = Conversation::start(manager, spec, make_tools, opening(&args), on_compressed) => started,
         () = reaching.cancelled() => {
             Output::new(json).cancelled();
             return ExitCode::from(CANCELLED);
@@ -325,7 +328,7 @@ impl Chat {
 
     /// The session's token estimate against the context window, and the last reported usage.
     async fn tokens(&self) -> Result<(), ErrorInfo> {
-        let estimate = self.conversation.token_use().await?;
+        let estimate = self.conversation.token_use().await;
         let usage = self.conversation.last_usage.unwrap_or_default();
         let count = |n: Option<u64>| n.map_or("?".to_owned(), |n| n.to_string());
         let text = format!(
@@ -358,13 +361,13 @@ impl Chat {
         Ok(())
     }
 
-    /// Compress the session and go on in the compressed one.
+    /// Compress the session and go on in the compressed one (the session's compression
+    /// callback announces it, with `compressed_from`).
     async fn compress(&mut self) -> Result<(), ErrorInfo> {
         let cancel = self.interrupts.turn();
-        let compressed = self.conversation.compress(cancel).await;
+        let compressed = self.conversation.compress(&cancel).await;
         self.interrupts.done();
         let compressed = compressed?;
-        self.announce_session();
         let text = format!(
             "summarised {} turns into session {} (kept {}; the original {} is unchanged)\n",
             compressed.summarised_turns,
