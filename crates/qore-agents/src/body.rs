@@ -34,6 +34,7 @@ use qore_client::EncodeCache;
 pub use crate::body_env::environment;
 use crate::body_split::{find, reads_history, Fragments, Frame, Split};
 use crate::json_commas::strip_trailing_commas;
+use crate::native_fragments::Dialect;
 use crate::partials::Partials;
 
 /// A compiled `[body]`.
@@ -122,6 +123,20 @@ impl BodyTemplate {
     /// Whether a template of this body renders per message ([`crate::body_split`]).
     pub fn splits(&self) -> bool {
         self.split.is_some()
+    }
+
+    /// The native writer of the split conversation's messages, when one is used
+    /// ([`crate::native_fragments`]).
+    pub fn native_dialect(&self) -> Option<Dialect> {
+        self.split.as_ref().and_then(|(_, split)| split.native)
+    }
+
+    /// Render every message of a split conversation by its template, never natively (tests
+    /// and benchmarks compare the two).
+    pub fn without_native_fragments(&mut self) {
+        if let Some((_, split)) = &mut self.split {
+            split.native = None;
+        }
     }
 
     /// Write `node`; `Ok(false)` when it rendered to nothing (the key is dropped).

@@ -28,11 +28,15 @@ use qore_client::{EncodeCache, KeyHasher};
 use regex::Regex;
 
 use crate::json_commas::{ends_in_a_list, join_pieces, strip_piece};
+use crate::native_fragments::{self, Dialect, Input, Marks};
 use crate::partials::Partials;
 
 /// Template names of a split, registered in the body's environment.
 #[derive(Debug)]
 pub struct Split {
+    /// The native writer of the per-message template, when it is a bundled partial's
+    /// ([`crate::native_fragments`]).
+    pub(crate) native: Option<Dialect>,
     before: String,
     after: String,
     pre: String,
@@ -50,6 +54,8 @@ pub trait Fragments {
     fn key(&self, index: usize) -> u64;
     /// The `ctx.history` entry of message `index`.
     fn entry(&self, index: usize) -> J;
+    /// Message `index` as a native writer reads it ([`crate::native_fragments`]).
+    fn message(&self, index: usize) -> Option<Input<'_>>;
 }
 
 fn regex(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
@@ -65,8 +71,6 @@ pub fn find(
     env: &mut Environment<'static>,
 ) -> Option<Split> {
     static WHOLE: OnceLock<Regex> = OnceLock::new();
-    static FOR: OnceLock<Regex> = OnceLock::new();
-    static TAG: OnceLock<Regex> = OnceLock::new();
     static SET: OnceLock<Regex> = OnceLock::new();
     let whole = regex(
         &WHOLE,
@@ -74,9 +78,49 @@ pub fn find(
     );
     let caps = whole.captures(source)?;
     let text = crate::body::from_inja(&partials.load(&caps[2]).ok()?);
+    let Cut { pre, item, post } = cut(&text)?;
+    let set = regex(&SET, r"\{%-?\s*set\b");
+    let (pre_ok, post_ok) = (!set.is_match(&pre), !set.is_match(&post));
+    let around_ok = !reads_history(&pre, partials) && !reads_history(&post, partials);
+    if !(pre_ok && post_ok && around_ok && reads_only_its_message(&item, partials)) {
+        return None;
+    }
+    let reads_last = includes_any(&item, partials, 0, &|t: &str| {
+        t.contains("loop.last") || t.contains("loop.is_last")
+    });
+    let name = |part: &str| format!("{key} ({part} of the conversation)");
+    let split = Split {
+        native: native_fragments::dialect_of(&item, partials),
+        before: caps[1].to_owned(),
+        after: caps[3].to_owned(),
+        pre: name("before"),
+        item: name("one message"),
+        post: name("after"),
+        reads_last,
+    };
+    for (name, source) in [(&split.pre, pre), (&split.item, item), (&split.post, post)] {
+        env.add_template_owned(name.clone(), source).ok()?;
+    }
+    Some(split)
+}
+
+/// A partial cut around its one top-level `{% for msg in ctx.history %}` loop, whitespace
+/// control applied as the whole template would.
+pub(crate) struct Cut {
+    pub pre: String,
+    /// The loop's body: what renders once per message.
+    pub item: String,
+    pub post: String,
+}
+
+/// The cut of a partial's text (inja spellings already read); `None` without exactly one
+/// such loop.
+pub(crate) fn cut(text: &str) -> Option<Cut> {
+    static FOR: OnceLock<Regex> = OnceLock::new();
+    static TAG: OnceLock<Regex> = OnceLock::new();
     let text = text
         .strip_suffix('\n')
-        .map_or(&text[..], |t| t.strip_suffix('\r').unwrap_or(t));
+        .map_or(text, |t| t.strip_suffix('\r').unwrap_or(t));
     let start = regex(&FOR, r"\{%(-?)\s*for\s+msg\s+in\s+ctx\.history\s*(-?)%\}");
     let mut loops = start.captures_iter(text);
     let open = loops.next()?;
@@ -96,35 +140,15 @@ pub fn find(
         let s = if start { s.trim_start() } else { s };
         (if end { s.trim_end() } else { s }).to_owned()
     };
-    let pre = trim(&text[..whole_open.start()], false, &open[1] == "-");
-    let item = trim(
-        &text[body_start..close_at],
-        &open[2] == "-",
-        &close[1] == "-",
-    );
-    let post = trim(&text[after_at..], &close[3] == "-", false);
-    let set = regex(&SET, r"\{%-?\s*set\b");
-    let (pre_ok, post_ok) = (!set.is_match(&pre), !set.is_match(&post));
-    let around_ok = !reads_history(&pre, partials) && !reads_history(&post, partials);
-    if !(pre_ok && post_ok && around_ok && reads_only_its_message(&item, partials)) {
-        return None;
-    }
-    let reads_last = includes_any(&item, partials, 0, &|t: &str| {
-        t.contains("loop.last") || t.contains("loop.is_last")
-    });
-    let name = |part: &str| format!("{key} ({part} of the conversation)");
-    let split = Split {
-        before: caps[1].to_owned(),
-        after: caps[3].to_owned(),
-        pre: name("before"),
-        item: name("one message"),
-        post: name("after"),
-        reads_last,
-    };
-    for (name, source) in [(&split.pre, pre), (&split.item, item), (&split.post, post)] {
-        env.add_template_owned(name.clone(), source).ok()?;
-    }
-    Some(split)
+    Some(Cut {
+        pre: trim(&text[..whole_open.start()], false, &open[1] == "-"),
+        item: trim(
+            &text[body_start..close_at],
+            &open[2] == "-",
+            &close[1] == "-",
+        ),
+        post: trim(&text[after_at..], &close[3] == "-", false),
+    })
 }
 
 /// Whether a loop body (and what it includes) reads only its message, `ctx` without its
@@ -158,6 +182,15 @@ fn computed_include(text: &str) -> bool {
     regex(&COMPUTED, r#"\{%-?\s*include\s+[^'"\s]"#).is_match(text)
 }
 
+/// The names of the partials `text` includes by a literal name.
+pub(crate) fn includes(text: &str) -> Vec<&str> {
+    static INCLUDE: OnceLock<Regex> = OnceLock::new();
+    let include = regex(&INCLUDE, r#"\{%-?\s*include\s+['"]([^'"]+)['"]"#);
+    (include.captures_iter(text))
+        .filter_map(|c| c.get(1).map(|m| m.as_str()))
+        .collect()
+}
+
 /// Whether `test` holds for `text` or a partial it includes (by a literal name; one that
 /// cannot be read counts as holding).
 fn includes_any(
@@ -166,12 +199,10 @@ fn includes_any(
     depth: usize,
     test: &dyn Fn(&str) -> bool,
 ) -> bool {
-    static INCLUDE: OnceLock<Regex> = OnceLock::new();
-    let include = regex(&INCLUDE, r#"\{%-?\s*include\s+['"]([^'"]+)['"]"#);
     depth > 8
         || test(text)
-        || include.captures_iter(text).any(|c| {
-            (partials.load(&c[1]).ok())
+        || includes(text).into_iter().any(|name| {
+            (partials.load(name).ok())
                 .map_or(true, |t| includes_any(&t, partials, depth + 1, test))
         })
 }
@@ -217,6 +248,8 @@ impl Split {
         cache: &mut EncodeCache,
     ) -> Option<String> {
         let n = fragments.count();
+        // What the native writers read of the context, read once when first needed.
+        let mut marks: Option<Marks> = None;
         for index in 0..n {
             let last = index + 1 == n;
             let key = KeyHasher::default()
@@ -226,6 +259,14 @@ impl Split {
                 .finish();
             cache
                 .get_or_fill(index, key, |bytes| {
+                    let native = self.native.zip(fragments.message(index));
+                    if let Some((dialect, input)) = native {
+                        let marks = marks.get_or_insert_with(|| Marks::of(&ctx()));
+                        if native_fragments::write(dialect, &input, marks, bytes) {
+                            return Ok(());
+                        }
+                        bytes.clear();
+                    }
                     let vars = context! { ctx => ctx(), msg => fragments.entry(index),
                     loop => context! { index0 => index, index => index + 1,
                         first => index == 0, last } };

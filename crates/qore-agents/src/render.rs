@@ -131,6 +131,16 @@ impl AgentRenderer {
         })
     }
 
+    /// The same renderer with every message of a split conversation rendered by its
+    /// template, never by a native writer ([`crate::native_fragments`]): tests and
+    /// benchmarks compare the two.
+    pub fn without_native_fragments(mut self) -> Self {
+        if let Some(body) = &mut self.body {
+            body.without_native_fragments();
+        }
+        self
+    }
+
     /// Whether the answer streams: the body's literal `stream` when it has one, else not for
     /// an endpoint naming Gemini's whole-answer `:generateContent`, else yes.
     pub fn streams(&self) -> bool {

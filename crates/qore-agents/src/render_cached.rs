@@ -17,6 +17,7 @@ use qore_core::{ContentBlock, ErrorInfo, History, Message, Role, ToolSpec};
 use crate::body_cached::Finish;
 use crate::body_split::Fragments;
 use crate::context::{entry, last_user, TemplateContext};
+use crate::native_fragments::Input;
 use crate::render::{cache_settings, tool_definitions, AgentRenderer};
 
 /// One value kept under the key of what it was made from.
@@ -131,5 +132,13 @@ impl Fragments for HistoryFragments<'_> {
     fn entry(&self, index: usize) -> J {
         let last_user = self.last_user == Some(index);
         J::from_serialize(entry(self.messages[index], &self.names, last_user))
+    }
+
+    fn message(&self, index: usize) -> Option<Input<'_>> {
+        Some(Input {
+            message: self.messages.get(index)?,
+            names: &self.names,
+            last_user: self.last_user == Some(index),
+        })
     }
 }

@@ -1,0 +1,90 @@
+//! `responses_input.jinja`'s message (OpenAI Responses `input` items, stateless):
+//! reasoning with its encrypted content, assistant text as `message` items, calls as
+//! `function_call` items; a user turn's results as `function_call_output` items, then one
+//! `message` of its text and images.
+
+use qore_core::ContentBlock;
+
+use super::{arguments, error_marked, image_url, Input, Out};
+
+pub(super) fn write(input: &Input<'_>, out: &mut Out<'_>) -> bool {
+    let message = input.message;
+    if super::role(message) == "assistant" {
+        for block in &message.blocks {
+            match block {
+                ContentBlock::Thinking {
+                    text,
+                    signature: Some(signature),
+                } => {
+                    out.raw(r#"{"type": "reasoning", "summary": [{"type": "summary_text", "text": "#)
+                        .string(text)
+                        .raw(r#"}], "encrypted_content": "#)
+                        .string(signature)
+                        .raw("},");
+                }
+                ContentBlock::RedactedThinking { data } => {
+                    out.raw(r#"{"type": "reasoning", "summary": [], "encrypted_content": "#)
+                        .string(data)
+                        .raw("},");
+                }
+                ContentBlock::Text { text, .. } if !text.is_empty() => {
+                    out.raw(r#"{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "#)
+                        .string(text)
+                        .raw("}]},");
+                }
+                ContentBlock::ToolUse {
+                    id,
+                    name,
+                    input,
+                    raw_input,
+                    ..
+                } => {
+                    out.raw(r#"{"type": "function_call", "call_id": "#)
+                        .string(id)
+                        .raw(r#", "name": "#)
+                        .string(name)
+                        .raw(r#", "arguments": "#)
+                        .string(&arguments(input, raw_input))
+                        .raw("},");
+                }
+                _ => {}
+            }
+        }
+        return true;
+    }
+    for block in &message.blocks {
+        if let ContentBlock::ToolResult {
+            tool_use_id,
+            content,
+            is_error,
+        } = block
+        {
+            out.raw("\n{\"type\": \"function_call_output\", \"call_id\": ")
+                .string(tool_use_id)
+                .raw(r#", "output": "#);
+            error_marked(out, content, *is_error);
+            out.raw("},");
+        }
+    }
+    let part = |b: &ContentBlock| matches!(b, ContentBlock::Text { .. } | ContentBlock::Image(_));
+    if message.blocks.iter().any(part) {
+        out.raw("\n{\"type\": \"message\", \"role\": \"user\", \"content\": [");
+        for block in &message.blocks {
+            match block {
+                ContentBlock::Text { text, .. } => {
+                    out.raw(r#"{"type": "input_text", "text": "#)
+                        .string(text)
+                        .raw("},");
+                }
+                ContentBlock::Image(source) => {
+                    out.raw(r#"{"type": "input_image", "image_url": "#);
+                    image_url(out, source);
+                    out.raw("},");
+                }
+                _ => {}
+            }
+        }
+        out.close("]},");
+    }
+    true
+}
