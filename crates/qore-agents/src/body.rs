@@ -115,9 +115,9 @@ impl BodyTemplate {
     /// Render the body for `ctx` (serialized once, seen by templates as `ctx`).
     pub fn render(&self, ctx: &impl Serialize) -> Result<Vec<u8>, RenderError> {
         let ctx = minijinja::context! { ctx => J::from_serialize(ctx) };
-        let mut out = String::with_capacity(4096);
+        let mut out = Vec::with_capacity(4096);
         self.write(&self.root, &ctx, &mut None, &mut out)?;
-        Ok(out.into_bytes())
+        Ok(out)
     }
 
     /// Whether a template of this body renders per message ([`crate::body_split`]).
@@ -145,28 +145,28 @@ impl BodyTemplate {
         node: &Node,
         ctx: &J,
         run: &mut Option<SplitRun<'_>>,
-        out: &mut String,
+        out: &mut Vec<u8>,
     ) -> Result<bool, RenderError> {
         match node {
-            Node::Literal(json) => out.push_str(json),
+            Node::Literal(json) => out.extend_from_slice(json.as_bytes()),
             Node::Render { key } => {
                 if let (Some((at, split)), Some(run)) = (&self.split, run.as_mut()) {
                     if at == key {
+                        let start = out.len();
                         let frame = split.frame(&self.env, run.ctx);
-                        let text = frame.as_ref().and_then(|frame| {
+                        let joined = frame.as_ref().and_then(|frame| {
                             let mut ctx = || run.ctx.clone();
-                            split.join(&self.env, frame, &mut ctx, run.fragments, run.cache)
+                            let (fragments, cache) = (run.fragments, &mut *run.cache);
+                            split.join(&self.env, frame, &mut ctx, fragments, cache, out)
                         });
-                        let (Some(frame), Some(text)) = (frame, text) else {
+                        let (Some(frame), Some(())) = (frame, joined) else {
+                            out.truncate(start);
                             run.failed = true;
                             return Ok(true);
                         };
-                        let trimmed = text.trim();
-                        if trimmed.is_empty() {
+                        if out.len() == start {
                             return Ok(false);
                         }
-                        let start = out.len();
-                        out.push_str(trimmed);
                         run.placed = Some((frame, start, out.len()));
                         return Ok(true);
                     }
@@ -185,33 +185,33 @@ impl BodyTemplate {
                 if let Err(err) = serde_json::from_str::<serde::de::IgnoredAny>(trimmed) {
                     return Err(fail(invalid_json(trimmed, &err)));
                 }
-                out.push_str(trimmed);
+                out.extend_from_slice(trimmed.as_bytes());
             }
             Node::Object(fields) => {
-                out.push('{');
+                out.push(b'{');
                 let mut first = true;
                 for (name, child) in fields {
                     let mark = out.len();
                     if !first {
-                        out.push(',');
+                        out.push(b',');
                     }
-                    out.push_str(&json(name));
-                    out.push(':');
+                    out.extend_from_slice(json(name).as_bytes());
+                    out.push(b':');
                     if self.write(child, ctx, run, out)? {
                         first = false;
                     } else {
                         out.truncate(mark);
                     }
                 }
-                out.push('}');
+                out.push(b'}');
             }
             Node::Array(items) => {
-                out.push('[');
+                out.push(b'[');
                 let mut first = true;
                 for child in items {
                     let mark = out.len();
                     if !first {
-                        out.push(',');
+                        out.push(b',');
                     }
                     if self.write(child, ctx, run, out)? {
                         first = false;
@@ -219,7 +219,7 @@ impl BodyTemplate {
                         out.truncate(mark);
                     }
                 }
-                out.push(']');
+                out.push(b']');
             }
         }
         Ok(true)

@@ -27,7 +27,7 @@ use minijinja::{context, Environment, Value as J};
 use qore_client::{EncodeCache, KeyHasher};
 use regex::Regex;
 
-use crate::json_commas::{ends_in_a_list, join_pieces, strip_piece};
+use crate::json_commas::{ends_in_a_list, join_pieces, strip_piece, trim_range};
 use crate::native_fragments::{self, Dialect, Input, Marks};
 use crate::partials::Partials;
 
@@ -229,16 +229,17 @@ impl Split {
             strip_piece(&pre)?.into_owned(),
             strip_piece(&post)?.into_owned(),
         );
-        let mut skeleton = String::new();
+        let mut skeleton = Vec::new();
         let checked = ends_in_a_list(&pre)
-            && join_pieces([&*pre, &*post], &mut skeleton)
-            && serde_json::from_str::<serde::de::IgnoredAny>(skeleton.trim()).is_ok();
+            && join_pieces([pre.as_bytes(), post.as_bytes()], &mut skeleton)
+            && serde_json::from_slice::<serde::de::IgnoredAny>(skeleton.trim_ascii()).is_ok();
         Some(Frame { pre, post, checked })
     }
 
-    /// The body string's text: `frame` around each message's fragment, taken from `cache`
-    /// or rendered with the context `ctx` gives (asked only then); `None` when the whole
-    /// template must render instead (see the module doc).
+    /// Append the body string's text to `out`, trimmed as `str::trim` would: `frame`
+    /// around each message's fragment, taken from `cache` or rendered with the context
+    /// `ctx` gives (asked only then); `None` when the whole template must render instead
+    /// (see the module doc; what was appended is then to be dropped).
     pub fn join(
         &self,
         env: &Environment<'static>,
@@ -246,10 +247,15 @@ impl Split {
         ctx: &mut dyn FnMut() -> J,
         fragments: &dyn Fragments,
         cache: &mut EncodeCache,
-    ) -> Option<String> {
+        out: &mut Vec<u8>,
+    ) -> Option<()> {
         let n = fragments.count();
         // What the native writers read of the context, read once when first needed.
         let mut marks: Option<Marks> = None;
+        // Where a native writer writes (grown once, not once per message); the cache
+        // keeps an exact copy.
+        let mut scratch = Vec::new();
+        let mut size = frame.pre.len() + frame.post.len();
         for index in 0..n {
             let last = index + 1 == n;
             let key = KeyHasher::default()
@@ -257,15 +263,16 @@ impl Split {
                 .num(index as u64)
                 .tag(u8::from(last && self.reads_last))
                 .finish();
-            cache
+            let bytes = cache
                 .get_or_fill(index, key, |bytes| {
                     let native = self.native.zip(fragments.message(index));
                     if let Some((dialect, input)) = native {
                         let marks = marks.get_or_insert_with(|| Marks::of(&ctx()));
-                        if native_fragments::write(dialect, &input, marks, bytes) {
+                        scratch.clear();
+                        if native_fragments::write(dialect, &input, marks, &mut scratch) {
+                            bytes.extend_from_slice(&scratch);
                             return Ok(());
                         }
-                        bytes.clear();
                     }
                     let vars = context! { ctx => ctx(), msg => fragments.entry(index),
                     loop => context! { index0 => index, index => index + 1,
@@ -280,21 +287,25 @@ impl Split {
                     Ok(())
                 })
                 .ok()?;
+            size += bytes.len();
         }
-        let texts = (0..n).map(|i| cache.get(i).and_then(|b| std::str::from_utf8(b).ok()));
-        let texts: Vec<&str> = texts.collect::<Option<_>>()?;
-        let size = texts.iter().map(|t| t.len()).sum::<usize>();
-        let mut out = String::with_capacity(frame.pre.len() + frame.post.len() + size);
-        let all = std::iter::once(&*frame.pre)
+        // With room for what follows the conversation in the body (tools, options).
+        out.reserve(size + size / 4);
+        let start = out.len();
+        let texts = (0..n).map(|i| cache.get(i).unwrap_or_default());
+        let all = std::iter::once(frame.pre.as_bytes())
             .chain(texts)
-            .chain(std::iter::once(&*frame.post));
-        if !join_pieces(all, &mut out) {
+            .chain(std::iter::once(frame.post.as_bytes()));
+        if !join_pieces(all, out) {
             return None;
         }
+        let kept = trim_range(&out[start..]);
+        out.truncate(start + kept.end);
+        out.drain(start..start + kept.start);
         // Elements each followed by a comma, put in a list of a valid skeleton, make a
         // valid list: the check of the whole text is needed only when that is not so.
-        (frame.checked || serde_json::from_str::<serde::de::IgnoredAny>(out.trim()).is_ok())
-            .then_some(out)
+        (frame.checked || serde_json::from_slice::<serde::de::IgnoredAny>(&out[start..]).is_ok())
+            .then_some(())
     }
 }
 
