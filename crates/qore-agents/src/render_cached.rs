@@ -8,7 +8,7 @@
 //! keeps only its last tool definitions and template context ([`Memo`]), so nothing grows.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use minijinja::Value as J;
 use qore_client::{EncodeCache, KeyHasher, RequestOptions};
@@ -68,11 +68,11 @@ impl AgentRenderer {
         let tools_key = key.finish();
         let definitions = || {
             memo(&self.definitions, tools_key, || {
-                tool_definitions(&*self.protocol, offered)
+                Arc::new(tool_definitions(&*self.protocol, offered))
             })
         };
         let header = || {
-            let mut header = TemplateContext::chat_header(history, definitions());
+            let mut header = TemplateContext::chat_header(history, definitions().to_vec());
             header.model = Some(&self.model);
             header.cache = cache_settings(&self.agent);
             header
@@ -90,7 +90,10 @@ impl AgentRenderer {
         for (name, value) in &options.extra {
             extra.str(name).value(value);
         }
-        let apply = |bytes| self.complete(bytes, &header(), &options.extra).ok();
+        let settings = cache_settings(&self.agent);
+        let apply = |bytes| {
+            (self.complete(bytes, &definitions(), &settings, &options.extra)).ok()
+        };
         let finish = Finish {
             key: extra.finish(),
             apply: &apply,
