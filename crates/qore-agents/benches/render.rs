@@ -80,7 +80,6 @@ const PROFILES: &[(&str, &str)] = &[
 /// Runs per sample of a render variant in ratio mode (one per iteration under criterion).
 const BATCH: u32 = 8;
 
-
 // ---------------------------------------------------------------------------------------
 // Cases and variants.
 

@@ -19,7 +19,12 @@
 //!   answer, its index and whether it is the last; the cache's tag carries the profile,
 //!   the body key and a hash of the rest of the context (system prompt, tools, model);
 //! - the trailing-comma stripper and the JSON check run once per fragment; a request
-//!   strips and checks only the text around the loop, and joins.
+//!   strips and checks only the text around the loop, and joins (as bytes, straight into
+//!   the body);
+//! - when the loop's body is a bundled partial's byte for byte, each message's fragment is
+//!   written natively ([`crate::native_fragments`]: the same bytes, no minijinja value of
+//!   the message, no stripping or check), the template rendering only what a writer
+//!   declines.
 
 use std::sync::OnceLock;
 
@@ -202,8 +207,7 @@ fn includes_any(
     depth > 8
         || test(text)
         || includes(text).into_iter().any(|name| {
-            (partials.load(name).ok())
-                .map_or(true, |t| includes_any(&t, partials, depth + 1, test))
+            (partials.load(name).ok()).map_or(true, |t| includes_any(&t, partials, depth + 1, test))
         })
 }
 

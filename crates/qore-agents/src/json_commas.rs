@@ -246,10 +246,7 @@ mod tests {
             assert_eq!(String::from_utf8(joined).unwrap(), whole, "{pieces:?}");
         }
         assert!(super::strip_piece("[\"open").is_none());
-        assert!(!super::join_pieces(
-            [&b"[1"[..], b", 2]"],
-            &mut Vec::new()
-        ));
+        assert!(!super::join_pieces([&b"[1"[..], b", 2]"], &mut Vec::new()));
     }
 
     #[test]

@@ -230,7 +230,11 @@ impl AgentRenderer {
         let Some(existing) = top_level_members(&bytes) else {
             // Not an object: refused, unless there is nothing to set.
             let nothing = !self.carries_model && tools.is_empty() && extra.is_empty();
-            return if nothing { Ok(bytes) } else { Err(not_object()) };
+            return if nothing {
+                Ok(bytes)
+            } else {
+                Err(not_object())
+            };
         };
         // A default the body has is not even built (the offered tools are large).
         let absent = |key: &str| !existing.iter().any(|(k, _, _)| k == key);

@@ -91,9 +91,7 @@ impl AgentRenderer {
             extra.str(name).value(value);
         }
         let settings = cache_settings(&self.agent);
-        let apply = |bytes| {
-            (self.complete(bytes, &definitions(), &settings, &options.extra)).ok()
-        };
+        let apply = |bytes| (self.complete(bytes, &definitions(), &settings, &options.extra)).ok();
         let finish = Finish {
             key: extra.finish(),
             apply: &apply,

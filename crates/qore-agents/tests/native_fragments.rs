@@ -16,9 +16,7 @@ use qore_agents::profile::ProfileFile;
 use qore_agents::render::AgentRenderer;
 use qore_agents::{providers::Providers, Catalog, Partials};
 use qore_client::{protocols, EncodeCache, RequestOptions};
-use qore_core::{
-    ContentBlock, History, ImageData, ImageSource, Message, Role, ToolResultPart,
-};
+use qore_core::{ContentBlock, History, ImageData, ImageSource, Message, Role, ToolResultPart};
 use serde_json::json;
 
 /// Profile, and the native writer it must get.
@@ -117,7 +115,12 @@ fn edges() -> Vec<Message> {
                 text("  \n "),
                 signed_text,
                 call("call_1", "read_file", numbers, None),
-                call("call_2", "edit_file", json!(["not", "a", "mapping"]), Some("[\"not\"")),
+                call(
+                    "call_2",
+                    "edit_file",
+                    json!(["not", "a", "mapping"]),
+                    Some("[\"not\""),
+                ),
                 call("call_3", "run", json!("text"), Some("{\"raw\": 1}")),
                 signed_call,
             ],
@@ -125,7 +128,11 @@ fn edges() -> Vec<Message> {
         Message::new(
             Role::User,
             vec![
-                result("call_1", vec![part("line one"), part(""), part("line \"three\"")], false),
+                result(
+                    "call_1",
+                    vec![part("line one"), part(""), part("line \"three\"")],
+                    false,
+                ),
                 result("call_2", vec![], true),
                 result("call_3", vec![part("failed: \\ no")], true),
                 result("gemini_call_0", vec![part("found")], false),
@@ -138,22 +145,41 @@ fn edges() -> Vec<Message> {
         Message::new(
             Role::User,
             vec![
-                result("call_4", vec![part("a\nb"), ToolResultPart::Image(ImageSource {
-                    media_type: Some("image/png".into()),
-                    data: png(),
-                })], false),
+                result(
+                    "call_4",
+                    vec![
+                        part("a\nb"),
+                        ToolResultPart::Image(ImageSource {
+                            media_type: Some("image/png".into()),
+                            data: png(),
+                        }),
+                    ],
+                    false,
+                ),
                 text("and a picture"),
                 image(Some("image/png"), png()),
                 image(None, png()),
             ],
         ),
         Message::assistant("  "),
-        Message::new(Role::User, vec![image(Some("image/jpeg"), png()), text("  ")]),
-        Message::new(Role::Assistant, vec![call("call_5", "ls", json!({"p": "."}), None)]),
-        Message::new(Role::User, vec![result("call_5", vec![part("only a result")], false)]),
+        Message::new(
+            Role::User,
+            vec![image(Some("image/jpeg"), png()), text("  ")],
+        ),
+        Message::new(
+            Role::Assistant,
+            vec![call("call_5", "ls", json!({"p": "."}), None)],
+        ),
+        Message::new(
+            Role::User,
+            vec![result("call_5", vec![part("only a result")], false)],
+        ),
         Message::new(Role::User, vec![]),
         Message::assistant("last words"),
-        Message::new(Role::User, vec![text("see"), image(Some("image/png"), url())]),
+        Message::new(
+            Role::User,
+            vec![text("see"), image(Some("image/png"), url())],
+        ),
     ]
 }
 
@@ -178,7 +204,8 @@ fn assert_same(native: &AgentRenderer, templates: &AgentRenderer, history: &Hist
     }
     assert_eq!(cache.len(), reference.len(), "{what}");
     for i in 0..cache.len() {
-        let text = |c: &EncodeCache| String::from_utf8_lossy(c.get(i).unwrap_or_default()).into_owned();
+        let text =
+            |c: &EncodeCache| String::from_utf8_lossy(c.get(i).unwrap_or_default()).into_owned();
         assert_eq!(text(&cache), text(&reference), "{what}, fragment {i}");
     }
 }
@@ -191,12 +218,26 @@ fn native_fragments_are_the_templates_bytes() {
     for &(name, dialect) in PROFILES {
         let native = renderer(&catalog, name, Partials::default());
         let templates = renderer(&catalog, name, Partials::default()).without_native_fragments();
-        assert_eq!(native.body().unwrap().native_dialect(), Some(dialect), "{name}");
+        assert_eq!(
+            native.body().unwrap().native_dialect(),
+            Some(dialect),
+            "{name}"
+        );
         assert_eq!(templates.body().unwrap().native_dialect(), None, "{name}");
-        assert_same(&native, &templates, &workload, &format!("{name}, the workload"));
+        assert_same(
+            &native,
+            &templates,
+            &workload,
+            &format!("{name}, the workload"),
+        );
         for end in 2..=edges.len() {
             let history = History::from(edges[..end].to_vec());
-            assert_same(&native, &templates, &history, &format!("{name}, edges[..{end}]"));
+            assert_same(
+                &native,
+                &templates,
+                &history,
+                &format!("{name}, edges[..{end}]"),
+            );
         }
     }
 }
@@ -230,7 +271,11 @@ fn only_the_bundled_partials_text_is_written_natively() {
         assert_same(&native, &templates, &history, name);
         let whole = native.chat_body(&history, &workload::tools(), &RequestOptions::default());
         let body = String::from_utf8(whole.unwrap()).unwrap();
-        assert_eq!(body.contains("\"role\":\"tool\""), name == "edited", "{name}");
+        assert_eq!(
+            body.contains("\"role\":\"tool\""),
+            name == "edited",
+            "{name}"
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

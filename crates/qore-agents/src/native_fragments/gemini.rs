@@ -15,9 +15,7 @@ pub(super) fn write(input: &Input<'_>, out: &mut Out<'_>) -> bool {
         "assistant" => "model",
         _ => "user",
     };
-    out.raw("\n{\"role\": \"")
-        .raw(role)
-        .raw(r#"", "parts": ["#);
+    out.raw("\n{\"role\": \"").raw(role).raw(r#"", "parts": ["#);
     for block in &message.blocks {
         match block {
             ContentBlock::Text { text, signature } => {

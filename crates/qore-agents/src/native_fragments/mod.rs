@@ -104,7 +104,10 @@ pub fn dialect_of(item: &str, partials: &Partials) -> Option<Dialect> {
 /// Write `input`'s fragment in `dialect` to `out`; `false` when the writer declines (see
 /// the module doc; `out` is then to be cleared).
 pub fn write(dialect: Dialect, input: &Input<'_>, marks: &Marks, out: &mut Vec<u8>) -> bool {
-    let mut out = Out { bytes: out, failed: false };
+    let mut out = Out {
+        bytes: out,
+        failed: false,
+    };
     let written = match dialect {
         Dialect::OpenAiChat => openai::write(input, &mut out),
         Dialect::Anthropic => anthropic::write(input, marks, &mut out),
@@ -137,7 +140,9 @@ impl Out<'_> {
     /// `tojson(value if value is mapping else {})`.
     fn mapping(&mut self, value: &Value) -> &mut Self {
         match value {
-            Value::Object(_) => self.failed |= serde_json::to_writer(&mut *self.bytes, value).is_err(),
+            Value::Object(_) => {
+                self.failed |= serde_json::to_writer(&mut *self.bytes, value).is_err()
+            }
             _ => self.bytes.extend_from_slice(b"{}"),
         }
         self

@@ -21,7 +21,11 @@ pub(super) fn write(input: &Input<'_>, out: &mut Out<'_>) -> bool {
         if !thinking.is_empty() {
             out.raw(r#", "thinking": "#).string(&thinking.concat());
         }
-        let calls = || blocks.iter().filter(|b| matches!(b, ContentBlock::ToolUse { .. }));
+        let calls = || {
+            blocks
+                .iter()
+                .filter(|b| matches!(b, ContentBlock::ToolUse { .. }))
+        };
         if calls().next().is_some() {
             out.raw(r#", "tool_calls": ["#);
             for call in calls() {
@@ -69,7 +73,9 @@ pub(super) fn write(input: &Input<'_>, out: &mut Out<'_>) -> bool {
             out.raw("},");
         }
     }
-    let texts = blocks.iter().any(|b| matches!(b, ContentBlock::Text { .. }));
+    let texts = blocks
+        .iter()
+        .any(|b| matches!(b, ContentBlock::Text { .. }));
     if texts || images().next().is_some() {
         out.raw("\n{\"role\": \"user\", \"content\": ")
             .string(&content(message));

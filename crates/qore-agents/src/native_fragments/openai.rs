@@ -55,7 +55,9 @@ pub(super) fn write(input: &Input<'_>, out: &mut Out<'_>) -> bool {
         for block in &message.blocks {
             match block {
                 ContentBlock::Text { text, .. } => {
-                    out.raw(r#"{"type": "text", "text": "#).string(text).raw("},");
+                    out.raw(r#"{"type": "text", "text": "#)
+                        .string(text)
+                        .raw("},");
                 }
                 ContentBlock::Image(source) => {
                     out.raw(r#"{"type": "image_url", "image_url": {"url": "#);
@@ -73,7 +75,9 @@ pub(super) fn write(input: &Input<'_>, out: &mut Out<'_>) -> bool {
     } else if texts().next().is_some() {
         out.raw("\n{\"role\": \"user\", \"content\": [");
         for text in texts() {
-            out.raw(r#"{"type": "text", "text": "#).string(text).raw("},");
+            out.raw(r#"{"type": "text", "text": "#)
+                .string(text)
+                .raw("},");
         }
         out.close("]},");
     }

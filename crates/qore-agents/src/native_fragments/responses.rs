@@ -16,11 +16,13 @@ pub(super) fn write(input: &Input<'_>, out: &mut Out<'_>) -> bool {
                     text,
                     signature: Some(signature),
                 } => {
-                    out.raw(r#"{"type": "reasoning", "summary": [{"type": "summary_text", "text": "#)
-                        .string(text)
-                        .raw(r#"}], "encrypted_content": "#)
-                        .string(signature)
-                        .raw("},");
+                    out.raw(
+                        r#"{"type": "reasoning", "summary": [{"type": "summary_text", "text": "#,
+                    )
+                    .string(text)
+                    .raw(r#"}], "encrypted_content": "#)
+                    .string(signature)
+                    .raw("},");
                 }
                 ContentBlock::RedactedThinking { data } => {
                     out.raw(r#"{"type": "reasoning", "summary": [], "encrypted_content": "#)
