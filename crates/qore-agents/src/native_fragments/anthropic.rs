@@ -5,7 +5,7 @@
 
 use qore_core::ContentBlock;
 
-use super::{image, result_text, Input, Marks, Out};
+use super::{image, result_text, results, Input, Marks, Out};
 
 pub(super) fn write(input: &Input<'_>, marks: &Marks, out: &mut Out<'_>) -> bool {
     let message = input.message;
@@ -15,31 +15,23 @@ pub(super) fn write(input: &Input<'_>, marks: &Marks, out: &mut Out<'_>) -> bool
         .string(super::role(message))
         .raw(r#", "content": ["#);
     if !assistant {
-        let results = (message.blocks.iter()).filter(|b| is_result(b)).count();
+        let count = results(message).count();
         let only_results = (message.blocks.iter()).all(is_result);
         let mut seen = 0;
-        for block in &message.blocks {
-            let ContentBlock::ToolResult {
-                tool_use_id,
-                content,
-                is_error,
-            } = block
-            else {
-                continue;
-            };
+        for (id, parts, is_error) in results(message) {
             seen += 1;
             out.raw("\n{\"type\": \"tool_result\", \"tool_use_id\": ")
-                .string(tool_use_id);
-            let text = result_text(content);
+                .string(id);
+            let text = result_text(parts);
             if !text.is_empty() {
                 out.raw(r#", "content": [{"type": "text", "text": "#)
                     .string(&text)
                     .raw("}]");
             }
-            if *is_error {
+            if is_error {
                 out.raw(r#", "is_error": true"#);
             }
-            if mark && seen == results && only_results {
+            if mark && seen == count && only_results {
                 cache_mark(out, marks);
             }
             out.raw("},");

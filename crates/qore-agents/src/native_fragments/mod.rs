@@ -196,6 +196,28 @@ fn result_text(parts: &[ToolResultPart]) -> Cow<'_, str> {
     }
 }
 
+/// The tool results of `message`: (call id, parts, whether it is an error).
+fn results(message: &Message) -> impl Iterator<Item = (&str, &[ToolResultPart], bool)> {
+    message.blocks.iter().filter_map(|b| match b {
+        ContentBlock::ToolResult {
+            tool_use_id,
+            content,
+            is_error,
+        } => Some((tool_use_id.as_str(), &content[..], *is_error)),
+        _ => None,
+    })
+}
+
+/// Each tool result of `message` as `{open}<call id>{then}<content, "Error: " first for an
+/// error>},`.
+fn result_items(out: &mut Out<'_>, message: &Message, open: &str, then: &str) {
+    for (id, parts, is_error) in results(message) {
+        out.raw(open).string(id).raw(then);
+        error_marked(out, parts, is_error);
+        out.raw("},");
+    }
+}
+
 /// `tojson(("Error: " if b.is_error else "") ~ b.content)`.
 fn error_marked(out: &mut Out<'_>, parts: &[ToolResultPart], is_error: bool) {
     let text = result_text(parts);

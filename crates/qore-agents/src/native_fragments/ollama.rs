@@ -4,7 +4,7 @@
 
 use qore_core::{ContentBlock, ImageData};
 
-use super::{content, error_marked, image, Input, Out};
+use super::{content, error_marked, image, results, Input, Out};
 
 pub(super) fn write(input: &Input<'_>, out: &mut Out<'_>) -> bool {
     let message = input.message;
@@ -56,22 +56,15 @@ pub(super) fn write(input: &Input<'_>, out: &mut Out<'_>) -> bool {
     if images().any(|source| matches!(source.data, ImageData::Url(_))) {
         return false;
     }
-    for block in blocks {
-        if let ContentBlock::ToolResult {
-            tool_use_id,
-            content,
-            is_error,
-        } = block
-        {
-            let name = input.names.get(tool_use_id.as_str()).copied();
-            out.raw("\n{\"role\": \"tool\", \"tool_call_id\": ")
-                .string(tool_use_id)
-                .raw(r#", "tool_name": "#)
-                .string(name.unwrap_or(""))
-                .raw(r#", "content": "#);
-            error_marked(out, content, *is_error);
-            out.raw("},");
-        }
+    for (id, parts, is_error) in results(message) {
+        let name = input.names.get(id).copied();
+        out.raw("\n{\"role\": \"tool\", \"tool_call_id\": ")
+            .string(id)
+            .raw(r#", "tool_name": "#)
+            .string(name.unwrap_or(""))
+            .raw(r#", "content": "#);
+        error_marked(out, parts, is_error);
+        out.raw("},");
     }
     let texts = blocks
         .iter()

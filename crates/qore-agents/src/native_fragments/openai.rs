@@ -4,7 +4,7 @@
 
 use qore_core::ContentBlock;
 
-use super::{arguments, content, error_marked, image_url, Input, Out};
+use super::{arguments, content, image_url, result_items, Input, Out};
 
 pub(super) fn write(input: &Input<'_>, out: &mut Out<'_>) -> bool {
     let message = input.message;
@@ -34,20 +34,8 @@ pub(super) fn write(input: &Input<'_>, out: &mut Out<'_>) -> bool {
         out.raw("},");
         return true;
     }
-    for block in &message.blocks {
-        if let ContentBlock::ToolResult {
-            tool_use_id,
-            content,
-            is_error,
-        } = block
-        {
-            out.raw("\n{\"role\": \"tool\", \"tool_call_id\": ")
-                .string(tool_use_id)
-                .raw(r#", "content": "#);
-            error_marked(out, content, *is_error);
-            out.raw("},");
-        }
-    }
+    let open = "\n{\"role\": \"tool\", \"tool_call_id\": ";
+    result_items(out, message, open, r#", "content": "#);
     let texts = || (message.blocks.iter()).filter_map(ContentBlock::as_text);
     let has_images = (message.blocks.iter()).any(|b| matches!(b, ContentBlock::Image(_)));
     if has_images {

@@ -5,7 +5,7 @@
 
 use qore_core::ContentBlock;
 
-use super::{arguments, error_marked, image_url, Input, Out};
+use super::{arguments, image_url, result_items, Input, Out};
 
 pub(super) fn write(input: &Input<'_>, out: &mut Out<'_>) -> bool {
     let message = input.message;
@@ -54,20 +54,8 @@ pub(super) fn write(input: &Input<'_>, out: &mut Out<'_>) -> bool {
         }
         return true;
     }
-    for block in &message.blocks {
-        if let ContentBlock::ToolResult {
-            tool_use_id,
-            content,
-            is_error,
-        } = block
-        {
-            out.raw("\n{\"type\": \"function_call_output\", \"call_id\": ")
-                .string(tool_use_id)
-                .raw(r#", "output": "#);
-            error_marked(out, content, *is_error);
-            out.raw("},");
-        }
-    }
+    let open = "\n{\"type\": \"function_call_output\", \"call_id\": ";
+    result_items(out, message, open, r#", "output": "#);
     let part = |b: &ContentBlock| matches!(b, ContentBlock::Text { .. } | ContentBlock::Image(_));
     if message.blocks.iter().any(part) {
         out.raw("\n{\"type\": \"message\", \"role\": \"user\", \"content\": [");
