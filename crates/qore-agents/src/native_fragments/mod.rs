@@ -218,6 +218,25 @@ fn result_items(out: &mut Out<'_>, message: &Message, open: &str, then: &str) {
     }
 }
 
+/// The text and image blocks of `message` in order, as `{text}<text>},` and
+/// `{image}<URL or data URL>{image_end},` list elements, then the list closed with `]},`.
+fn parts(out: &mut Out<'_>, message: &Message, text: &str, image: &str, image_end: &str) {
+    for block in &message.blocks {
+        match block {
+            ContentBlock::Text { text: t, .. } => {
+                out.raw(text).string(t).raw("},");
+            }
+            ContentBlock::Image(source) => {
+                out.raw(image);
+                image_url(out, source);
+                out.raw(image_end).raw(",");
+            }
+            _ => {}
+        }
+    }
+    out.close("]},");
+}
+
 /// `tojson(("Error: " if b.is_error else "") ~ b.content)`.
 fn error_marked(out: &mut Out<'_>, parts: &[ToolResultPart], is_error: bool) {
     let text = result_text(parts);

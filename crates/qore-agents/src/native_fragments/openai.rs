@@ -4,7 +4,7 @@
 
 use qore_core::ContentBlock;
 
-use super::{arguments, content, image_url, result_items, Input, Out};
+use super::{arguments, content, parts, result_items, Input, Out};
 
 pub(super) fn write(input: &Input<'_>, out: &mut Out<'_>) -> bool {
     let message = input.message;
@@ -36,38 +36,28 @@ pub(super) fn write(input: &Input<'_>, out: &mut Out<'_>) -> bool {
     }
     let open = "\n{\"role\": \"tool\", \"tool_call_id\": ";
     result_items(out, message, open, r#", "content": "#);
-    let texts = || (message.blocks.iter()).filter_map(ContentBlock::as_text);
+    let mut texts = (message.blocks.iter()).filter_map(ContentBlock::as_text);
     let has_images = (message.blocks.iter()).any(|b| matches!(b, ContentBlock::Image(_)));
-    if has_images {
-        out.raw("\n{\"role\": \"user\", \"content\": [");
-        for block in &message.blocks {
-            match block {
-                ContentBlock::Text { text, .. } => {
-                    out.raw(r#"{"type": "text", "text": "#)
-                        .string(text)
-                        .raw("},");
-                }
-                ContentBlock::Image(source) => {
-                    out.raw(r#"{"type": "image_url", "image_url": {"url": "#);
-                    image_url(out, source);
-                    out.raw("}},");
-                }
-                _ => {}
-            }
-        }
-        out.close("]},");
-    } else if texts().count() == 1 {
-        out.raw("\n{\"role\": \"user\", \"content\": ")
-            .string(texts().next().unwrap_or_default())
-            .raw("},");
-    } else if texts().next().is_some() {
-        out.raw("\n{\"role\": \"user\", \"content\": [");
-        for text in texts() {
-            out.raw(r#"{"type": "text", "text": "#)
-                .string(text)
+    match (has_images, texts.next(), texts.next()) {
+        (false, None, _) => {}
+        (false, Some(one), None) => {
+            out.raw("\n{\"role\": \"user\", \"content\": ")
+                .string(one)
                 .raw("},");
         }
-        out.close("]},");
+        // Images, or several texts: a list of parts (the template's two branches write
+        // the same when there is no image).
+        _ => {
+            out.raw("\n{\"role\": \"user\", \"content\": [");
+            let text = r#"{"type": "text", "text": "#;
+            parts(
+                out,
+                message,
+                text,
+                r#"{"type": "image_url", "image_url": {"url": "#,
+                "}}",
+            );
+        }
     }
     true
 }

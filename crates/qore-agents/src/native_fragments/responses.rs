@@ -5,7 +5,7 @@
 
 use qore_core::ContentBlock;
 
-use super::{arguments, image_url, result_items, Input, Out};
+use super::{arguments, parts, result_items, Input, Out};
 
 pub(super) fn write(input: &Input<'_>, out: &mut Out<'_>) -> bool {
     let message = input.message;
@@ -59,22 +59,14 @@ pub(super) fn write(input: &Input<'_>, out: &mut Out<'_>) -> bool {
     let part = |b: &ContentBlock| matches!(b, ContentBlock::Text { .. } | ContentBlock::Image(_));
     if message.blocks.iter().any(part) {
         out.raw("\n{\"type\": \"message\", \"role\": \"user\", \"content\": [");
-        for block in &message.blocks {
-            match block {
-                ContentBlock::Text { text, .. } => {
-                    out.raw(r#"{"type": "input_text", "text": "#)
-                        .string(text)
-                        .raw("},");
-                }
-                ContentBlock::Image(source) => {
-                    out.raw(r#"{"type": "input_image", "image_url": "#);
-                    image_url(out, source);
-                    out.raw("},");
-                }
-                _ => {}
-            }
-        }
-        out.close("]},");
+        let text = r#"{"type": "input_text", "text": "#;
+        parts(
+            out,
+            message,
+            text,
+            r#"{"type": "input_image", "image_url": "#,
+            "}",
+        );
     }
     true
 }
