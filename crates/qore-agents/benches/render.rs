@@ -18,7 +18,8 @@
 //! - `encode`: the codec's own encoder for the same request (`Protocol::encode` then
 //!   `serde_json::to_vec`), a second reference: what a profile without `[body]` costs;
 //! - `cold`: `chat_body_cached` through a new `EncodeCache` (the per-message render of a
-//!   first request);
+//!   first request; the bundled partials' messages written natively, see
+//!   `qore_agents::native_fragments`);
 //! - `continuation`: `chat_body_cached` of the history plus one new turn (an assistant
 //!   answer and a user turn) through a cache that rendered the history before: two
 //!   continuations alternate, so each run renders its last two messages (and the one
@@ -363,9 +364,11 @@ fn check(env: &mut Env) {
             );
         }
         println!(
-            "  {:<22} renders per message: {}; cache holds {} entries, {} B",
+            "  {:<22} renders per message: {} (native writer: {:?}); cache holds {} entries, \
+             {} B",
             case.name,
             case.renderer.body().is_some_and(|b| b.splits()),
+            case.renderer.body().and_then(|b| b.native_dialect()),
             cache.len(),
             cache.bytes_held()
         );
