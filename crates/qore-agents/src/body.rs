@@ -34,6 +34,7 @@ use qore_client::EncodeCache;
 pub use crate::body_env::environment;
 use crate::body_split::{find, reads_history, Fragments, Frame, Split};
 use crate::json_commas::strip_trailing_commas;
+use crate::native_fragments::Dialect;
 use crate::partials::Partials;
 
 /// A compiled `[body]`.
@@ -114,14 +115,28 @@ impl BodyTemplate {
     /// Render the body for `ctx` (serialized once, seen by templates as `ctx`).
     pub fn render(&self, ctx: &impl Serialize) -> Result<Vec<u8>, RenderError> {
         let ctx = minijinja::context! { ctx => J::from_serialize(ctx) };
-        let mut out = String::with_capacity(4096);
+        let mut out = Vec::with_capacity(4096);
         self.write(&self.root, &ctx, &mut None, &mut out)?;
-        Ok(out.into_bytes())
+        Ok(out)
     }
 
     /// Whether a template of this body renders per message ([`crate::body_split`]).
     pub fn splits(&self) -> bool {
         self.split.is_some()
+    }
+
+    /// The native writer of the split conversation's messages, when one is used
+    /// ([`crate::native_fragments`]).
+    pub fn native_dialect(&self) -> Option<Dialect> {
+        self.split.as_ref().and_then(|(_, split)| split.native)
+    }
+
+    /// Render every message of a split conversation by its template, never natively (tests
+    /// and benchmarks compare the two).
+    pub fn without_native_fragments(&mut self) {
+        if let Some((_, split)) = &mut self.split {
+            split.native = None;
+        }
     }
 
     /// Write `node`; `Ok(false)` when it rendered to nothing (the key is dropped).
@@ -130,28 +145,28 @@ impl BodyTemplate {
         node: &Node,
         ctx: &J,
         run: &mut Option<SplitRun<'_>>,
-        out: &mut String,
+        out: &mut Vec<u8>,
     ) -> Result<bool, RenderError> {
         match node {
-            Node::Literal(json) => out.push_str(json),
+            Node::Literal(json) => out.extend_from_slice(json.as_bytes()),
             Node::Render { key } => {
                 if let (Some((at, split)), Some(run)) = (&self.split, run.as_mut()) {
                     if at == key {
+                        let start = out.len();
                         let frame = split.frame(&self.env, run.ctx);
-                        let text = frame.as_ref().and_then(|frame| {
+                        let joined = frame.as_ref().and_then(|frame| {
                             let mut ctx = || run.ctx.clone();
-                            split.join(&self.env, frame, &mut ctx, run.fragments, run.cache)
+                            let (fragments, cache) = (run.fragments, &mut *run.cache);
+                            split.join(&self.env, frame, &mut ctx, fragments, cache, out)
                         });
-                        let (Some(frame), Some(text)) = (frame, text) else {
+                        let (Some(frame), Some(())) = (frame, joined) else {
+                            out.truncate(start);
                             run.failed = true;
                             return Ok(true);
                         };
-                        let trimmed = text.trim();
-                        if trimmed.is_empty() {
+                        if out.len() == start {
                             return Ok(false);
                         }
-                        let start = out.len();
-                        out.push_str(trimmed);
                         run.placed = Some((frame, start, out.len()));
                         return Ok(true);
                     }
@@ -170,33 +185,33 @@ impl BodyTemplate {
                 if let Err(err) = serde_json::from_str::<serde::de::IgnoredAny>(trimmed) {
                     return Err(fail(invalid_json(trimmed, &err)));
                 }
-                out.push_str(trimmed);
+                out.extend_from_slice(trimmed.as_bytes());
             }
             Node::Object(fields) => {
-                out.push('{');
+                out.push(b'{');
                 let mut first = true;
                 for (name, child) in fields {
                     let mark = out.len();
                     if !first {
-                        out.push(',');
+                        out.push(b',');
                     }
-                    out.push_str(&json(name));
-                    out.push(':');
+                    out.extend_from_slice(json(name).as_bytes());
+                    out.push(b':');
                     if self.write(child, ctx, run, out)? {
                         first = false;
                     } else {
                         out.truncate(mark);
                     }
                 }
-                out.push('}');
+                out.push(b'}');
             }
             Node::Array(items) => {
-                out.push('[');
+                out.push(b'[');
                 let mut first = true;
                 for child in items {
                     let mark = out.len();
                     if !first {
-                        out.push(',');
+                        out.push(b',');
                     }
                     if self.write(child, ctx, run, out)? {
                         first = false;
@@ -204,7 +219,7 @@ impl BodyTemplate {
                         out.truncate(mark);
                     }
                 }
-                out.push(']');
+                out.push(b']');
             }
         }
         Ok(true)

@@ -56,7 +56,7 @@ impl BodyTemplate {
             failed: false,
             placed: None,
         });
-        let mut out = String::with_capacity(4096);
+        let mut out = Vec::with_capacity(4096);
         self.write(&self.root, &ctx, &mut run, &mut out)?;
         let Some(run) = run.filter(|r| !r.failed) else {
             return Ok(None);
@@ -65,12 +65,18 @@ impl BodyTemplate {
         // conversation stood in for, the finished text around it is kept, and the body is
         // that text around the conversation (finishing never reads inside a member).
         if let Some((frame, start, end)) = run.placed.filter(|_| key != "system") {
-            let probe = [&out[..start], STAND_IN, &out[end..]].concat();
-            let done = (finish.apply)(probe.into_bytes()).unwrap_or_default();
+            let probe = [&out[..start], STAND_IN.as_bytes(), &out[end..]].concat();
+            let done = (finish.apply)(probe).unwrap_or_default();
             let mut found = memchr::memmem::find_iter(&done, STAND_IN.as_bytes());
             if let (Some(at), None) = (found.next(), found.next()) {
                 let (head, tail) = (&done[..at], &done[at + STAND_IN.len()..]);
-                let body = [head, &out.as_bytes()[start..end], tail].concat();
+                // Finishing usually leaves the text around as it was: then the rendered
+                // text is the body.
+                let body = if head == &out[..start] && tail == &out[end..] {
+                    None
+                } else {
+                    Some([head, &out[start..end], tail].concat())
+                };
                 let beside = run.cache.beside();
                 beside.clear();
                 beside.push(finish.key.to_le_bytes().to_vec());
@@ -78,10 +84,10 @@ impl BodyTemplate {
                 beside.extend([frame.pre, frame.post].map(String::into_bytes));
                 beside.push(tail.to_vec());
                 beside.push(vec![u8::from(frame.checked)]);
-                return Ok(Some(body));
+                return Ok(Some(body.unwrap_or(out)));
             }
         }
-        Ok((finish.apply)(out.into_bytes()))
+        Ok((finish.apply)(out))
     }
 }
 
@@ -110,14 +116,12 @@ fn reuse(
     };
     let mut inner: Option<J> = None;
     let mut ctx = || inner.get_or_insert_with(header).clone();
-    let joined = split.join(&body.env, &frame, &mut ctx, fragments, cache)?;
-    let joined = joined.trim();
-    if joined.is_empty() {
+    let mut out = Vec::with_capacity(head.len() + cache.bytes_held() + tail.len());
+    out.extend_from_slice(head);
+    split.join(&body.env, &frame, &mut ctx, fragments, cache, &mut out)?;
+    if out.len() == head.len() {
         return None;
     }
-    let mut out = Vec::with_capacity(head.len() + joined.len() + tail.len());
-    out.extend_from_slice(head);
-    out.extend_from_slice(joined.as_bytes());
     out.extend_from_slice(tail);
     *cache.beside() = parts;
     Some(out)

@@ -23,8 +23,24 @@ pub fn set_members(body: Vec<u8>, members: &[(&str, Value, When)]) -> Result<Vec
     if members.is_empty() {
         return Ok(body);
     }
-    let not_object = || ErrorInfo::validation("the rendered body is not a JSON object");
     let existing = top_level_members(&body).ok_or_else(not_object)?;
+    set_members_of(body, &existing, members)
+}
+
+/// Why a body's members cannot be set.
+pub(crate) fn not_object() -> ErrorInfo {
+    ErrorInfo::validation("the rendered body is not a JSON object")
+}
+
+/// [`set_members`] of a body whose members [`top_level_members`] found: `existing`.
+pub fn set_members_of(
+    body: Vec<u8>,
+    existing: &[(String, usize, usize)],
+    members: &[(&str, Value, When)],
+) -> Result<Vec<u8>, ErrorInfo> {
+    if members.is_empty() {
+        return Ok(body);
+    }
     let close = body
         .iter()
         .rposition(|b| *b == b'}')

@@ -19,7 +19,12 @@
 //!   answer, its index and whether it is the last; the cache's tag carries the profile,
 //!   the body key and a hash of the rest of the context (system prompt, tools, model);
 //! - the trailing-comma stripper and the JSON check run once per fragment; a request
-//!   strips and checks only the text around the loop, and joins.
+//!   strips and checks only the text around the loop, and joins (as bytes, straight into
+//!   the body);
+//! - when the loop's body is a bundled partial's byte for byte, each message's fragment is
+//!   written natively ([`crate::native_fragments`]: the same bytes, no minijinja value of
+//!   the message, no stripping or check), the template rendering only what a writer
+//!   declines.
 
 use std::sync::OnceLock;
 
@@ -27,12 +32,16 @@ use minijinja::{context, Environment, Value as J};
 use qore_client::{EncodeCache, KeyHasher};
 use regex::Regex;
 
-use crate::json_commas::{ends_in_a_list, join_pieces, strip_piece};
+use crate::json_commas::{ends_in_a_list, join_pieces, strip_piece, trim_range};
+use crate::native_fragments::{self, Dialect, Input, Marks};
 use crate::partials::Partials;
 
 /// Template names of a split, registered in the body's environment.
 #[derive(Debug)]
 pub struct Split {
+    /// The native writer of the per-message template, when it is a bundled partial's
+    /// ([`crate::native_fragments`]).
+    pub(crate) native: Option<Dialect>,
     before: String,
     after: String,
     pre: String,
@@ -50,6 +59,8 @@ pub trait Fragments {
     fn key(&self, index: usize) -> u64;
     /// The `ctx.history` entry of message `index`.
     fn entry(&self, index: usize) -> J;
+    /// Message `index` as a native writer reads it ([`crate::native_fragments`]).
+    fn message(&self, index: usize) -> Option<Input<'_>>;
 }
 
 fn regex(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
@@ -65,8 +76,6 @@ pub fn find(
     env: &mut Environment<'static>,
 ) -> Option<Split> {
     static WHOLE: OnceLock<Regex> = OnceLock::new();
-    static FOR: OnceLock<Regex> = OnceLock::new();
-    static TAG: OnceLock<Regex> = OnceLock::new();
     static SET: OnceLock<Regex> = OnceLock::new();
     let whole = regex(
         &WHOLE,
@@ -74,9 +83,49 @@ pub fn find(
     );
     let caps = whole.captures(source)?;
     let text = crate::body::from_inja(&partials.load(&caps[2]).ok()?);
+    let Cut { pre, item, post } = cut(&text)?;
+    let set = regex(&SET, r"\{%-?\s*set\b");
+    let (pre_ok, post_ok) = (!set.is_match(&pre), !set.is_match(&post));
+    let around_ok = !reads_history(&pre, partials) && !reads_history(&post, partials);
+    if !(pre_ok && post_ok && around_ok && reads_only_its_message(&item, partials)) {
+        return None;
+    }
+    let reads_last = includes_any(&item, partials, 0, &|t: &str| {
+        t.contains("loop.last") || t.contains("loop.is_last")
+    });
+    let name = |part: &str| format!("{key} ({part} of the conversation)");
+    let split = Split {
+        native: native_fragments::dialect_of(&item, partials),
+        before: caps[1].to_owned(),
+        after: caps[3].to_owned(),
+        pre: name("before"),
+        item: name("one message"),
+        post: name("after"),
+        reads_last,
+    };
+    for (name, source) in [(&split.pre, pre), (&split.item, item), (&split.post, post)] {
+        env.add_template_owned(name.clone(), source).ok()?;
+    }
+    Some(split)
+}
+
+/// A partial cut around its one top-level `{% for msg in ctx.history %}` loop, whitespace
+/// control applied as the whole template would.
+pub(crate) struct Cut {
+    pub pre: String,
+    /// The loop's body: what renders once per message.
+    pub item: String,
+    pub post: String,
+}
+
+/// The cut of a partial's text (inja spellings already read); `None` without exactly one
+/// such loop.
+pub(crate) fn cut(text: &str) -> Option<Cut> {
+    static FOR: OnceLock<Regex> = OnceLock::new();
+    static TAG: OnceLock<Regex> = OnceLock::new();
     let text = text
         .strip_suffix('\n')
-        .map_or(&text[..], |t| t.strip_suffix('\r').unwrap_or(t));
+        .map_or(text, |t| t.strip_suffix('\r').unwrap_or(t));
     let start = regex(&FOR, r"\{%(-?)\s*for\s+msg\s+in\s+ctx\.history\s*(-?)%\}");
     let mut loops = start.captures_iter(text);
     let open = loops.next()?;
@@ -96,35 +145,15 @@ pub fn find(
         let s = if start { s.trim_start() } else { s };
         (if end { s.trim_end() } else { s }).to_owned()
     };
-    let pre = trim(&text[..whole_open.start()], false, &open[1] == "-");
-    let item = trim(
-        &text[body_start..close_at],
-        &open[2] == "-",
-        &close[1] == "-",
-    );
-    let post = trim(&text[after_at..], &close[3] == "-", false);
-    let set = regex(&SET, r"\{%-?\s*set\b");
-    let (pre_ok, post_ok) = (!set.is_match(&pre), !set.is_match(&post));
-    let around_ok = !reads_history(&pre, partials) && !reads_history(&post, partials);
-    if !(pre_ok && post_ok && around_ok && reads_only_its_message(&item, partials)) {
-        return None;
-    }
-    let reads_last = includes_any(&item, partials, 0, &|t: &str| {
-        t.contains("loop.last") || t.contains("loop.is_last")
-    });
-    let name = |part: &str| format!("{key} ({part} of the conversation)");
-    let split = Split {
-        before: caps[1].to_owned(),
-        after: caps[3].to_owned(),
-        pre: name("before"),
-        item: name("one message"),
-        post: name("after"),
-        reads_last,
-    };
-    for (name, source) in [(&split.pre, pre), (&split.item, item), (&split.post, post)] {
-        env.add_template_owned(name.clone(), source).ok()?;
-    }
-    Some(split)
+    Some(Cut {
+        pre: trim(&text[..whole_open.start()], false, &open[1] == "-"),
+        item: trim(
+            &text[body_start..close_at],
+            &open[2] == "-",
+            &close[1] == "-",
+        ),
+        post: trim(&text[after_at..], &close[3] == "-", false),
+    })
 }
 
 /// Whether a loop body (and what it includes) reads only its message, `ctx` without its
@@ -158,6 +187,15 @@ fn computed_include(text: &str) -> bool {
     regex(&COMPUTED, r#"\{%-?\s*include\s+[^'"\s]"#).is_match(text)
 }
 
+/// The names of the partials `text` includes by a literal name.
+pub(crate) fn includes(text: &str) -> Vec<&str> {
+    static INCLUDE: OnceLock<Regex> = OnceLock::new();
+    let include = regex(&INCLUDE, r#"\{%-?\s*include\s+['"]([^'"]+)['"]"#);
+    (include.captures_iter(text))
+        .filter_map(|c| c.get(1).map(|m| m.as_str()))
+        .collect()
+}
+
 /// Whether `test` holds for `text` or a partial it includes (by a literal name; one that
 /// cannot be read counts as holding).
 fn includes_any(
@@ -166,13 +204,10 @@ fn includes_any(
     depth: usize,
     test: &dyn Fn(&str) -> bool,
 ) -> bool {
-    static INCLUDE: OnceLock<Regex> = OnceLock::new();
-    let include = regex(&INCLUDE, r#"\{%-?\s*include\s+['"]([^'"]+)['"]"#);
     depth > 8
         || test(text)
-        || include.captures_iter(text).any(|c| {
-            (partials.load(&c[1]).ok())
-                .map_or(true, |t| includes_any(&t, partials, depth + 1, test))
+        || includes(text).into_iter().any(|name| {
+            (partials.load(name).ok()).map_or(true, |t| includes_any(&t, partials, depth + 1, test))
         })
 }
 
@@ -198,16 +233,17 @@ impl Split {
             strip_piece(&pre)?.into_owned(),
             strip_piece(&post)?.into_owned(),
         );
-        let mut skeleton = String::new();
+        let mut skeleton = Vec::new();
         let checked = ends_in_a_list(&pre)
-            && join_pieces([&*pre, &*post], &mut skeleton)
-            && serde_json::from_str::<serde::de::IgnoredAny>(skeleton.trim()).is_ok();
+            && join_pieces([pre.as_bytes(), post.as_bytes()], &mut skeleton)
+            && serde_json::from_slice::<serde::de::IgnoredAny>(skeleton.trim_ascii()).is_ok();
         Some(Frame { pre, post, checked })
     }
 
-    /// The body string's text: `frame` around each message's fragment, taken from `cache`
-    /// or rendered with the context `ctx` gives (asked only then); `None` when the whole
-    /// template must render instead (see the module doc).
+    /// Append the body string's text to `out`, trimmed as `str::trim` would: `frame`
+    /// around each message's fragment, taken from `cache` or rendered with the context
+    /// `ctx` gives (asked only then); `None` when the whole template must render instead
+    /// (see the module doc; what was appended is then to be dropped).
     pub fn join(
         &self,
         env: &Environment<'static>,
@@ -215,8 +251,15 @@ impl Split {
         ctx: &mut dyn FnMut() -> J,
         fragments: &dyn Fragments,
         cache: &mut EncodeCache,
-    ) -> Option<String> {
+        out: &mut Vec<u8>,
+    ) -> Option<()> {
         let n = fragments.count();
+        // What the native writers read of the context, read once when first needed.
+        let mut marks: Option<Marks> = None;
+        // Where a native writer writes (grown once, not once per message); the cache
+        // keeps an exact copy.
+        let mut scratch = Vec::new();
+        let mut size = frame.pre.len() + frame.post.len();
         for index in 0..n {
             let last = index + 1 == n;
             let key = KeyHasher::default()
@@ -224,8 +267,17 @@ impl Split {
                 .num(index as u64)
                 .tag(u8::from(last && self.reads_last))
                 .finish();
-            cache
+            let bytes = cache
                 .get_or_fill(index, key, |bytes| {
+                    let native = self.native.zip(fragments.message(index));
+                    if let Some((dialect, input)) = native {
+                        let marks = marks.get_or_insert_with(|| Marks::of(&ctx()));
+                        scratch.clear();
+                        if native_fragments::write(dialect, &input, marks, &mut scratch) {
+                            bytes.extend_from_slice(&scratch);
+                            return Ok(());
+                        }
+                    }
                     let vars = context! { ctx => ctx(), msg => fragments.entry(index),
                     loop => context! { index0 => index, index => index + 1,
                         first => index == 0, last } };
@@ -239,21 +291,25 @@ impl Split {
                     Ok(())
                 })
                 .ok()?;
+            size += bytes.len();
         }
-        let texts = (0..n).map(|i| cache.get(i).and_then(|b| std::str::from_utf8(b).ok()));
-        let texts: Vec<&str> = texts.collect::<Option<_>>()?;
-        let size = texts.iter().map(|t| t.len()).sum::<usize>();
-        let mut out = String::with_capacity(frame.pre.len() + frame.post.len() + size);
-        let all = std::iter::once(&*frame.pre)
+        // With room for what follows the conversation in the body (tools, options).
+        out.reserve(size + size / 4);
+        let start = out.len();
+        let texts = (0..n).map(|i| cache.get(i).unwrap_or_default());
+        let all = std::iter::once(frame.pre.as_bytes())
             .chain(texts)
-            .chain(std::iter::once(&*frame.post));
-        if !join_pieces(all, &mut out) {
+            .chain(std::iter::once(frame.post.as_bytes()));
+        if !join_pieces(all, out) {
             return None;
         }
+        let kept = trim_range(&out[start..]);
+        out.truncate(start + kept.end);
+        out.drain(start..start + kept.start);
         // Elements each followed by a comma, put in a list of a valid skeleton, make a
         // valid list: the check of the whole text is needed only when that is not so.
-        (frame.checked || serde_json::from_str::<serde::de::IgnoredAny>(out.trim()).is_ok())
-            .then_some(out)
+        (frame.checked || serde_json::from_slice::<serde::de::IgnoredAny>(&out[start..]).is_ok())
+            .then_some(())
     }
 }
 

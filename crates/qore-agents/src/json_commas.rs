@@ -33,13 +33,12 @@ fn is_space(b: u8) -> bool {
 /// would read: a piece's last comma is dropped when the next piece opens with `]` or `}`.
 /// `false` (and `out` unspecified) when a piece opens with a comma: the caller strips the
 /// whole text instead.
-pub fn join_pieces<'p>(pieces: impl IntoIterator<Item = &'p str>, out: &mut String) -> bool {
+pub fn join_pieces<'p>(pieces: impl IntoIterator<Item = &'p [u8]>, out: &mut Vec<u8>) -> bool {
     // Where the last comma written stands, when only whitespace follows it.
     let mut pending: Option<usize> = None;
-    for piece in pieces {
-        let bytes = piece.as_bytes();
+    for bytes in pieces {
         let Some(first) = bytes.iter().position(|b| !is_space(*b)) else {
-            out.push_str(piece);
+            out.extend_from_slice(bytes);
             continue;
         };
         match bytes[first] {
@@ -52,11 +51,46 @@ pub fn join_pieces<'p>(pieces: impl IntoIterator<Item = &'p str>, out: &mut Stri
             _ => {}
         }
         let start = out.len();
-        out.push_str(piece);
+        out.extend_from_slice(bytes);
         let last = bytes.iter().rposition(|b| !is_space(*b)).unwrap_or(first);
         pending = (bytes[last] == b',').then_some(start + last);
     }
     true
+}
+
+/// The range of UTF-8 `text` that `str::trim` keeps, decoding only its ends (a text that
+/// is not UTF-8 where it is decoded is kept from there).
+pub fn trim_range(text: &[u8]) -> std::ops::Range<usize> {
+    const WINDOW: usize = 64;
+    let mut start = 0;
+    while start < text.len() {
+        let window = &text[start..text.len().min(start + WINDOW)];
+        let valid = match std::str::from_utf8(window) {
+            Ok(s) => s,
+            Err(e) => std::str::from_utf8(&window[..e.valid_up_to()]).unwrap_or_default(),
+        };
+        let space = valid.len() - valid.trim_start().len();
+        start += space;
+        if space == 0 || space < valid.len() {
+            break;
+        }
+    }
+    let mut end = text.len();
+    while end > start {
+        let mut from = end.saturating_sub(WINDOW).max(start);
+        while from < end && text[from] & 0xC0 == 0x80 {
+            from += 1; // a character's continuation byte: start at the next character
+        }
+        let Ok(valid) = std::str::from_utf8(&text[from..end]) else {
+            break;
+        };
+        let space = valid.len() - valid.trim_end().len();
+        end -= space;
+        if space == 0 || space < valid.len() {
+            break;
+        }
+    }
+    start..end
 }
 
 /// Where a scan stands with respect to JSON strings.
@@ -204,15 +238,34 @@ mod tests {
             let stripped: Vec<String> = (pieces.iter())
                 .map(|p| super::strip_piece(p).unwrap().into_owned())
                 .collect();
-            let mut joined = String::new();
+            let mut joined = Vec::new();
             assert!(super::join_pieces(
-                stripped.iter().map(String::as_str),
+                stripped.iter().map(String::as_bytes),
                 &mut joined
             ));
-            assert_eq!(joined, whole, "{pieces:?}");
+            assert_eq!(String::from_utf8(joined).unwrap(), whole, "{pieces:?}");
         }
         assert!(super::strip_piece("[\"open").is_none());
-        assert!(!super::join_pieces(["[1", ", 2]"], &mut String::new()));
+        assert!(!super::join_pieces([&b"[1"[..], b", 2]"], &mut Vec::new()));
+    }
+
+    #[test]
+    fn trimmed_ends_are_str_trims() {
+        let long = format!("{}[1]{}", " \u{3000}".repeat(40), "\u{2028}\n".repeat(40));
+        let texts = [
+            "",
+            "   ",
+            "[1]",
+            " \n\t[1, 2]\r\n ",
+            "\u{a0}\u{3000}[\"ü\"]\u{2029}\u{85}",
+            "日本[\"語\"]日本",
+            "\u{3000}",
+            &long,
+        ];
+        for text in texts {
+            let kept = super::trim_range(text.as_bytes());
+            assert_eq!(&text[kept], text.trim(), "{text:?}");
+        }
     }
 
     #[test]

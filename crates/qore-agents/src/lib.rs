@@ -22,6 +22,7 @@ pub mod error;
 #[doc(hidden)]
 pub mod fuzz_targets;
 pub mod json_commas;
+pub mod native_fragments;
 mod os_keyring;
 pub mod overrides;
 pub mod partials;

@@ -25,7 +25,7 @@ use qore_core::{ErrorInfo, History, Message, ToolSpec};
 use serde_json::Value;
 
 use crate::body::{BodyTemplate, RenderError};
-use crate::body_edit::{set_members, top_level_members, When};
+use crate::body_edit::{not_object, set_members_of, top_level_members, When};
 use crate::catalog::Agent;
 use crate::context::{CacheSettings, TemplateContext};
 use crate::error::AgentError;
@@ -93,7 +93,7 @@ pub struct AgentRenderer {
     carries_model: bool,
     /// The last offered tools' definitions, and the last context of a cached render as
     /// templates see it (its history empty), by a key of what they come from.
-    pub(crate) definitions: Memo<Vec<Value>>,
+    pub(crate) definitions: Memo<Arc<Vec<Value>>>,
     pub(crate) header: Memo<minijinja::Value>,
 }
 
@@ -129,6 +129,16 @@ impl AgentRenderer {
             definitions: Default::default(),
             header: Default::default(),
         })
+    }
+
+    /// The same renderer with every message of a split conversation rendered by its
+    /// template, never by a native writer ([`crate::native_fragments`]): tests and
+    /// benchmarks compare the two.
+    pub fn without_native_fragments(mut self) -> Self {
+        if let Some(body) = &mut self.body {
+            body.without_native_fragments();
+        }
+        self
     }
 
     /// Whether the answer streams: the body's literal `stream` when it has one, else not for
@@ -181,7 +191,7 @@ impl AgentRenderer {
             Some(body) => {
                 let ctx = self.chat_context(history, tools);
                 let bytes = self.render(body, &ctx)?;
-                self.complete(bytes, &ctx, &options.extra)
+                self.complete(bytes, &ctx.tools, &ctx.cache, &options.extra)
             }
             None => {
                 let request = ChatRequest {
@@ -198,37 +208,49 @@ impl AgentRenderer {
         }
     }
 
-    /// A rendered body with what the session adds (see the module doc), then `extra`'s
-    /// fields (they win).
+    /// A rendered body with what the session adds (see the module doc): the offered
+    /// `tools`' definitions and the profile's `cache` settings; then `extra`'s fields (they
+    /// win).
     pub fn complete(
         &self,
         bytes: Vec<u8>,
-        ctx: &TemplateContext<'_>,
+        tools: &[Value],
+        cache: &CacheSettings,
         extra: &serde_json::Map<String, Value>,
     ) -> Result<Vec<u8>, ErrorInfo> {
         let anthropic = self.protocol.name() == "anthropic";
-        let mark = |key: &str| anthropic && ctx.cache.breakpoints.contains(&key);
+        let mark = |key: &str| anthropic && cache.breakpoints.contains(&key);
         let cache_control = || {
             let mut control = serde_json::json!({"type": "ephemeral"});
-            if let Some(ttl) = ctx.cache.ttl {
+            if let Some(ttl) = cache.ttl {
                 control["ttl"] = ttl.into();
             }
             control
         };
+        let Some(existing) = top_level_members(&bytes) else {
+            // Not an object: refused, unless there is nothing to set.
+            let nothing = !self.carries_model && tools.is_empty() && extra.is_empty();
+            return if nothing {
+                Ok(bytes)
+            } else {
+                Err(not_object())
+            };
+        };
+        // A default the body has is not even built (the offered tools are large).
+        let absent = |key: &str| !existing.iter().any(|(k, _, _)| k == key);
         let mut members = Vec::new();
-        if self.carries_model {
+        if self.carries_model && absent("model") {
             members.push(("model", Value::from(self.model.as_str()), When::Absent));
         }
-        if !ctx.tools.is_empty() {
-            let mut tools = ctx.tools.clone();
+        if !tools.is_empty() && absent("tools") {
+            let mut tools = tools.to_vec();
             if let (true, Some(Value::Object(last))) = (mark("tools"), tools.last_mut()) {
                 last.insert("cache_control".into(), cache_control());
             }
             members.push(("tools", Value::Array(tools), When::Absent));
         }
         if mark("system") {
-            let members_now = top_level_members(&bytes).unwrap_or_default();
-            let system = (members_now.iter()).find(|(key, _, _)| key == "system");
+            let system = (existing.iter()).find(|(key, _, _)| key == "system");
             let text = system.and_then(|(_, start, end)| {
                 serde_json::from_slice::<String>(&bytes[*start..*end]).ok()
             });
@@ -242,7 +264,7 @@ impl AgentRenderer {
                 .iter()
                 .map(|(k, v)| (k.as_str(), v.clone(), When::Always)),
         );
-        set_members(bytes, &members)
+        set_members_of(bytes, &existing, &members)
     }
 
     /// Render `body` for `ctx`.

@@ -8,7 +8,7 @@
 //! keeps only its last tool definitions and template context ([`Memo`]), so nothing grows.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use minijinja::Value as J;
 use qore_client::{EncodeCache, KeyHasher, RequestOptions};
@@ -17,6 +17,7 @@ use qore_core::{ContentBlock, ErrorInfo, History, Message, Role, ToolSpec};
 use crate::body_cached::Finish;
 use crate::body_split::Fragments;
 use crate::context::{entry, last_user, TemplateContext};
+use crate::native_fragments::Input;
 use crate::render::{cache_settings, tool_definitions, AgentRenderer};
 
 /// One value kept under the key of what it was made from.
@@ -67,11 +68,11 @@ impl AgentRenderer {
         let tools_key = key.finish();
         let definitions = || {
             memo(&self.definitions, tools_key, || {
-                tool_definitions(&*self.protocol, offered)
+                Arc::new(tool_definitions(&*self.protocol, offered))
             })
         };
         let header = || {
-            let mut header = TemplateContext::chat_header(history, definitions());
+            let mut header = TemplateContext::chat_header(history, definitions().to_vec());
             header.model = Some(&self.model);
             header.cache = cache_settings(&self.agent);
             header
@@ -89,7 +90,8 @@ impl AgentRenderer {
         for (name, value) in &options.extra {
             extra.str(name).value(value);
         }
-        let apply = |bytes| self.complete(bytes, &header(), &options.extra).ok();
+        let settings = cache_settings(&self.agent);
+        let apply = |bytes| (self.complete(bytes, &definitions(), &settings, &options.extra)).ok();
         let finish = Finish {
             key: extra.finish(),
             apply: &apply,
@@ -131,5 +133,13 @@ impl Fragments for HistoryFragments<'_> {
     fn entry(&self, index: usize) -> J {
         let last_user = self.last_user == Some(index);
         J::from_serialize(entry(self.messages[index], &self.names, last_user))
+    }
+
+    fn message(&self, index: usize) -> Option<Input<'_>> {
+        Some(Input {
+            message: self.messages.get(index)?,
+            names: &self.names,
+            last_user: self.last_user == Some(index),
+        })
     }
 }

@@ -178,7 +178,7 @@ pub fn validate_agent(
     let bytes = body
         .render(&ctx)
         .map_err(|err| body_error(err.key, err.message))?;
-    let bytes = (renderer.complete(bytes, &ctx, &serde_json::Map::new()))
+    let bytes = (renderer.complete(bytes, &ctx.tools, &ctx.cache, &serde_json::Map::new()))
         .map_err(|err| body_error(String::new(), err.message))?;
     let value: serde_json::Value = serde_json::from_slice(&bytes)
         .map_err(|err| body_error(String::new(), format!("the body is not JSON: {err}")))?;

@@ -4,18 +4,23 @@
 //! continuation, is rendered by the wire's bundled `[body]` profile. Each continuation must
 //! carry every call of the previous turn with its result, in the recorded order, with the
 //! recorded ids and signatures, no orphans, and the previous request's bytes as its prefix.
+//!
+//! Every request is rendered twice ([`Compared`]): with the native writers of the bundled
+//! partials (what is sent) and by the templates alone, each through its own cache; the
+//! bodies and the cached fragments must be the same bytes.
 
 #[path = "../../qore-client/tests/tool_loop/recorded.rs"]
 mod recorded;
 #[path = "../../qore-client/tests/tool_loop/support.rs"]
 mod support;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use qore_agents::providers::Providers;
 use qore_agents::render::AgentRenderer;
 use qore_agents::{Catalog, Partials};
-use qore_client::{Client, ClientConfig};
+use qore_client::{BodyRenderer, ChatRequest, Client, ClientConfig, EncodeCache};
+use qore_core::ErrorInfo;
 use qore_testkit::ReplayServer;
 use recorded::{replay_session, sessions};
 use support::Wire;
@@ -47,16 +52,25 @@ fn templated(wire: Wire, server: &ReplayServer, model: &str) -> Client {
         agent.name,
         wire.name()
     );
-    let renderer = AgentRenderer::new(
-        agent,
-        protocol.clone(),
-        model.to_owned(),
-        Partials::default(),
-    )
-    .expect("the bundled profile compiles");
+    let renderer = || {
+        AgentRenderer::new(
+            agent,
+            protocol.clone(),
+            model.to_owned(),
+            Partials::default(),
+        )
+        .expect("the bundled profile compiles")
+    };
+    let renderer = Compared {
+        native: renderer(),
+        templates: renderer().without_native_fragments(),
+        cache: Mutex::default(),
+    };
+    let native = renderer.native.body().and_then(|b| b.native_dialect());
+    assert!(native.is_some(), "{} renders natively", agent.name);
     let codec_client = wire.client(server);
     let config = ClientConfig {
-        endpoint: renderer.endpoint.clone(),
+        endpoint: renderer.native.endpoint.clone(),
         ..codec_client.config().clone()
     };
     Client::new(protocol, config)
@@ -110,5 +124,43 @@ async fn llamacpp_sessions() {
 async fn mistral_sessions() {
     for name in sessions(Wire::Mistral) {
         replay_session(Wire::Mistral, name, &templated).await;
+    }
+}
+
+/// Renders natively (what is sent) and by the templates alone, and insists on the same
+/// bytes: the bodies, and the fragments each cache holds.
+struct Compared {
+    native: AgentRenderer,
+    templates: AgentRenderer,
+    /// The templates' own cache, across the requests of a session.
+    cache: Mutex<EncodeCache>,
+}
+
+impl BodyRenderer for Compared {
+    fn render(&self, request: &ChatRequest<'_>) -> Result<Vec<u8>, ErrorInfo> {
+        let ours = BodyRenderer::render(&self.native, request);
+        let theirs = BodyRenderer::render(&self.templates, request);
+        assert_eq!(ours.as_ref().ok(), theirs.as_ref().ok());
+        ours
+    }
+
+    fn render_cached(
+        &self,
+        request: &ChatRequest<'_>,
+        cache: &mut EncodeCache,
+    ) -> Result<Vec<u8>, ErrorInfo> {
+        let ours = self.native.render_cached(request, cache);
+        let mut reference = self.cache.lock().unwrap();
+        let theirs = self.templates.render_cached(request, &mut reference);
+        let text = |r: &Result<Vec<u8>, ErrorInfo>| {
+            (r.as_ref().ok()).map(|b| String::from_utf8_lossy(b).into_owned())
+        };
+        assert_eq!(text(&ours), text(&theirs), "native and templates differ");
+        assert!(ours.is_ok(), "{ours:?}");
+        assert_eq!(cache.len(), reference.len());
+        for i in 0..cache.len() {
+            assert_eq!(cache.get(i), reference.get(i), "fragment {i}");
+        }
+        ours
     }
 }
