@@ -172,7 +172,7 @@ async fn run_turn(
         target = manager.reach(&spec) => target?,
         () = cancel.cancelled() => return Ok(Ended::Cancelled),
     };
-    let project = project_dir(&spec).map(|dir| dir.canonicalize().unwrap_or(dir));
+    let project = project_dir(&spec);
     let mut setup = SessionSetup::new(target);
     if let Some(project) = &project {
         setup.layers = setup.layers.with_project_rules(project)?;

@@ -17,6 +17,7 @@ use comfy_table::{presets::NOTHING, Table};
 use qore_agents::config::Config;
 use qore_client::CancellationToken;
 use qore_session::compress::Keep;
+use qore_session::target::resolve_project;
 use qore_session::tokens::{stored_use, TokenUse};
 use qore_session::transcript::{self, ExportFormat};
 use qore_session::{Compressing, SessionManager};
@@ -168,7 +169,7 @@ fn run(store: &mut Store, command: SessionsCommand) -> Result<(), String> {
             Ok(())
         }
         SessionsCommand::Import { file, project } => {
-            let project = project.map(|dir| absolute(&dir)).transpose()?;
+            let project = project.map(|dir| project_dir(Some(dir))).transpose()?;
             let here = project_dir(None)?;
             let imported = transcript::import_file(store, &file, project.as_deref(), Some(&here))
                 .map_err(|e| e.to_string())?;
@@ -338,22 +339,13 @@ fn minute(millis: i64) -> String {
     text.get(..16).unwrap_or(&text).replacen('T', " ", 1)
 }
 
-/// `dir` made absolute, or the current directory (canonical, as the system reports it).
+/// `dir`, or the current directory, as sessions record projects
+/// ([`qore_session::target::resolve_project`]).
 fn project_dir(dir: Option<PathBuf>) -> Result<PathBuf, String> {
-    match dir {
-        Some(dir) => absolute(&dir),
-        None => {
-            std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))
-        }
-    }
-}
-
-/// `dir` as the store records projects: canonical (links and `..` resolved), or made
-/// absolute when it does not exist.
-fn absolute(dir: &Path) -> Result<PathBuf, String> {
-    dir.canonicalize()
-        .or_else(|_| std::path::absolute(dir))
-        .map_err(|e| format!("cannot resolve {}: {e}", dir.display()))
+    resolve_project(dir.as_deref()).map_err(|e| match dir {
+        Some(dir) => format!("cannot resolve {}: {e}", dir.display()),
+        None => format!("cannot read the current directory: {e}"),
+    })
 }
 
 #[cfg(test)]

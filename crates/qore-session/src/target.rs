@@ -178,11 +178,22 @@ pub async fn reach(config: &Config, spec: &TargetSpec, notes: &Notes) -> Result<
     })
 }
 
-/// The spec's project, else the current directory.
+/// The spec's project, else the current directory, as [`resolve_project`] gives it (`None`
+/// when the current directory cannot be read).
 pub fn project_dir(spec: &TargetSpec) -> Option<PathBuf> {
-    spec.project
-        .clone()
-        .or_else(|| std::env::current_dir().ok())
+    resolve_project(spec.project.as_deref()).ok()
+}
+
+/// A project directory as sessions record it: `dir`, else the current directory; canonical
+/// (links and `..` resolved), or made absolute when it does not exist. Every front end and
+/// `qore sessions` resolve projects through this, so `--project .`, a symlinked path and
+/// the current directory name one project in the store.
+pub fn resolve_project(dir: Option<&Path>) -> std::io::Result<PathBuf> {
+    let dir = match dir {
+        Some(dir) => dir.to_owned(),
+        None => std::env::current_dir()?,
+    };
+    dir.canonicalize().or_else(|_| std::path::absolute(&dir))
 }
 
 async fn reach_agent(
@@ -304,5 +315,36 @@ async fn only_model(client: &Client) -> Result<ModelInfo, ErrorInfo> {
                 .collect::<Vec<_>>()
                 .join(", ")
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[cfg(unix)]
+    fn a_project_is_recorded_by_its_canonical_path() {
+        let root = tempfile::tempdir().unwrap();
+        let real = root.path().canonicalize().unwrap().join("app");
+        std::fs::create_dir(&real).unwrap();
+        let link = root.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let gone = root.path().join("gone");
+        // (given, recorded): `..` and links resolved; a missing directory made absolute.
+        let cases = [
+            (real.join("..").join("app"), real.clone()),
+            (link.clone(), real.clone()),
+            (gone.clone(), gone.clone()),
+        ];
+        for (given, recorded) in cases {
+            assert_eq!(
+                resolve_project(Some(&given)).unwrap(),
+                recorded,
+                "{given:?}"
+            );
+        }
+        let relative = resolve_project(Some(Path::new("no-such-dir"))).unwrap();
+        assert!(relative.is_absolute() && relative.ends_with("no-such-dir"));
     }
 }
