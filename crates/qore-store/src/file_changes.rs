@@ -110,8 +110,9 @@ impl Store {
         }))
     }
 
+    /// A turn's changes (a cached statement: listing sessions reads them for every turn).
     pub(crate) fn file_changes(&self, turn: i64) -> Result<Vec<FileChange>, StoreError> {
-        let mut query = self.conn.prepare(
+        let mut query = self.conn.prepare_cached(
             "SELECT path, before, after_hash, restorable FROM file_changes
              WHERE turn_id = ?1 ORDER BY path",
         )?;
