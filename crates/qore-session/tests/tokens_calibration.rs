@@ -4,7 +4,7 @@
 //! request must come within a few percent of what the provider then reported.
 
 use qore_client::{CancellationToken, Client, ClientConfig};
-use qore_core::{ContentBlock, Message, Role, StreamOutcome, ToolResultPart, ToolSpec};
+use qore_core::{ContentBlock, Message, Role, StreamOutcome, ToolSpec};
 use qore_session::tokens::{estimate_messages, estimate_tools, prompt_tokens, TokenEstimator};
 use qore_testkit::{reply_from_exchange, Exchange, ReplayServer, Slicing};
 use serde_json::Value;
@@ -29,21 +29,11 @@ fn spec(name: &Value, description: &Value, schema: &Value) -> ToolSpec {
 }
 
 fn result(id: &str, content: String) -> ContentBlock {
-    ContentBlock::ToolResult {
-        tool_use_id: id.into(),
-        content: vec![ToolResultPart::Text { text: content }],
-        is_error: false,
-    }
+    ContentBlock::tool_result(id, content, false)
 }
 
 fn call(id: &str, name: &str, input: Value) -> ContentBlock {
-    ContentBlock::ToolUse {
-        id: id.into(),
-        name: name.into(),
-        input,
-        raw_input: None,
-        signature: None,
-    }
+    ContentBlock::tool_use(id, name, input)
 }
 
 fn role(word: &str) -> Role {

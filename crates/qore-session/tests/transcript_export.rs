@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::{Duration, UNIX_EPOCH};
 
-use qore_core::{ContentBlock, Message, Role, ToolResultPart, Usage};
+use qore_core::{ContentBlock, Message, Role, Usage};
 use qore_session::transcript::{export, import_file, transcript, ExportFormat, QORE_FORMAT};
 use qore_store::{NewSession, Store, TurnRecord, TurnStatus};
 
@@ -24,24 +24,20 @@ fn turn(n: u64, status: TurnStatus) -> TurnRecord {
                         text: "read it\nthen answer".into(),
                         signature: Some("sig".into()),
                     },
-                    ContentBlock::ToolUse {
-                        id: call.clone(),
-                        name: "read_file".into(),
-                        input: serde_json::json!({"path": "src/main.rs"}),
-                        raw_input: None,
-                        signature: None,
-                    },
+                    ContentBlock::tool_use(
+                        call.clone(),
+                        "read_file",
+                        serde_json::json!({"path": "src/main.rs"}),
+                    ),
                 ],
             ),
             Message::new(
                 Role::User,
-                vec![ContentBlock::ToolResult {
-                    tool_use_id: call,
-                    content: vec![ToolResultPart::Text {
-                        text: "fn main() {}\n````\n".into(),
-                    }],
-                    is_error: n == 2,
-                }],
+                vec![ContentBlock::tool_result(
+                    call,
+                    "fn main() {}\n````\n",
+                    n == 2,
+                )],
             ),
             Message::assistant(format!("answer {n}")),
         ],

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use qore_core::{ContentBlock, Message, Role, ToolResultPart};
+use qore_core::{ContentBlock, Message, Role};
 use qore_session::transcript::{import_file, TranscriptError};
 use qore_store::{Store, TurnStatus};
 use serde_json::json;
@@ -25,21 +25,11 @@ fn store() -> (tempfile::TempDir, Store) {
 }
 
 fn call(id: &str, name: &str, input: serde_json::Value) -> ContentBlock {
-    ContentBlock::ToolUse {
-        id: id.into(),
-        name: name.into(),
-        input,
-        raw_input: None,
-        signature: None,
-    }
+    ContentBlock::tool_use(id, name, input)
 }
 
 fn result(id: &str, text: &str, is_error: bool) -> ContentBlock {
-    ContentBlock::ToolResult {
-        tool_use_id: id.into(),
-        content: vec![ToolResultPart::Text { text: text.into() }],
-        is_error,
-    }
+    ContentBlock::tool_result(id, text, is_error)
 }
 
 fn assistant(blocks: Vec<ContentBlock>) -> Message {

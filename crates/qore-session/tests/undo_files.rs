@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use qore_core::{CancellationToken, ContentBlock, Message, Role, Tool, ToolResultPart, Usage};
+use qore_core::{CancellationToken, ContentBlock, Message, Role, Tool, Usage};
 use qore_session::undo::{take_changes, undo_last_turn, FileUndo, UndoError};
 use qore_store::{NewSession, Store, TurnRecord, TurnStatus};
 use qore_tools::{builtin_tools, ChangeRecorder, Sandbox, ToolOptions};
@@ -61,20 +61,8 @@ impl Project {
             let tool = self.tools.iter().find(|t| t.spec().name == *name).unwrap();
             let out = tool.call(input.clone(), CancellationToken::new()).await;
             let id = format!("call-{n}");
-            let call = ContentBlock::ToolUse {
-                id: id.clone(),
-                name: name.to_string(),
-                input: input.clone(),
-                raw_input: None,
-                signature: None,
-            };
-            let result = ContentBlock::ToolResult {
-                tool_use_id: id,
-                content: vec![ToolResultPart::Text {
-                    text: out.text_content(),
-                }],
-                is_error: out.is_error,
-            };
+            let call = ContentBlock::tool_use(id.clone(), name.to_string(), input.clone());
+            let result = ContentBlock::tool_result(id, out.text_content(), out.is_error);
             replies.push(Message::new(Role::Assistant, vec![call]));
             replies.push(Message::new(Role::User, vec![result]));
         }

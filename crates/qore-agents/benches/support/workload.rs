@@ -75,13 +75,7 @@ fn call(c: usize, j: usize) -> ContentBlock {
             }),
         ),
     };
-    ContentBlock::ToolUse {
-        id: format!("call_{c:03}_{j}"),
-        name: name.into(),
-        input,
-        raw_input: None,
-        signature: None,
-    }
+    ContentBlock::tool_use(format!("call_{c:03}_{j}"), name, input)
 }
 
 fn result(c: usize, j: usize) -> ContentBlock {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use qore_client::{CancellationToken, Client, ClientConfig};
-use qore_core::{ContentBlock, Message, Role, ToolResultPart, Usage};
+use qore_core::{ContentBlock, Message, Role, Usage};
 use qore_session::compress::{compress, CompressError, CompressOptions, Compressed, Keep};
 use qore_store::{NewSession, SessionInfo, Store, StoredTurn, TurnRecord, TurnStatus};
 use qore_testkit::{Exchange, RecordedRequest, ReplayServer, Slicing};
@@ -33,23 +33,19 @@ pub fn turn(word: &str, index: u64, tool: bool) -> TurnRecord {
         let id = format!("call_{word}");
         replies.push(Message::new(
             Role::Assistant,
-            vec![ContentBlock::ToolUse {
-                id: id.clone(),
-                name: "read_file".into(),
-                input: serde_json::json!({ "path": format!("{word}.rs") }),
-                raw_input: None,
-                signature: None,
-            }],
+            vec![ContentBlock::tool_use(
+                id.clone(),
+                "read_file",
+                serde_json::json!({ "path": format!("{word}.rs") }),
+            )],
         ));
         replies.push(Message::new(
             Role::User,
-            vec![ContentBlock::ToolResult {
-                tool_use_id: id,
-                content: vec![ToolResultPart::Text {
-                    text: format!("RESULT-{word}"),
-                }],
-                is_error: false,
-            }],
+            vec![ContentBlock::tool_result(
+                id,
+                format!("RESULT-{word}"),
+                false,
+            )],
         ));
     }
     replies.push(Message::new(
