@@ -1,0 +1,2 @@
+//! Cleaning a completion or refactor reply (written on another branch; placeholder so this
+//! branch builds).
