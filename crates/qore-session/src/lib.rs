@@ -36,6 +36,7 @@
 //! ```
 
 pub mod auto_compress;
+pub mod completion;
 pub mod compress;
 mod error;
 pub mod layers;

@@ -1,0 +1,6 @@
+//! Code completion and quick refactor for editors: what is sent to the model around the
+//! cursor ([`context`]) and what the editor inserts from the model's reply ([`clean`]).
+//! Pure functions: no LSP, no HTTP.
+
+pub mod clean;
+pub mod context;
