@@ -1,5 +1,6 @@
-//! Code completion and quick refactor for editors, as pure functions: what a request
-//! carries ([`context`]) and how a reply becomes the text to insert ([`clean`]).
+//! Code completion and quick refactor for editors: what is sent to the model around the
+//! cursor ([`context`]) and what the editor inserts from the model's reply ([`clean`]).
+//! Pure functions: no LSP, no HTTP (issue 14's first slice).
 
 pub mod clean;
 pub mod context;
