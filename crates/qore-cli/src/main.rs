@@ -9,6 +9,7 @@
 mod agents;
 mod approve;
 mod chat;
+mod complete;
 mod connect;
 mod console;
 mod flags;
@@ -70,6 +71,8 @@ enum Command {
         #[command(subcommand)]
         command: ConfigCommand,
     },
+    /// One code completion at FILE:LINE:COL (1-based), printed as the text to insert.
+    Complete(complete::CompleteArgs),
     /// Stored sessions: list, show, export, import, compress, rm, rename (ids may be
     /// abbreviated to a unique prefix; the store is QORE_DATA_DIR's qore.db).
     Sessions {
@@ -277,6 +280,7 @@ async fn main() -> ExitCode {
             command: ConfigCommand::Init,
         } => agents::config_init(),
         Command::Sessions { command } => sessions::sessions(command).await,
+        Command::Complete(args) => complete::complete(args).await,
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "qore", &mut script);

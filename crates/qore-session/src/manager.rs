@@ -33,6 +33,7 @@ use crate::SessionError;
 /// A roster of `pipelines.toml`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Roster {
+    CodeCompletion,
     Chat,
     Compression,
     Refactor,
@@ -42,6 +43,7 @@ pub enum Roster {
 pub(crate) fn roster_agent(config: &Config, roster: Roster) -> Result<String, ErrorInfo> {
     let pipelines = &config.pipelines;
     let (names, word) = match roster {
+        Roster::CodeCompletion => (&pipelines.code_completion, "code_completion"),
         Roster::Chat => (&pipelines.chat, "chat"),
         Roster::Compression => (&pipelines.compression, "compression"),
         Roster::Refactor => (&pipelines.refactor, "refactor"),
@@ -152,6 +154,20 @@ impl SessionManager {
             ..spec.clone()
         };
         self.reach(&spec).await
+    }
+
+    /// Reach `spec`'s agent, else the first of the code_completion roster; code-completion
+    /// agents allowed (`qore complete`).
+    pub async fn reach_completer(&self, spec: &TargetSpec) -> Result<Target, ErrorInfo> {
+        let agent = match &spec.agent {
+            Some(agent) => agent.clone(),
+            None => roster_agent(&self.config, Roster::CodeCompletion)?,
+        };
+        let spec = TargetSpec {
+            agent: Some(agent),
+            ..spec.clone()
+        };
+        crate::target::reach_completer(&self.config, &spec, &self.notes).await
     }
 
     /// Find a stored session by id, name or unique id prefix.

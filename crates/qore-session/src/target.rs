@@ -78,6 +78,8 @@ pub struct AgentSettings {
     pub stream: bool,
     /// The model's context window as the profile sets it (`context_window`).
     pub context_window: Option<u64>,
+    /// A code-completion agent (tagged `completion`): it fills in the middle, it does not chat.
+    pub completion: bool,
 }
 
 /// A model, reached.
@@ -131,6 +133,24 @@ pub fn timeouts(spec: &EndpointSpec, base: Timeouts) -> Timeouts {
 
 /// Reach the model `spec` names, with `config` (the agent catalog and providers).
 pub async fn reach(config: &Config, spec: &TargetSpec, notes: &Notes) -> Result<Target, ErrorInfo> {
+    reach_as(config, spec, notes, false).await
+}
+
+/// [`reach`], where the agent may also be a code-completion one (`qore complete`).
+pub async fn reach_completer(
+    config: &Config,
+    spec: &TargetSpec,
+    notes: &Notes,
+) -> Result<Target, ErrorInfo> {
+    reach_as(config, spec, notes, true).await
+}
+
+async fn reach_as(
+    config: &Config,
+    spec: &TargetSpec,
+    notes: &Notes,
+    completer: bool,
+) -> Result<Target, ErrorInfo> {
     let options = |stream: bool, local: bool| RequestOptions {
         stream,
         max_tokens: local::max_tokens(spec.max_tokens, local),
@@ -140,7 +160,7 @@ pub async fn reach(config: &Config, spec: &TargetSpec, notes: &Notes) -> Result<
     if let Some(name) = &spec.agent {
         let project = project_dir(spec);
         let (client, settings, model, local) =
-            reach_agent(config, name, spec, project.as_deref(), notes).await?;
+            reach_agent(config, name, spec, project.as_deref(), notes, completer).await?;
         let tool_calling = match spec.probe_tools && local {
             true => llamacpp::supports_tools(&client).await,
             false => None,
@@ -202,6 +222,7 @@ async fn reach_agent(
     spec: &TargetSpec,
     project: Option<&Path>,
     notes: &Notes,
+    completer: bool,
 ) -> Result<(Client, AgentSettings, String, bool), ErrorInfo> {
     let resolved = config.resolve(name, spec.model.as_deref())?;
     let agent = &resolved.renderer.agent;
@@ -209,7 +230,8 @@ async fn reach_agent(
     for warning in (config.catalog.warnings.iter()).filter(|w| agent.sources.contains(&w.file)) {
         notes(&format!("qore: warning: {warning}"));
     }
-    if agent.tags.iter().any(|t| t == "completion") {
+    let completion = agent.tags.iter().any(|t| t == "completion");
+    if completion && !completer {
         return Err(ErrorInfo::config(format!(
             "agent {name:?} is a code-completion agent (fill-in-the-middle), not a chat agent; \
              `qore agents list` shows the chat ones"
@@ -246,6 +268,7 @@ async fn reach_agent(
         text_tools: renderer.agent.tool_protocol == ToolProtocolSetting::Text,
         stream: overrides.stream.unwrap_or(renderer.streams()),
         context_window: renderer.agent.context_window,
+        completion,
     };
     Ok((client, settings, renderer.model.clone(), local))
 }

@@ -4,3 +4,4 @@
 
 pub mod clean;
 pub mod context;
+pub mod request;

@@ -1,0 +1,106 @@
+//! `qore complete FILE:LINE:COL`: one code completion at a cursor (LINE and COL 1-based; COL
+//! counts UTF-16 units, as editors do), printed as the text to insert, or with `--json` as
+//! `{"text", "replace", "agent", "model"}`. The agent is `--agent`, else the first of the
+//! code_completion roster. A position past the file is clamped to it; an unreadable file, an
+//! unknown agent or a failed request is one line on stderr and exit 1; so is an empty
+//! completion (nothing printed).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+use qore_client::CancellationToken;
+use qore_session::completion::clean::Mode;
+use qore_session::completion::context::{CompletionContext, Cursor, Window};
+use qore_session::completion::request::complete as ask;
+use qore_session::{SessionManager, TargetSpec};
+
+#[derive(Args)]
+pub struct CompleteArgs {
+    /// The cursor: FILE:LINE:COL, LINE and COL 1-based.
+    pub position: String,
+    /// The agent (default: the first of pipelines.toml's code_completion roster).
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Complete up to the end of the cursor's line only.
+    #[arg(long)]
+    pub single_line: bool,
+    /// Print {"text", "replace", "agent", "model"}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// FILE, and the 0-based cursor of `LINE:COL` (1-based; 0 counts as 1).
+pub fn parse_position(position: &str) -> Option<(PathBuf, Cursor)> {
+    let (rest, col) = position.rsplit_once(':')?;
+    let (file, line) = rest.rsplit_once(':')?;
+    let line: u32 = line.parse().ok()?;
+    let col: u32 = col.parse().ok()?;
+    if file.is_empty() {
+        return None;
+    }
+    let cursor = Cursor {
+        line: line.saturating_sub(1),
+        character: col.saturating_sub(1),
+    };
+    Some((PathBuf::from(file), cursor))
+}
+
+fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("qore: {message}");
+    ExitCode::FAILURE
+}
+
+pub async fn complete(args: CompleteArgs) -> ExitCode {
+    let Some((path, cursor)) = parse_position(&args.position) else {
+        crate::usage_error(format!(
+            "{:?} is not FILE:LINE:COL (LINE and COL 1-based numbers)",
+            args.position
+        ));
+    };
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(err) => return fail(format!("cannot read {}: {err}", path.display())),
+    };
+    let ctx = CompletionContext::new(&text, cursor, &Window::default());
+    let manager = SessionManager::new(None, crate::agents::load(), crate::connect::notes());
+    let spec = TargetSpec {
+        agent: args.agent.clone(),
+        ..TargetSpec::default()
+    };
+    let target = match manager.reach_completer(&spec).await {
+        Ok(target) => target,
+        Err(error) => return fail(error.message),
+    };
+    let mode = match args.single_line {
+        true => Mode::Single,
+        false => Mode::Multi,
+    };
+    let agent = target.agent.as_ref().map(|a| a.name.clone());
+    match ask(
+        &target,
+        &ctx,
+        Path::new(&path),
+        mode,
+        CancellationToken::new(),
+    )
+    .await
+    {
+        Ok(Some(completion)) if args.json => {
+            let line = serde_json::json!({
+                "text": completion.text,
+                "replace": completion.replace,
+                "agent": agent,
+                "model": target.model,
+            });
+            crate::console::out(&format!("{line}\n"));
+            ExitCode::SUCCESS
+        }
+        Ok(Some(completion)) => {
+            crate::console::out(&completion.text);
+            ExitCode::SUCCESS
+        }
+        Ok(None) => fail("the model's completion was empty after cleaning"),
+        Err(error) => fail(error.message),
+    }
+}

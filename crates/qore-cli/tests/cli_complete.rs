@@ -1,0 +1,128 @@
+//! `qore complete FILE:LINE:COL` as an editor meets it: the real binary, a config dir of its
+//! own, and a loopback server. A code-completion agent asks llama.cpp's `/infill` with the
+//! file's prefix and suffix; a chat agent gets the `<cursor>` prompt and its fenced answer is
+//! cleaned; a position past the file is clamped; a missing file is one error line.
+
+mod common;
+
+use common::config::{qore_in, ConfigDir};
+use qore_testkit::chat::chat_answer;
+use qore_testkit::{ReplayServer, Reply, Slicing};
+use serde_json::{json, Value};
+
+/// An `/infill` stream as llama.cpp sends it: content chunks, then the closing summary.
+fn infill_stream(pieces: &[&str]) -> String {
+    let chunk = |content: &str, predicted: usize| {
+        json!({"index": 0, "content": content, "tokens": [1], "stop": false, "id_slot": -1,
+               "tokens_predicted": predicted, "tokens_evaluated": 24})
+    };
+    let last = json!({"index": 0, "content": "", "tokens": [], "id_slot": 0, "stop": true,
+        "model": "qwen2.5-coder", "tokens_predicted": pieces.len(), "tokens_evaluated": 24,
+        "stop_type": "eos", "stopping_word": "", "tokens_cached": 26,
+        "timings": {"cache_n": 20, "prompt_n": 4, "predicted_n": pieces.len()}});
+    let mut out: String = (pieces.iter().enumerate())
+        .map(|(i, p)| format!("data: {}\n\n", chunk(p, i + 1)))
+        .collect();
+    out.push_str(&format!("data: {last}\n\n"));
+    out
+}
+
+/// A config dir whose `loop` provider (`protocol`) is `url`, with agent `agent_toml`.
+fn config_for(url: &str, protocol: &str, agent_toml: &str) -> ConfigDir {
+    ConfigDir::new(&[
+        (
+            "providers/loop.toml",
+            &format!("name = \"loop\"\nprotocol = \"{protocol}\"\nurl = \"{url}/v1\"\n"),
+        ),
+        ("agents/mine.toml", agent_toml),
+        (
+            "source/add.py",
+            "def add(a, b):\n    return \n\nprint(add(1, 2))\n",
+        ),
+    ])
+}
+
+const FIM_AGENT: &str =
+    "name = \"mine\"\nextends = \"llamacpp-completion\"\nprovider = \"loop\"\nmodel = \"qwen\"\n";
+const CHAT_AGENT: &str =
+    "name = \"mine\"\nextends = \"openai-chat\"\nprovider = \"loop\"\nmodel = \"tiny\"\n";
+
+fn file(config: &ConfigDir, at: &str) -> String {
+    format!("{}:{at}", config.0.join("source/add.py").display())
+}
+
+#[tokio::test]
+async fn a_fim_agent_sends_prefix_and_suffix_to_infill() {
+    let reply = Reply::sse(infill_stream(&["a", " + ", "b"]))
+        .with_slicing(Slicing::Irregular { seed: 5, max: 6 });
+    let server = ReplayServer::start(vec![reply]).await.unwrap();
+    let config = config_for(&server.url(), "llamacpp", FIM_AGENT);
+    let position = file(&config, "2:12");
+    let run = qore_in(
+        &config,
+        &["complete", &position, "--agent", "mine", "--json"],
+    )
+    .await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let line: Value = serde_json::from_str(run.stdout.trim()).expect("one JSON line");
+    assert_eq!(line["text"], "a + b", "{run:?}");
+    assert_eq!(
+        (line["agent"].as_str(), line["replace"].as_u64()),
+        (Some("mine"), Some(0))
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    assert_eq!(requests[0].path, "/infill");
+    let body = requests[0].json().expect("a JSON body");
+    assert_eq!(
+        body["input_prefix"], "def add(a, b):\n    return ",
+        "{body}"
+    );
+    assert_eq!(body["input_suffix"], "\n\nprint(add(1, 2))\n", "{body}");
+}
+
+#[tokio::test]
+async fn a_chat_agent_gets_the_cursor_prompt_and_its_answer_is_cleaned() {
+    let answer = "Here is the completion:\n```python\na + b\n```\nThis adds the numbers.";
+    let server = ReplayServer::start(vec![chat_answer(answer)])
+        .await
+        .unwrap();
+    let config = config_for(&server.url(), "openai-chat", CHAT_AGENT);
+    let position = file(&config, "2:12");
+    let run = qore_in(&config, &["complete", &position, "--agent", "mine"]).await;
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (Some(0), "a + b"),
+        "{run:?}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    let body = String::from_utf8_lossy(&requests[0].body);
+    assert!(body.contains("<cursor>"), "{body}");
+    assert!(body.contains("return <cursor>"), "{body}");
+}
+
+#[tokio::test]
+async fn a_position_past_the_file_is_clamped_and_a_missing_file_is_one_line() {
+    let server = ReplayServer::start(vec![chat_answer("# done")])
+        .await
+        .unwrap();
+    let config = config_for(&server.url(), "openai-chat", CHAT_AGENT);
+    let position = file(&config, "99:99");
+    let run = qore_in(&config, &["complete", &position, "--agent", "mine"]).await;
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (Some(0), "# done"),
+        "{run:?}"
+    );
+    let body = String::from_utf8_lossy(&server.requests()[0].body).into_owned();
+    assert!(body.contains("print(add(1, 2))\\n<cursor>"), "{body}");
+    let missing = format!("{}:1:1", config.0.join("nope.py").display());
+    let run = qore_in(&config, &["complete", &missing, "--agent", "mine"]).await;
+    assert_eq!((run.code, run.stdout.as_str()), (Some(1), ""), "{run:?}");
+    assert_eq!(run.stderr.trim().lines().count(), 1, "{run:?}");
+    assert!(
+        run.stderr.contains("cannot read") && run.stderr.contains("nope.py"),
+        "{run:?}"
+    );
+}
