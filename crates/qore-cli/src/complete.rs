@@ -5,7 +5,7 @@
 //! unknown agent or a failed request is one line on stderr and exit 1; so is an empty
 //! completion (nothing printed).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
@@ -77,15 +77,7 @@ pub async fn complete(args: CompleteArgs) -> ExitCode {
         false => Mode::Multi,
     };
     let agent = target.agent.as_ref().map(|a| a.name.clone());
-    match ask(
-        &target,
-        &ctx,
-        Path::new(&path),
-        mode,
-        CancellationToken::new(),
-    )
-    .await
-    {
+    match ask(&target, &ctx, &path, mode, CancellationToken::new()).await {
         Ok(Some(completion)) if args.json => {
             let line = serde_json::json!({
                 "text": completion.text,
@@ -104,3 +96,7 @@ pub async fn complete(args: CompleteArgs) -> ExitCode {
         Err(error) => fail(error.message),
     }
 }
+
+#[cfg(test)]
+#[path = "complete_tests.rs"]
+mod tests;

@@ -6,6 +6,7 @@
 mod common;
 
 use common::config::{qore_in, ConfigDir};
+use common::Run;
 use qore_testkit::chat::chat_answer;
 use qore_testkit::{ReplayServer, Reply, Slicing};
 use serde_json::{json, Value};
@@ -47,8 +48,26 @@ const FIM_AGENT: &str =
 const CHAT_AGENT: &str =
     "name = \"mine\"\nextends = \"openai-chat\"\nprovider = \"loop\"\nmodel = \"tiny\"\n";
 
+/// Exit 1, nothing on stdout, one line on stderr holding each of `words`.
+fn failed_saying(run: &Run, words: &[&str]) {
+    assert_eq!((run.code, run.stdout.as_str()), (Some(1), ""), "{run:?}");
+    assert_eq!(run.stderr.trim().lines().count(), 1, "{run:?}");
+    assert!(words.iter().all(|w| run.stderr.contains(w)), "{run:?}");
+}
+
 fn file(config: &ConfigDir, at: &str) -> String {
     format!("{}:{at}", config.0.join("source/add.py").display())
+}
+
+/// `qore complete` at `at` (LINE:COL) with the chat agent, whose model answers `answer`.
+async fn chat_complete(answer: &str, at: &str) -> (ReplayServer, ConfigDir, Run) {
+    let server = ReplayServer::start(vec![chat_answer(answer)])
+        .await
+        .unwrap();
+    let config = config_for(&server.url(), "openai-chat", CHAT_AGENT);
+    let position = file(&config, at);
+    let run = qore_in(&config, &["complete", &position, "--agent", "mine"]).await;
+    (server, config, run)
 }
 
 #[tokio::test]
@@ -84,12 +103,7 @@ async fn a_fim_agent_sends_prefix_and_suffix_to_infill() {
 #[tokio::test]
 async fn a_chat_agent_gets_the_cursor_prompt_and_its_answer_is_cleaned() {
     let answer = "Here is the completion:\n```python\na + b\n```\nThis adds the numbers.";
-    let server = ReplayServer::start(vec![chat_answer(answer)])
-        .await
-        .unwrap();
-    let config = config_for(&server.url(), "openai-chat", CHAT_AGENT);
-    let position = file(&config, "2:12");
-    let run = qore_in(&config, &["complete", &position, "--agent", "mine"]).await;
+    let (server, _config, run) = chat_complete(answer, "2:12").await;
     assert_eq!(
         (run.code, run.stdout.as_str()),
         (Some(0), "a + b"),
@@ -104,12 +118,7 @@ async fn a_chat_agent_gets_the_cursor_prompt_and_its_answer_is_cleaned() {
 
 #[tokio::test]
 async fn a_position_past_the_file_is_clamped_and_a_missing_file_is_one_line() {
-    let server = ReplayServer::start(vec![chat_answer("# done")])
-        .await
-        .unwrap();
-    let config = config_for(&server.url(), "openai-chat", CHAT_AGENT);
-    let position = file(&config, "99:99");
-    let run = qore_in(&config, &["complete", &position, "--agent", "mine"]).await;
+    let (server, config, run) = chat_complete("# done", "99:99").await;
     assert_eq!(
         (run.code, run.stdout.as_str()),
         (Some(0), "# done"),
@@ -119,10 +128,23 @@ async fn a_position_past_the_file_is_clamped_and_a_missing_file_is_one_line() {
     assert!(body.contains("print(add(1, 2))\\n<cursor>"), "{body}");
     let missing = format!("{}:1:1", config.0.join("nope.py").display());
     let run = qore_in(&config, &["complete", &missing, "--agent", "mine"]).await;
-    assert_eq!((run.code, run.stdout.as_str()), (Some(1), ""), "{run:?}");
-    assert_eq!(run.stderr.trim().lines().count(), 1, "{run:?}");
-    assert!(
-        run.stderr.contains("cannot read") && run.stderr.contains("nope.py"),
-        "{run:?}"
-    );
+    failed_saying(&run, &["cannot read", "nope.py"]);
+}
+
+#[tokio::test]
+async fn an_empty_completion_prints_nothing_and_fails_with_a_note() {
+    let (_server, _config, run) = chat_complete("```\n\n```", "2:12").await;
+    failed_saying(&run, &["empty"]);
+}
+
+#[tokio::test]
+async fn without_agent_the_code_completion_roster_picks_and_a_chat_endpoint_refuses_fim() {
+    let server = ReplayServer::start(vec![]).await.unwrap();
+    let config = config_for(&server.url(), "openai-chat", FIM_AGENT);
+    let pipelines = config.0.join("pipelines.toml");
+    std::fs::write(pipelines, "code_completion = [\"mine\"]\n").unwrap();
+    let position = file(&config, "2:12");
+    let run = qore_in(&config, &["complete", &position]).await;
+    failed_saying(&run, &["fill-in-the-middle"]);
+    assert!(server.requests().is_empty());
 }

@@ -64,3 +64,7 @@ pub async fn complete(
     };
     Ok(clean_completion(&reply, &cursor, mode))
 }
+
+#[cfg(test)]
+#[path = "request_tests.rs"]
+mod tests;
