@@ -86,7 +86,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
 
 /// A token cancelled by Ctrl-C. The handler is registered before this returns, so no
 /// Ctrl-C is missed while the stream is being set up.
-fn cancel_on_ctrl_c() -> CancellationToken {
+pub(crate) fn cancel_on_ctrl_c() -> CancellationToken {
     let cancel = CancellationToken::new();
     let on_ctrl_c = cancel.clone();
     #[cfg(unix)]

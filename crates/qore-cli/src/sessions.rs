@@ -14,11 +14,9 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 use comfy_table::{presets::NOTHING, Table};
-use qore_agents::config::Config;
-use qore_client::CancellationToken;
 use qore_session::compress::Keep;
 use qore_session::target::resolve_project;
-use qore_session::tokens::{stored_use, TokenUse};
+use qore_session::tokens::session_use;
 use qore_session::transcript::{self, ExportFormat};
 use qore_session::{Compressing, SessionManager};
 use qore_store::{time_of, SessionInfo, Store};
@@ -208,7 +206,8 @@ fn list(store: &Store, project: Option<&Path>, json: bool) -> Result<(), String>
         let mut rows = Vec::new();
         for s in &sessions {
             let mut row = json_row(s);
-            row["tokens"] = json!(token_use(store, &config, s)?);
+            row["tokens"] =
+                json!(session_use(store, &config.catalog, s).map_err(|e| e.to_string())?);
             rows.push(row);
         }
         outln!("{}", serde_json::Value::Array(rows));
@@ -232,7 +231,7 @@ fn list(store: &Store, project: Option<&Path>, json: bool) -> Result<(), String>
         "ID", "NAME", "TITLE", "TURNS", "TOKENS", "UPDATED", "PROJECT",
     ]);
     for s in &sessions {
-        let tokens = token_use(store, &config, s)?;
+        let tokens = session_use(store, &config.catalog, s).map_err(|e| e.to_string())?;
         let tokens = match tokens.percent {
             Some(percent) => format!("{} ({percent:.0}%)", tokens.used),
             None => tokens.used.to_string(),
@@ -253,29 +252,10 @@ fn list(store: &Store, project: Option<&Path>, json: bool) -> Result<(), String>
     Ok(())
 }
 
-/// The token estimate of a stored session, against the `context_window` of its agent (the
-/// session's, else its last turn's).
-fn token_use(store: &Store, config: &Config, s: &SessionInfo) -> Result<TokenUse, String> {
-    let turns = store.turns(&s.id).map_err(|e| e.to_string())?;
-    let last_agent = turns.last().and_then(|t| t.record.agent.as_deref());
-    let agent = (s.agent.as_deref().or(last_agent)).and_then(|name| config.catalog.get(name));
-    Ok(stored_use(
-        &turns,
-        None,
-        agent.and_then(|a| a.context_window),
-    ))
-}
-
 /// `qore sessions compress`: the new session's id on stdout, what was done on stderr.
 async fn compress(store: Store, key: &str, keep: Option<usize>) -> Result<(), String> {
     let manager = SessionManager::new(Some(store), crate::agents::load(), crate::connect::notes());
-    let cancel = CancellationToken::new();
-    let on_ctrl_c = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_ctrl_c.cancel();
-        }
-    });
+    let cancel = crate::run::cancel_on_ctrl_c();
     let keep = keep.map(Keep::Turns);
     let done = (manager.compress(Compressing::Stored(key), keep, &cancel)).await;
     let done = done.map_err(|e| e.into_info().message)?;

@@ -29,9 +29,10 @@
 
 use std::io::Write;
 
+use qore_agents::catalog::Catalog;
 use qore_client::ModelInfo;
 use qore_core::{ContentBlock, ImageSource, Message, ToolResultPart, ToolSpec, Usage};
-use qore_store::{StoredTurn, TurnRecord};
+use qore_store::{SessionInfo, Store, StoreError, StoredTurn, TurnRecord};
 use serde::Serialize;
 
 /// Tokens a message costs beyond its content (role markers, separators).
@@ -223,6 +224,24 @@ pub fn stored_use(turns: &[StoredTurn], protocol: Option<&str>, window: Option<u
         .cloned()
         .collect();
     TokenUse::new(estimator.estimate(&messages, &[]), window)
+}
+
+/// [`stored_use`] of the session `info` in `store`, against the `context_window` of its agent
+/// in `catalog` (the session's, else its last turn's): what a listing of sessions shows, in
+/// the CLI or any other front end.
+pub fn session_use(
+    store: &Store,
+    catalog: &Catalog,
+    info: &SessionInfo,
+) -> Result<TokenUse, StoreError> {
+    let turns = store.turns(&info.id)?;
+    let last_agent = turns.last().and_then(|t| t.record.agent.as_deref());
+    let agent = (info.agent.as_deref().or(last_agent)).and_then(|name| catalog.get(name));
+    Ok(stored_use(
+        &turns,
+        None,
+        agent.and_then(|a| a.context_window),
+    ))
 }
 
 /// The context window: the profile's `context_window` when set, else what the model listing
