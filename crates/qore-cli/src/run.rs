@@ -16,7 +16,9 @@ use qore_client::CancellationToken;
 use qore_core::{ErrorInfo, History, Message, StopReason, Usage};
 use qore_session::compress::Compressed;
 use qore_session::target::project_dir;
-use qore_session::{Session, SessionError, SessionManager, SessionSetup, ToolSet, TurnOutcome};
+use qore_session::{
+    Opening, Session, SessionError, SessionManager, SessionSetup, ToolSet, TurnOutcome,
+};
 use qore_store::{NewSession, Store};
 use serde_json::json;
 
@@ -139,19 +141,12 @@ fn session(
         model: Some(setup.target.model.clone()),
         ..NewSession::default()
     };
-    if let Some(key) = &args.session {
-        return manager.open_or_create(key, &new, setup);
-    }
-    if args.continue_session {
-        let latest = match &project {
-            Some(project) => manager.latest(project)?,
-            None => None,
-        };
-        if let Some(latest) = latest {
-            return manager.open(&latest.id, setup);
-        }
-    }
-    manager.create(&new, setup)
+    let opening = match (&args.session, args.continue_session) {
+        (Some(key), _) => Opening::Named(key),
+        (None, true) => Opening::Latest,
+        (None, false) => Opening::New,
+    };
+    manager.start(opening, &new, setup)
 }
 
 async fn run_turn(

@@ -53,7 +53,7 @@ pub mod undo;
 
 pub use error::SessionError;
 pub use layers::Layers;
-pub use manager::{Compressing, Roster, SessionManager};
+pub use manager::{Compressing, Opening, Roster, SessionManager};
 pub use outcome::{status_of, LoopStop, TurnOutcome};
 pub use session::{Session, SessionSetup, SharedStore};
 pub use target::{traced_notes, AgentSettings, EndpointSpec, Notes, Target, TargetSpec};

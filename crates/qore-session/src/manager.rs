@@ -71,6 +71,16 @@ pub enum Compressing<'a> {
     Stored(&'a str),
 }
 
+/// Which session a front end starts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Opening<'a> {
+    New,
+    /// `--session`: the one this id, id prefix or name finds, else a new one with this name.
+    Named(&'a str),
+    /// `--continue`: the project's latest, else a new one.
+    Latest,
+}
+
 impl SessionManager {
     /// A manager over `store` (`None`: ephemeral) with the agents of `config`.
     /// The automatic compression threshold is `QORE_COMPRESS_AT`'s.
@@ -220,6 +230,25 @@ impl SessionManager {
         .into();
         let estimator = calibrated(&turns, &setup);
         Ok(self.session(Some(id), history, setup, estimator))
+    }
+
+    /// The session a front end's flags ask for (`--session`, `-c/--continue`, neither):
+    /// `new` says what a new one records (its project is where `Latest` looks).
+    pub fn start(
+        &self,
+        opening: Opening<'_>,
+        new: &NewSession,
+        setup: SessionSetup,
+    ) -> Result<Session, SessionError> {
+        let latest = match (&opening, &new.project_dir) {
+            (Opening::Latest, Some(project)) => self.latest(project)?,
+            _ => None,
+        };
+        match (opening, latest) {
+            (Opening::Named(key), _) => self.open_or_create(key, new, setup),
+            (Opening::Latest, Some(latest)) => self.open(&latest.id, setup),
+            (Opening::Latest | Opening::New, _) => self.create(new, setup),
+        }
     }
 
     /// The stored session `key` names, else a new one named `key` (`--session NAME`).

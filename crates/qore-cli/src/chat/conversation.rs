@@ -21,21 +21,12 @@ use qore_session::tokens::TokenUse;
 use qore_session::transcript::{self, ExportFormat};
 use qore_session::undo::{undo_last_turn, UndoReport};
 use qore_session::{
-    Compressing, Layers, Session, SessionError, SessionManager, SessionSetup, SharedStore, Target,
-    TargetSpec, ToolSet, TurnOutcome,
+    Compressing, Layers, Opening, Session, SessionError, SessionManager, SessionSetup, SharedStore,
+    Target, TargetSpec, ToolSet, TurnOutcome,
 };
 use qore_store::{NewSession, SessionInfo};
 
 use crate::output::Output;
-
-/// Which session a chat starts on.
-pub enum Opening<'a> {
-    New,
-    /// `--session`: the one this id, id prefix or name finds, else a new one with this name.
-    Named(&'a str),
-    /// `--continue`: the project's latest, else a new one.
-    Latest,
-}
 
 /// Builds the tools of each new session (`None`: no tools).
 pub type MakeTools = Box<dyn Fn() -> Result<Option<ToolSet>, ErrorInfo> + Send + Sync>;
@@ -69,16 +60,7 @@ impl Conversation {
         let target = manager.reach(&spec).await?;
         let setup = setup(&spec, &target, &tools)?;
         let new = new_session(&spec, &target);
-        let latest = match (&opening, project_dir(&spec)) {
-            (Opening::Latest, Some(project)) => manager.latest(&project).map_err(info)?,
-            _ => None,
-        };
-        let session = match (opening, latest) {
-            (Opening::Named(key), _) => manager.open_or_create(key, &new, setup),
-            (Opening::Latest, Some(latest)) => manager.open(&latest.id, setup),
-            (Opening::Latest | Opening::New, _) => manager.create(&new, setup),
-        }
-        .map_err(info)?;
+        let session = manager.start(opening, &new, setup).map_err(info)?;
         listen(&session, &on_compressed);
         let last_usage = match session.id() {
             Some(id) => manager.find(id).ok().and_then(|found| found.last_usage),

@@ -14,12 +14,12 @@ use qore_client::CancellationToken;
 use qore_core::{ErrorInfo, Message};
 use qore_session::auto_compress::OnCompressed;
 use qore_session::transcript::ExportFormat;
-use qore_session::{SessionManager, TurnOutcome};
+use qore_session::{Opening, SessionManager, TurnOutcome};
 use serde_json::json;
 
 use super::approve::EditorApprover;
 use super::command::{self, Command, Line};
-use super::conversation::{Conversation, MakeTools, Opening};
+use super::conversation::{Conversation, MakeTools};
 use super::input::{Input, Read, Terminal, HISTORY_FILE};
 use super::interrupt::Interrupts;
 use super::{ChatArgs, FAILURE};
