@@ -11,6 +11,8 @@
 //! message starts with "connecting to URL" when nothing was heard from the server, else
 //! "reading the answer from URL".
 
+use std::borrow::Cow;
+
 use futures_util::StreamExt as _;
 use qore_client::tool_loop::{from_stream, LoopEvent, ToolLoopRunner};
 use qore_client::{CancellationToken, ChatRequest};
@@ -44,7 +46,11 @@ pub(crate) async fn run_turn(
     for message in history.iter().chain([user]) {
         work.push(message.clone());
     }
-    let mut work = sanitize(&work, Wire::of(client.protocol().name())).into_owned();
+    // The view is usually already clean: keep it rather than copying the whole history again.
+    let mut work = match sanitize(&work, Wire::of(client.protocol().name())) {
+        Cow::Owned(cleaned) => cleaned,
+        Cow::Borrowed(_) => work,
+    };
     let base = work.len();
     let mut heard = false;
     let mut emit = |event: LoopEvent<'_>| {

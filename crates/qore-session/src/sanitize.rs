@@ -42,7 +42,8 @@ impl Wire {
 pub fn sanitize<'h>(history: &'h History, wire: Wire) -> Cow<'h, History> {
     let messages = history.messages();
     let mut changed = false;
-    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
+    // Blocks are borrowed while deciding; only a history that changes is copied.
+    let mut out: Vec<(Role, Vec<&ContentBlock>)> = Vec::with_capacity(messages.len());
     for (index, message) in messages.iter().enumerate() {
         let answered = answered_ids(messages.get(index + 1));
         let asked = asked_ids(index.checked_sub(1).map(|i| &messages[i]));
@@ -66,17 +67,20 @@ pub fn sanitize<'h>(history: &'h History, wire: Wire) -> Cow<'h, History> {
             changed = true;
             continue;
         }
-        let blocks = blocks.into_iter().cloned();
         match out.last_mut() {
-            Some(last) if last.role == message.role && message.role != Role::System => {
+            Some((role, last)) if *role == message.role && message.role != Role::System => {
                 changed = true;
-                last.blocks.extend(blocks);
+                last.extend(blocks);
             }
-            _ => out.push(Message::new(message.role, blocks.collect())),
+            _ => out.push((message.role, blocks)),
         }
     }
     match changed {
-        true => Cow::Owned(History::from(out)),
+        true => Cow::Owned(History::from(
+            (out.into_iter())
+                .map(|(role, blocks)| Message::new(role, blocks.into_iter().cloned().collect()))
+                .collect::<Vec<_>>(),
+        )),
         false => Cow::Borrowed(history),
     }
 }
