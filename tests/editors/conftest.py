@@ -1,0 +1,210 @@
+"""Fixtures of the editor tests: the built `qore` binary, a loopback provider, a workspace
+(a qore config dir whose agents talk to that provider, and a project with a `.qoreignore`),
+and `start_lsp`, which starts `qore lsp` under a pytest-lsp client as an editor would.
+
+Promises: every test gets its own provider, config dir, data dir and project; every server
+started is shut down (or killed) at the end of its test; the client answers
+`workspace/applyEdit` by recording the edit and saying it applied it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import pathlib
+import shutil
+
+import pytest
+import pytest_asyncio
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from provider import Provider
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+ADD_PY = "def add(a, b):\n    return \n\nprint(add(1, 2))\n"
+# (line, character) of the cursor in ADD_PY: after "    return ".
+CURSOR = (1, 11)
+
+AGENTS = {
+    # A FIM agent: llama.cpp /infill.
+    "fim": 'extends = "llamacpp-completion"\nprovider = "loop"\nmodel = "qwen"\n',
+    # A chat agent used for completion: the <cursor> prompt, answer cleaned.
+    "chat": 'extends = "llamacpp-chat"\nprovider = "loop"\nmodel = "tiny"\n',
+    # The refactor agent.
+    "fix": 'extends = "llamacpp-refactor"\nprovider = "loop"\nmodel = "tiny"\n',
+}
+
+ACTIONS = [
+    {"title": "Refactor", "instruction": "Refactor this code."},
+    {"title": "Add documentation", "instruction": "Add a docstring."},
+]
+
+
+def settings(**over) -> dict:
+    """The qore settings object of the tests: agents named, no debounce."""
+    completion = {"agent": "fim", "debounceMs": 0, "mode": "multi"}
+    completion.update(over.pop("completion", {}))
+    refactor = {"agent": "fix", "actions": ACTIONS}
+    refactor.update(over.pop("refactor", {}))
+    return {"enabled": True, "completion": completion, "refactor": refactor, **over}
+
+
+def qore_bin() -> str:
+    """QORE_BIN (set by crates/qore-cli/tests/editors.rs), else the debug build."""
+    env = os.environ.get("QORE_BIN")
+    target = pathlib.Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target")
+    path = pathlib.Path(env) if env else target / "debug" / "qore"
+    if not path.is_file():
+        pytest.fail(f"qore binary not found at {path} (set QORE_BIN or build qore-cli)")
+    return str(path)
+
+
+@dataclasses.dataclass
+class Workspace:
+    config: pathlib.Path
+    data: pathlib.Path
+    project: pathlib.Path
+
+    def file(self, rel: str, text: str = ADD_PY) -> str:
+        """Write `rel` in the project; its file URI."""
+        path = self.project / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path.as_uri()
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in ("QORE_URL", "QORE_MODEL")}
+        env.update(QORE_CONFIG_DIR=str(self.config), QORE_DATA_DIR=str(self.data))
+        return env
+
+
+@pytest.fixture
+def provider():
+    server = Provider()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def workspace(tmp_path: pathlib.Path, provider: Provider) -> Workspace:
+    config = tmp_path / "config"
+    (config / "providers").mkdir(parents=True)
+    (config / "agents").mkdir()
+    (config / "providers" / "loop.toml").write_text(
+        f'name = "loop"\nprotocol = "llamacpp"\nurl = "{provider.url}/v1"\n'
+    )
+    for name, toml in AGENTS.items():
+        (config / "agents" / f"{name}.toml").write_text(f'name = "{name}"\n{toml}')
+    (config / "pipelines.toml").write_text('code_completion = ["fim"]\nrefactor = ["fix"]\n')
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".qoreignore").write_text("secret/\n")
+    return Workspace(config, tmp_path / "data", project)
+
+
+def capabilities() -> types.ClientCapabilities:
+    return types.ClientCapabilities(
+        workspace=types.WorkspaceClientCapabilities(
+            apply_edit=True,
+            did_change_configuration=types.DidChangeConfigurationClientCapabilities(),
+        ),
+        text_document=types.TextDocumentClientCapabilities(
+            synchronization=types.TextDocumentSyncClientCapabilities(),
+            completion=types.CompletionClientCapabilities(),
+            inline_completion=types.InlineCompletionClientCapabilities(),
+            code_action=types.CodeActionClientCapabilities(
+                code_action_literal_support=types.ClientCodeActionLiteralOptions(
+                    code_action_kind=types.ClientCodeActionKindOptions(
+                        value_set=[types.CodeActionKind.RefactorRewrite]
+                    )
+                )
+            ),
+        ),
+        window=types.WindowClientCapabilities(show_message=None),
+    )
+
+
+@pytest_asyncio.fixture
+async def start_lsp(workspace: Workspace):
+    """`await start_lsp(init_options)`: a pytest-lsp client on a fresh `qore lsp`,
+    initialized with `init_options` as initializationOptions (None: none)."""
+    clients: list[LanguageClient] = []
+
+    async def start(init_options=None) -> LanguageClient:
+        config = ClientServerConfig(server_command=[qore_bin(), "lsp"], server_env=workspace.env())
+        client = await config.start()
+        client.applied = []  # type: ignore[attr-defined]
+
+        @client.feature(types.WORKSPACE_APPLY_EDIT)
+        def apply_edit(params: types.ApplyWorkspaceEditParams):
+            client.applied.append(params)  # type: ignore[attr-defined]
+            return types.ApplyWorkspaceEditResult(applied=True)
+
+        clients.append(client)
+        await client.initialize_session(
+            types.InitializeParams(
+                capabilities=capabilities(),
+                root_uri=workspace.project.as_uri(),
+                workspace_folders=[
+                    types.WorkspaceFolder(uri=workspace.project.as_uri(), name="project")
+                ],
+                initialization_options=init_options,
+            )
+        )
+        return client
+
+    yield start
+    for client in clients:
+        try:
+            if client._server is not None and client._server.returncode is None:
+                await asyncio.wait_for(client.shutdown_session(), 10)
+        finally:
+            server = client._server
+            if server is not None and server.returncode is None:
+                server.kill()  # it did not exit on `exit`: the test has failed already
+            await client.stop()
+
+
+def open_doc(client: LanguageClient, uri: str, text: str = ADD_PY, language: str = "python"):
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri, language_id=language, version=1, text=text
+            )
+        )
+    )
+
+
+def inline_params(uri: str, at=CURSOR) -> types.InlineCompletionParams:
+    return types.InlineCompletionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        position=types.Position(line=at[0], character=at[1]),
+        context=types.InlineCompletionContext(
+            trigger_kind=types.InlineCompletionTriggerKind.Invoked
+        ),
+    )
+
+
+def inline_items(result) -> list[types.InlineCompletionItem]:
+    """The items of an inline completion result (a list, an InlineCompletionList or None)."""
+    if result is None:
+        return []
+    return list(result.items) if hasattr(result, "items") else list(result)
+
+
+def nvim_bin() -> str | None:
+    """NVIM_BIN (set by editors.rs from scripts/editor-env.sh nvim), else nvim on PATH."""
+    return os.environ.get("NVIM_BIN") or shutil.which("nvim")
+
+
+async def until(condition, what: str, seconds: float = 30.0) -> None:
+    """Wait until `condition()` holds (an AssertionError naming `what` after `seconds`)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"never happened: {what}")
+        await asyncio.sleep(0.05)
