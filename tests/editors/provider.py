@@ -1,6 +1,6 @@
 """A loopback LLM provider for the editor tests (stdlib http.server, one thread per request).
 
-Promises: each POST takes the next queued `Reply`, else the `fallback` reply (which stays:
+Promises: each POST takes the next queued `Reply`, else the `standing` reply (which stays:
 a client that retries meets it every time), else a 500 saying nothing is queued; and it
 records a `Seen` (path, JSON body, whether the client closed the connection before the reply
 ended). A reply is sent with chunked transfer encoding cut at awkward places
@@ -43,7 +43,7 @@ def sse(body: bytes, stall: bool = False) -> Reply:
 class Provider:
     def __init__(self, stall_limit: float = 30.0) -> None:
         self.replies: list[Reply] = []
-        self.fallback: Reply | None = None
+        self.standing: Reply | None = None
         self.seen: list[Seen] = []
         self.stall_limit = stall_limit
         self._lock = threading.Condition()
@@ -94,7 +94,7 @@ class Provider:
             body = {"unparsed": raw.decode("utf-8", "replace")}
         seen = Seen(handler.path, body)
         with self._lock:
-            reply = self.replies.pop(0) if self.replies else self.fallback
+            reply = self.replies.pop(0) if self.replies else self.standing
             self.seen.append(seen)
             self._lock.notify_all()
         if reply is None:

@@ -110,13 +110,13 @@ async def test_an_ignored_file_gets_nothing_and_is_never_sent(start_lsp, workspa
 
 
 async def test_a_provider_error_is_one_line_and_the_server_lives_on(start_lsp, workspace, provider):
-    provider.fallback = Reply(*recorded(SERVER_ERROR))  # every retry meets it too
+    provider.standing = Reply(*recorded(SERVER_ERROR))  # every retry meets it too
     client = await start_lsp({"qore": settings()})
     uri = workspace.file("add.py")
     open_doc(client, uri)
     with pytest.raises(JsonRpcException) as error:
         await wait(client.text_document_inline_completion_async(inline_params(uri)))
-    provider.fallback = None
+    provider.standing = None
     provider.queue(sse(infill_stream(["a + b"])))
     message = error.value.message or ""
     assert "tools param requires --jinja flag" in message, message

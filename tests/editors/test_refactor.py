@@ -83,14 +83,14 @@ async def test_a_code_action_refactors_the_selection_through_apply_edit(start_ls
 
 
 async def test_a_failed_refactor_is_an_error_message_and_no_edit(start_lsp, workspace, provider):
-    provider.fallback = Reply(*recorded(SERVER_ERROR))  # every retry meets it too
+    provider.standing = Reply(*recorded(SERVER_ERROR))  # every retry meets it too
     client = await start_lsp({"qore": settings()})
     uri = workspace.file("add.py")
     open_doc(client, uri)
     actions = await actions_for(client, uri)
     await execute(client, actions[0])
     await until(lambda: client.messages, "window/showMessage")
-    provider.fallback = None
+    provider.standing = None
     provider.queue(sse(infill_stream(["a + b"])))
     [message] = client.messages
     assert message.type == types.MessageType.Error

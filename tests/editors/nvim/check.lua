@@ -1,0 +1,64 @@
+-- Headless Neovim check of qore's LSP server, as a user's setup drives it.
+-- nvim --headless --clean -l check.lua SETUP FILE OUT
+--   SETUP  the Lua setup from docs/editors.md (vim.lsp.config + vim.lsp.enable)
+--   FILE   the file to open (python)
+--   OUT    where the results go, as JSON
+-- Promises: OUT is always written (with `error` when a step failed) and Neovim exits 0.
+local setup, file, out = arg[1], arg[2], arg[3]
+local result = {}
+
+local function write()
+  local f = assert(io.open(out, "w"))
+  f:write(vim.json.encode(result))
+  f:close()
+end
+
+local function main()
+  dofile(setup)
+  vim.cmd("filetype on")
+  vim.cmd.edit(vim.fn.fnameescape(file))
+  local buf = vim.api.nvim_get_current_buf()
+  result.filetype = vim.bo[buf].filetype
+  local attached = vim.wait(20000, function()
+    return #vim.lsp.get_clients({ bufnr = buf, name = "qore" }) > 0
+  end, 50)
+  result.attached = attached
+  if not attached then
+    error("no qore client attached to " .. file)
+  end
+  local client = vim.lsp.get_clients({ bufnr = buf, name = "qore" })[1]
+  local doc = vim.lsp.util.make_text_document_params(buf)
+
+  -- Completion at line 2, after "    return " (0-based line 1, character 11).
+  local completion, err = client:request_sync("textDocument/completion", {
+    textDocument = doc,
+    position = { line = 1, character = 11 },
+  }, 20000, buf)
+  result.completion = completion or { err = err }
+
+  -- A code action on the function's first two lines, then its command.
+  local range = { start = { line = 0, character = 0 }, ["end"] = { line = 1, character = 11 } }
+  local actions, aerr = client:request_sync("textDocument/codeAction", {
+    textDocument = doc,
+    range = range,
+    context = { diagnostics = {} },
+  }, 20000, buf)
+  result.actions = actions or { err = aerr }
+  local first = actions and actions.result and actions.result[1]
+  if not (first and first.command) then
+    error("no code action with a command")
+  end
+  local before = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
+  client:exec_cmd(first.command, { bufnr = buf })
+  vim.wait(20000, function()
+    return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n") ~= before
+  end, 50)
+  result.lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+end
+
+local ok, failure = pcall(main)
+if not ok then
+  result.error = tostring(failure)
+end
+write()
+vim.cmd("qa!")
