@@ -77,7 +77,7 @@ pub async fn complete(args: CompleteArgs) -> ExitCode {
         false => Mode::Multi,
     };
     let agent = target.agent.as_ref().map(|a| a.name.clone());
-    match ask(&target, &ctx, &path, mode, CancellationToken::new()).await {
+    match ask(&target, &ctx, &path, mode, &[], CancellationToken::new()).await {
         Ok(Some(completion)) if args.json => {
             let line = serde_json::json!({
                 "text": completion.text,

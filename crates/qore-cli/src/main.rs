@@ -13,6 +13,7 @@ mod complete;
 mod connect;
 mod console;
 mod flags;
+mod lsp;
 mod output;
 mod prompt;
 mod run;
@@ -73,6 +74,8 @@ enum Command {
     },
     /// One code completion at FILE:LINE:COL (1-based), printed as the text to insert.
     Complete(complete::CompleteArgs),
+    /// The editor server: LSP over stdio (inline completion, quick refactor).
+    Lsp,
     /// Stored sessions: list, show, export, import, compress, rm, rename (ids may be
     /// abbreviated to a unique prefix; the store is QORE_DATA_DIR's qore.db).
     Sessions {
@@ -281,6 +284,7 @@ async fn main() -> ExitCode {
         } => agents::config_init(),
         Command::Sessions { command } => sessions::sessions(command).await,
         Command::Complete(args) => complete::complete(args).await,
+        Command::Lsp => lsp::lsp().await,
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "qore", &mut script);

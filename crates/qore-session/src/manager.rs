@@ -10,7 +10,9 @@
 //!   the manager keeps no session in memory, and [`SessionManager::release`] drops one;
 //! - an ephemeral manager creates sessions that save nothing and opens none;
 //! - a roster's agent (e.g. the compression roster's first) is reached exactly as a named
-//!   agent is;
+//!   agent is; a file's completion or refactor agent is routed by `pipelines.toml` (the
+//!   roster's first whose `[match]` accepts the file and project), and none matching is one
+//!   error naming the roster and the file;
 //! - an opened session's token estimate is calibrated by its stored turns; every session it
 //!   makes compresses automatically ([`crate::auto_compress`]) with the compression roster's
 //!   first agent, and [`SessionManager::compress`] compresses one on demand.
@@ -19,6 +21,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use qore_agents::config::Config;
+use qore_agents::routing;
 use qore_client::CancellationToken;
 use qore_core::{ErrorInfo, History};
 use qore_store::{NewSession, SessionInfo, Store, StoreError};
@@ -26,7 +29,7 @@ use qore_store::{NewSession, SessionInfo, Store, StoreError};
 use crate::auto_compress::{calibrated, compress_at_from_env, Compressor};
 use crate::compress::{Compressed, Keep};
 use crate::session::{Session, SessionSetup, SharedStore};
-use crate::target::{reach, Notes, Target, TargetSpec};
+use crate::target::{reach, resolve_project, Notes, Target, TargetSpec};
 use crate::tokens::TokenEstimator;
 use crate::SessionError;
 
@@ -39,20 +42,53 @@ pub enum Roster {
     Refactor,
 }
 
-/// The first agent of `roster`, or an error naming the empty roster.
-pub(crate) fn roster_agent(config: &Config, roster: Roster) -> Result<String, ErrorInfo> {
+/// The agents `roster` names, and its word in `pipelines.toml`.
+fn roster_names(config: &Config, roster: Roster) -> (&[String], &'static str) {
     let pipelines = &config.pipelines;
-    let (names, word) = match roster {
+    match roster {
         Roster::CodeCompletion => (&pipelines.code_completion, "code_completion"),
         Roster::Chat => (&pipelines.chat, "chat"),
         Roster::Compression => (&pipelines.compression, "compression"),
         Roster::Refactor => (&pipelines.refactor, "refactor"),
-    };
-    names.first().cloned().ok_or_else(|| {
-        ErrorInfo::config(format!(
+    }
+}
+
+/// The first agent of `roster`, or an error naming the empty roster.
+pub(crate) fn roster_agent(config: &Config, roster: Roster) -> Result<String, ErrorInfo> {
+    routed_agent(config, roster, None, None)
+}
+
+/// The agent of `roster` for `file` in the project `project` (see
+/// [`SessionManager::reach_completer_for`]); without a file, the roster's first.
+fn routed_agent(
+    config: &Config,
+    roster: Roster,
+    file: Option<&Path>,
+    project: Option<&Path>,
+) -> Result<String, ErrorInfo> {
+    let (names, word) = roster_names(config, roster);
+    let Some(first) = names.first() else {
+        return Err(ErrorInfo::config(format!(
             "the {word} roster of pipelines.toml names no agent"
-        ))
-    })
+        )));
+    };
+    let Some(file) = file else {
+        return Ok(first.clone());
+    };
+    let project_name = project.and_then(|p| p.file_name()).and_then(|n| n.to_str());
+    let target = routing::Target {
+        file: Some(file),
+        project_name,
+    };
+    match routing::pick(&config.catalog, names, &target) {
+        Some(agent) => Ok(agent.name.clone()),
+        None => Err(ErrorInfo::config(format!(
+            "no agent of the {word} roster of pipelines.toml ({}) matches {}{}",
+            names.join(", "),
+            file.display(),
+            project_name.map_or(String::new(), |p| format!(" in project {p:?}")),
+        ))),
+    }
 }
 
 /// Creates, opens and releases sessions (see the module doc).
@@ -169,15 +205,57 @@ impl SessionManager {
     /// Reach `spec`'s agent, else the first of the code_completion roster; code-completion
     /// agents allowed (`qore complete`).
     pub async fn reach_completer(&self, spec: &TargetSpec) -> Result<Target, ErrorInfo> {
+        self.reach_routed(Roster::CodeCompletion, spec, None).await
+    }
+
+    /// Reach `spec`'s agent, else the first agent of the code_completion roster whose
+    /// `[match]` accepts `file` and the project (the name of `spec.project`'s folder, else
+    /// the current directory's, as [`resolve_project`] finds it); code-completion agents
+    /// allowed. No agent matching is one error naming the roster and the file.
+    pub async fn reach_completer_for(
+        &self,
+        spec: &TargetSpec,
+        file: &Path,
+    ) -> Result<Target, ErrorInfo> {
+        self.reach_routed(Roster::CodeCompletion, spec, Some(file))
+            .await
+    }
+
+    /// [`SessionManager::reach_completer_for`] over the refactor roster; the agent is
+    /// reached as [`SessionManager::reach`] reaches one (a code-completion agent is refused).
+    pub async fn reach_refactorer_for(
+        &self,
+        spec: &TargetSpec,
+        file: &Path,
+    ) -> Result<Target, ErrorInfo> {
+        self.reach_routed(Roster::Refactor, spec, Some(file)).await
+    }
+
+    /// `spec`'s agent, else the one `roster` routes `file` to (its first without a file),
+    /// reached; a code-completion agent only for the code_completion roster.
+    async fn reach_routed(
+        &self,
+        roster: Roster,
+        spec: &TargetSpec,
+        file: Option<&Path>,
+    ) -> Result<Target, ErrorInfo> {
         let agent = match &spec.agent {
             Some(agent) => agent.clone(),
-            None => roster_agent(&self.config, Roster::CodeCompletion)?,
+            None => {
+                let project = file.and_then(|_| resolve_project(spec.project.as_deref()).ok());
+                routed_agent(&self.config, roster, file, project.as_deref())?
+            }
         };
         let spec = TargetSpec {
             agent: Some(agent),
             ..spec.clone()
         };
-        crate::target::reach_completer(&self.config, &spec, &self.notes).await
+        match roster {
+            Roster::CodeCompletion => {
+                crate::target::reach_completer(&self.config, &spec, &self.notes).await
+            }
+            _ => self.reach(&spec).await,
+        }
     }
 
     /// Find a stored session by id, name or unique id prefix.

@@ -17,6 +17,7 @@
 //! - [`chat`]: hand-made Chat Completions answers (text, a tool call) for loopback tests.
 //! - [`bench`]: the run settings and statistics the benches share.
 //! - [`fuzz_seeds`]: seed inputs for the fuzz targets, by target name.
+//! - [`lsp`]: [`lsp::LspClient`], an editor's side of LSP for driving `qore lsp`.
 //!
 //! Nothing here is meant for production code: depend on it as a dev-dependency only.
 
@@ -24,6 +25,7 @@ pub mod bench;
 pub mod cassette;
 pub mod chat;
 pub mod fuzz_seeds;
+pub mod lsp;
 pub mod proxy;
 mod reply;
 pub mod server;

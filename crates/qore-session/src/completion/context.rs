@@ -53,6 +53,16 @@ impl Default for Window {
     }
 }
 
+/// Another open document given to a completion as context (llama.cpp's `input_extra`, or
+/// the files before the code in a chat prompt). The caller decides which and how much.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct OpenFile {
+    /// The document's path as the editor names it.
+    pub path: String,
+    /// The document's text (or the part of it the caller's budget allows).
+    pub text: String,
+}
+
 /// The document around a cursor, as a completion request carries it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CompletionContext {

@@ -4,4 +4,5 @@
 
 pub mod clean;
 pub mod context;
+pub mod refactor;
 pub mod request;

@@ -11,7 +11,7 @@ use qore_client::{CancellationToken, ChatRequest, FimRequest};
 use qore_core::{ErrorInfo, History, Message, StreamOutcome};
 
 use super::clean::{clean_completion, Completion, CursorText, Mode};
-use super::context::{language_of, CompletionContext};
+use super::context::{language_of, CompletionContext, OpenFile};
 use crate::target::Target;
 
 /// Whether `target` fills in the middle (a code-completion agent) rather than chats.
@@ -19,14 +19,17 @@ pub fn is_fim(target: &Target) -> bool {
     target.agent.as_ref().is_some_and(|a| a.completion)
 }
 
-/// Ask `target` for the completion at `ctx`'s cursor in the file at `path`.
+/// Ask `target` for the completion at `ctx`'s cursor in the file at `path`, with `extra`
+/// open documents as context.
 pub async fn complete(
     target: &Target,
     ctx: &CompletionContext,
     path: &Path,
     mode: Mode,
+    extra: &[OpenFile],
     cancel: CancellationToken,
 ) -> Result<Option<Completion>, ErrorInfo> {
+    let _ = extra;
     let stream = if is_fim(target) {
         let (prefix, suffix) = ctx.fim_parts();
         let request = FimRequest {

@@ -106,6 +106,7 @@ async fn complete_asks_the_right_endpoint_and_cleans_the_reply() {
             &ctx,
             Path::new("add.py"),
             Mode::Multi,
+            &[],
             CancellationToken::new(),
         )
         .await;

@@ -1,0 +1,140 @@
+//! `qore lsp` as an editor meets it: the real binary over stdio, a loopback llama.cpp
+//! provider. Capabilities; inline completion and the completion fallback after incremental
+//! edits; settings (bad values warned by key, `enabled: false`); malformed frames survived;
+//! a provider failure as a one-line error; `shutdown`/`exit`.
+
+#[path = "cli_lsp_support/mod.rs"]
+mod support;
+
+use qore_testkit::lsp::frame;
+use qore_testkit::Reply;
+use serde_json::{json, Value};
+use support::{error_code, infill, Editor};
+
+const ADD: &str = "def add(a, b):\n    return \n\nprint(add(1, 2))\n";
+
+#[tokio::test]
+async fn initialize_advertises_what_the_server_does_and_exit_ends_it() {
+    let mut editor = Editor::start(vec![]).await;
+    let caps = &editor.init["result"]["capabilities"];
+    assert_eq!(caps["inlineCompletionProvider"], json!({}), "{caps}");
+    assert_eq!(caps["textDocumentSync"], json!(2), "incremental: {caps}");
+    assert!(caps["completionProvider"].is_object(), "{caps}");
+    assert!(caps["codeActionProvider"].is_object(), "{caps}");
+    assert_eq!(
+        caps["executeCommandProvider"]["commands"],
+        json!(["qore.refactor"]),
+        "{caps}"
+    );
+    assert_eq!(editor.client.shutdown().await, Some(0));
+}
+
+#[tokio::test]
+async fn inline_completion_after_incremental_edits_sends_the_edited_text() {
+    let mut editor = Editor::start(vec![infill(&["a", " + ", "b"])]).await;
+    let uri = editor.open("add.py", "def add(a, b):\n    retur\n").await;
+    // "retur" -> "return " (an insertion), then a third line (an insertion at the end), in
+    // UTF-16 positions.
+    let changes = json!([
+        {"range": {"start": {"line": 1, "character": 9}, "end": {"line": 1, "character": 9}},
+         "text": "n "},
+        {"range": {"start": {"line": 2, "character": 0}, "end": {"line": 2, "character": 0}},
+         "text": "\nprint(add(1, 2))\n"},
+    ]);
+    let params = json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": changes});
+    editor.client.notify("textDocument/didChange", params).await;
+    let reply = editor.inline(&uri, 1, 11).await;
+    let range = json!({"start": {"line": 1, "character": 11}, "end": {"line": 1, "character": 11}});
+    assert_eq!(
+        reply["result"],
+        json!({"items": [{"insertText": "a + b", "range": range}]}),
+        "{reply}"
+    );
+    let requests = editor.server.requests();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    assert_eq!(requests[0].path, "/infill");
+    let body = requests[0].json().expect("a JSON body");
+    assert_eq!(body["input_prefix"], "def add(a, b):\n    return ", "{body}");
+    assert_eq!(body["input_suffix"], "\n\nprint(add(1, 2))\n", "{body}");
+}
+
+#[tokio::test]
+async fn the_completion_fallback_is_one_text_edit_and_the_range_covers_closers() {
+    let mut editor = Editor::start(vec![infill(&["1, 2)"]), infill(&["\n"])]).await;
+    let uri = editor.open("call.py", "print(add(\n").await;
+    let position = json!({"line": 0, "character": 10});
+    let params = json!({"textDocument": {"uri": uri}, "position": position});
+    let reply = editor.client.call("textDocument/completion", params.clone()).await;
+    let items = reply["result"].as_array().expect("a list of items");
+    assert_eq!(items.len(), 1, "{reply}");
+    assert_eq!(items[0]["label"], "1, 2)");
+    let edit = &items[0]["textEdit"];
+    assert_eq!(edit["newText"], "1, 2)", "{reply}");
+    assert_eq!(edit["range"]["start"], position, "{reply}");
+    // Nothing left of the reply after cleaning: no item at all.
+    let reply = editor.client.call("textDocument/completion", params).await;
+    assert_eq!(reply["result"], json!([]), "{reply}");
+}
+
+#[tokio::test]
+async fn settings_warn_by_key_and_enabled_false_sends_nothing() {
+    let options = json!({"qore": {"completion": {"debounceMs": 0, "mode": "sideways"},
+                                  "bogus": 1}});
+    let mut editor = Editor::start_with(vec![], options, &[]).await;
+    let warning = editor
+        .client
+        .wait_for("a settings warning", |m| m["method"] == "window/showMessage")
+        .await;
+    let text = warning["params"]["message"].as_str().unwrap_or_default();
+    assert!(text.contains("completion.mode"), "{warning}");
+    assert_eq!(warning["params"]["type"], 2, "a warning: {warning}");
+    let off = json!({"settings": {"enabled": false}});
+    editor.client.notify("workspace/didChangeConfiguration", off).await;
+    let uri = editor.open("add.py", ADD).await;
+    let reply = editor.inline(&uri, 1, 11).await;
+    assert_eq!(reply["result"], json!({"items": []}), "{reply}");
+    assert!(editor.server.requests().is_empty());
+}
+
+#[tokio::test]
+async fn malformed_frames_are_answered_and_the_server_goes_on() {
+    let mut editor = Editor::start(vec![infill(&["a + b"])]).await;
+    let cases: Vec<(&str, Vec<u8>, i64)> = vec![
+        ("a body that is not JSON", frame(b"{not json"), -32700),
+        ("JSON that is no message", frame(b"[1, 2]"), -32600),
+        ("a header without a length", b"X-Junk: 1\r\n\r\n".to_vec(), -32700),
+    ];
+    for (name, bytes, code) in cases {
+        editor.client.send_raw(&bytes).await;
+        let reply = editor
+            .client
+            .wait_for(name, |m| m.get("id") == Some(&Value::Null))
+            .await;
+        assert_eq!(error_code(&reply), Some(code), "{name}: {reply}");
+    }
+    let uri = editor.open("add.py", ADD).await;
+    let reply = editor.inline(&uri, 1, 11).await;
+    assert_eq!(reply["result"]["items"][0]["insertText"], "a + b", "{reply}");
+    assert_eq!(editor.client.shutdown().await, Some(0));
+}
+
+#[tokio::test]
+async fn a_provider_failure_is_an_error_of_one_line_and_the_server_goes_on() {
+    // The client retries a 500 (four attempts in all); the server says to retry at once.
+    let failure = Reply::json(500, r#"{"error": {"message": "model crashed\nstack: ..."}}"#)
+        .with_header("retry-after-ms", "0");
+    let mut replies = vec![failure; 4];
+    replies.push(infill(&["a + b"]));
+    let mut editor = Editor::start(replies).await;
+    let uri = editor.open("add.py", ADD).await;
+    let reply = editor.inline(&uri, 1, 11).await;
+    assert_eq!(error_code(&reply), Some(-32803), "{reply}");
+    let message = reply["error"]["message"].as_str().unwrap_or_default();
+    assert!(!message.is_empty() && !message.contains('\n'), "{reply}");
+    assert!(message.contains("500") || message.contains("crashed"), "{reply}");
+    let reply = editor.inline(&uri, 1, 11).await;
+    assert_eq!(reply["result"]["items"][0]["insertText"], "a + b", "{reply}");
+    let bad = editor.client.call("textDocument/inlineCompletion", json!({"oops": 1})).await;
+    assert_eq!(error_code(&bad), Some(-32602), "{bad}");
+    assert_eq!(editor.client.shutdown().await, Some(0));
+}
