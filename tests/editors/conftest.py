@@ -14,6 +14,7 @@ import dataclasses
 import os
 import pathlib
 import shutil
+import typing
 
 import pytest
 import pytest_asyncio
@@ -127,6 +128,19 @@ def capabilities() -> types.ClientCapabilities:
     )
 
 
+def read_code_actions_right(client: LanguageClient) -> None:
+    """lsprotocol 2025.0.0 reads every object with a `command` key as a Command, so a
+    CodeAction carrying a command comes out as a Command named by its JSON. A Command's
+    `command` is a string, a CodeAction's is an object: tell them apart by that."""
+    converter = client.protocol._converter
+
+    def hook(obj, _type):
+        kind = types.Command if isinstance(obj.get("command"), str) else types.CodeAction
+        return converter.structure(obj, kind)
+
+    converter.register_structure_hook(typing.Union[types.Command, types.CodeAction], hook)
+
+
 @pytest_asyncio.fixture
 async def start_lsp(workspace: Workspace):
     """`await start_lsp(init_options)`: a pytest-lsp client on a fresh `qore lsp`,
@@ -136,6 +150,7 @@ async def start_lsp(workspace: Workspace):
     async def start(init_options=None) -> LanguageClient:
         config = ClientServerConfig(server_command=[qore_bin(), "lsp"], server_env=workspace.env())
         client = await config.start()
+        read_code_actions_right(client)
         client.applied = []  # type: ignore[attr-defined]
 
         @client.feature(types.WORKSPACE_APPLY_EDIT)

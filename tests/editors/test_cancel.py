@@ -28,9 +28,9 @@ async def test_cancel_request_drops_the_provider_request(start_lsp, workspace, p
     uri = workspace.file("add.py")
     open_doc(client, uri)
     msg_id = str(uuid.uuid4())
-    pending = client.protocol.send_request_async(
+    pending = asyncio.ensure_future(client.protocol.send_request_async(
         types.TEXT_DOCUMENT_INLINE_COMPLETION, inline_params(uri), msg_id=msg_id
-    )
+    ))
     [seen] = await asyncio.to_thread(provider.wait_for, 1)
     client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
     with pytest.raises(JsonRpcException) as error:
