@@ -83,7 +83,8 @@ def chat_stream(text: str, piece: int = 3) -> bytes:
             if not replaced:
                 for start in range(0, len(text), piece):
                     delta["content"] = text[start : start + piece]
-                    out.append("data: " + json.dumps(chunk, separators=(",", ":"), ensure_ascii=False))
+                    compact = json.dumps(chunk, separators=(",", ":"), ensure_ascii=False)
+                    out.append("data: " + compact)
                 replaced = True
             continue
         out.append(event)

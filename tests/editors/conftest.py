@@ -223,3 +223,9 @@ async def until(condition, what: str, seconds: float = 30.0) -> None:
         if loop.time() > deadline:
             raise AssertionError(f"never happened: {what}")
         await asyncio.sleep(0.05)
+
+
+async def inline_texts(client: LanguageClient, uri: str, at=CURSOR) -> list[str]:
+    """The insert texts `textDocument/inlineCompletion` at `at` answers (30 s at most)."""
+    request = client.text_document_inline_completion_async(inline_params(uri, at))
+    return [item.insert_text for item in inline_items(await asyncio.wait_for(request, 30))]

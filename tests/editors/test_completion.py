@@ -18,16 +18,17 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from cassette import PONG, SERVER_ERROR, chat_stream, infill_stream, recorded
-from conftest import CURSOR, inline_items, inline_params, open_doc, settings
+from conftest import CURSOR, inline_items, inline_params, inline_texts, open_doc, settings
 from provider import Reply, sse
 
+CHAT = "/v1/chat/completions"
 FENCED = "Here is the completion:\n```python\na + b\n```\nThis adds the numbers."
 
 INLINE_CASES = [
     # (agent, reply body, path the provider sees, text the editor gets)
     pytest.param("fim", lambda: infill_stream(["a", " + ", "b"]), "/infill", "a + b", id="fim"),
-    pytest.param("chat", lambda: recorded(PONG)[2], "/v1/chat/completions", "pong", id="chat-recorded"),
-    pytest.param("chat", lambda: chat_stream(FENCED), "/v1/chat/completions", "a + b", id="chat-fenced"),
+    pytest.param("chat", lambda: recorded(PONG)[2], CHAT, "pong", id="chat-recorded"),
+    pytest.param("chat", lambda: chat_stream(FENCED), CHAT, "a + b", id="chat-fenced"),
 ]
 
 
@@ -36,12 +37,15 @@ def wait(aw, seconds: float = 30):
 
 
 @pytest.mark.parametrize("agent,body,path,text", INLINE_CASES)
-async def test_inline_completion_is_the_cleaned_reply(start_lsp, workspace, provider, agent, body, path, text):
+async def test_inline_completion_is_the_cleaned_reply(
+    start_lsp, workspace, provider, agent, body, path, text
+):
     provider.queue(sse(body()))
     client = await start_lsp({"qore": settings(completion={"agent": agent})})
     uri = workspace.file("add.py")
     open_doc(client, uri)
-    items = inline_items(await wait(client.text_document_inline_completion_async(inline_params(uri))))
+    request = client.text_document_inline_completion_async(inline_params(uri))
+    items = inline_items(await wait(request))
     assert [item.insert_text for item in items] == [text]
     assert items[0].range is not None
     assert items[0].range.start == types.Position(line=CURSOR[0], character=CURSOR[1])
@@ -60,16 +64,21 @@ SETTINGS_CASES = [
     pytest.param(settings(), None, ["a + b"], id="init-bare"),
     pytest.param(None, {"qore": settings()}, ["a + b"], id="didChangeConfiguration"),
     pytest.param({"qore": settings(enabled=False)}, None, [], id="disabled"),
-    pytest.param({"qore": settings()}, {"qore": settings(enabled=False)}, [], id="disabled-later"),
+    pytest.param(
+        {"qore": settings()}, {"qore": settings(enabled=False)}, [], id="disabled-later"
+    ),
 ]
 
 
 @pytest.mark.parametrize("init,change,wanted", SETTINGS_CASES)
-async def test_completion_fallback_inserts_at_the_cursor(start_lsp, workspace, provider, init, change, wanted):
+async def test_completion_fallback_inserts_at_the_cursor(
+    start_lsp, workspace, provider, init, change, wanted
+):
     provider.queue(sse(infill_stream(["a ", "+ b"])))
     client = await start_lsp(init)
     if change is not None:
-        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=change))
+        params = types.DidChangeConfigurationParams(settings=change)
+        client.workspace_did_change_configuration(params)
     uri = workspace.file("add.py")
     open_doc(client, uri)
     at = types.Position(line=CURSOR[0], character=CURSOR[1])
@@ -90,36 +99,37 @@ IGNORED_CASES = [
 
 
 @pytest.mark.parametrize("ignore_file,rel", IGNORED_CASES)
-async def test_an_ignored_file_gets_nothing_and_is_never_sent(start_lsp, workspace, provider, ignore_file, rel):
+async def test_an_ignored_file_gets_nothing_and_is_never_sent(
+    start_lsp, workspace, provider, ignore_file, rel
+):
     subprocess.run(["git", "init", "-q", str(workspace.project)], check=True)
     (workspace.project / ignore_file).write_text(rel.split("/")[0] + "/\n")
     provider.queue(sse(infill_stream(["leak"])))
     client = await start_lsp({"qore": settings()})
     uri = workspace.file(rel)
     open_doc(client, uri)
-    items = inline_items(await wait(client.text_document_inline_completion_async(inline_params(uri))))
-    assert items == []
+    assert await inline_texts(client, uri) == []
     # The same request on a file that is not ignored does reach the provider: the one above
     # was answered without asking it.
     other = workspace.file("add.py")
     open_doc(client, other)
-    items = inline_items(await wait(client.text_document_inline_completion_async(inline_params(other))))
-    assert [item.insert_text for item in items] == ["leak"]
+    assert await inline_texts(client, other) == ["leak"]
     assert [seen.path for seen in provider.seen] == ["/infill"]
     assert "def add" in provider.seen[0].body["input_prefix"]
 
 
-async def test_a_provider_error_is_one_line_and_the_server_lives_on(start_lsp, workspace, provider):
+async def test_a_provider_error_is_one_line_and_the_server_lives_on(
+    start_lsp, workspace, provider
+):
     provider.standing = Reply(*recorded(SERVER_ERROR))  # every retry meets it too
     client = await start_lsp({"qore": settings()})
     uri = workspace.file("add.py")
     open_doc(client, uri)
     with pytest.raises(JsonRpcException) as error:
-        await wait(client.text_document_inline_completion_async(inline_params(uri)))
+        await inline_texts(client, uri)
     provider.standing = None
     provider.queue(sse(infill_stream(["a + b"])))
     message = error.value.message or ""
     assert "tools param requires --jinja flag" in message, message
     assert "\n" not in message.strip(), message
-    items = inline_items(await wait(client.text_document_inline_completion_async(inline_params(uri))))
-    assert [item.insert_text for item in items] == ["a + b"]
+    assert await inline_texts(client, uri) == ["a + b"]

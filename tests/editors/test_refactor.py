@@ -15,7 +15,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from cassette import SERVER_ERROR, chat_stream, infill_stream, recorded
-from conftest import ACTIONS, inline_items, inline_params, open_doc, settings, until
+from conftest import ACTIONS, inline_texts, open_doc, settings, until
 from provider import Reply, sse
 
 NEW_ADD = 'def add(a, b):\n    """The sum of a and b."""\n    return a + b'
@@ -58,7 +58,9 @@ async def execute(client, action: types.CodeAction):
         pass  # a failure may also answer the command with an error; the message is the contract
 
 
-async def test_a_code_action_refactors_the_selection_through_apply_edit(start_lsp, workspace, provider):
+async def test_a_code_action_refactors_the_selection_through_apply_edit(
+    start_lsp, workspace, provider
+):
     provider.queue(sse(chat_stream(ANSWER)))
     client = await start_lsp({"qore": settings()})
     uri = workspace.file("add.py")
@@ -82,7 +84,9 @@ async def test_a_code_action_refactors_the_selection_through_apply_edit(start_ls
     assert not [m for m in client.messages if m.type == types.MessageType.Error]
 
 
-async def test_a_failed_refactor_is_an_error_message_and_no_edit(start_lsp, workspace, provider):
+async def test_a_failed_refactor_is_an_error_message_and_no_edit(
+    start_lsp, workspace, provider
+):
     provider.standing = Reply(*recorded(SERVER_ERROR))  # every retry meets it too
     client = await start_lsp({"qore": settings()})
     uri = workspace.file("add.py")
@@ -97,7 +101,5 @@ async def test_a_failed_refactor_is_an_error_message_and_no_edit(start_lsp, work
     assert "tools param requires --jinja flag" in message.message, message
     assert client.applied == []
     # The server lives on: a completion right after is answered.
-    items = inline_items(await asyncio.wait_for(client.text_document_inline_completion_async(
-        inline_params(uri)), 30))
-    assert [item.insert_text for item in items] == ["a + b"]
+    assert await inline_texts(client, uri) == ["a + b"]
     assert client.applied == []
