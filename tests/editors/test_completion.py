@@ -133,3 +133,28 @@ async def test_a_provider_error_is_one_line_and_the_server_lives_on(
     assert "tools param requires --jinja flag" in message, message
     assert "\n" not in message.strip(), message
     assert await inline_texts(client, uri) == ["a + b"]
+
+
+CONTEXT_CASES = [
+    # (openDocuments, whether the other open file's text goes along)
+    pytest.param(True, True, id="openDocuments"),
+    pytest.param(False, False, id="no-openDocuments"),
+]
+
+
+@pytest.mark.parametrize("open_documents,sent", CONTEXT_CASES)
+async def test_open_documents_go_along_but_never_an_ignored_one(
+    start_lsp, workspace, provider, open_documents, sent
+):
+    provider.queue(sse(infill_stream(["a + b"])))
+    client = await start_lsp({"qore": settings(completion={"openDocuments": open_documents})})
+    helper = workspace.file("helper.py", "def helper_marker():\n    return 42\n")
+    secret = workspace.file("secret/key.py", "SECRET_MARKER = 'do not send'\n")
+    uri = workspace.file("add.py")
+    for doc in (helper, secret, uri):
+        open_doc(client, doc)
+    assert await inline_texts(client, uri) == ["a + b"]
+    [seen] = provider.seen
+    body = str(seen.body)
+    assert "SECRET_MARKER" not in body, body
+    assert ("helper_marker" in str(seen.body.get("input_extra"))) == sent, body

@@ -57,6 +57,7 @@ async fn editor_clients_drive_qore_lsp() {
         .env("QORE_BIN", QORE)
         .env("NVIM_BIN", nvim)
         .env("QORE_FIXTURES", fixtures)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
         .env_remove("QORE_URL")
         .env_remove("QORE_MODEL");
     let output = output_within(cmd, Duration::from_secs(600)).await;
