@@ -2,8 +2,9 @@
 
 Proves: the documented Lua setup (read from docs/editors.md, not copied) starts `qore lsp`
 for a Python file; `textDocument/completion` at a position gives one item inserting the
-provider's text at the cursor; the selection's first code action is the first configured
-refactor, and running its command changes the buffer through `workspace/applyEdit`.
+provider's text at the cursor; the selection's code actions are the configured refactors, and
+applying "Refactor" as `gra` does (`vim.lsp.buf.code_action`) changes the buffer through
+`workspace/applyEdit`.
 """
 
 from __future__ import annotations
