@@ -13,6 +13,7 @@ import asyncio
 import dataclasses
 import os
 import pathlib
+import re
 import shutil
 import typing
 
@@ -229,3 +230,12 @@ async def inline_texts(client: LanguageClient, uri: str, at=CURSOR) -> list[str]
     """The insert texts `textDocument/inlineCompletion` at `at` answers (30 s at most)."""
     request = client.text_document_inline_completion_async(inline_params(uri, at))
     return [item.insert_text for item in inline_items(await asyncio.wait_for(request, 30))]
+
+
+def doc_block(lang: str, starting: str = "") -> str:
+    """The one ```LANG block of docs/editors.md that starts with `starting`."""
+    doc = (REPO / "docs" / "editors.md").read_text(encoding="utf-8")
+    blocks = re.findall(rf"```{lang}\n(.*?)```", doc, re.S)
+    found = [block for block in blocks if block.startswith(starting)]
+    assert len(found) == 1, f"docs/editors.md needs one ```{lang} block starting {starting!r}"
+    return found[0]

@@ -11,6 +11,7 @@ provider error is an LSP error with a one-line message, and the server answers a
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 
 import pytest
@@ -18,7 +19,9 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from cassette import PONG, SERVER_ERROR, chat_stream, infill_stream, recorded
-from conftest import CURSOR, inline_items, inline_params, inline_texts, open_doc, settings
+from conftest import (
+    CURSOR, doc_block, inline_items, inline_params, inline_texts, open_doc, settings
+)
 from provider import Reply, sse
 
 CHAT = "/v1/chat/completions"
@@ -62,6 +65,8 @@ SETTINGS_CASES = [
     # (initializationOptions, didChangeConfiguration settings or None, items wanted)
     pytest.param({"qore": settings()}, None, ["a + b"], id="init-wrapped"),
     pytest.param(settings(), None, ["a + b"], id="init-bare"),
+    # The settings object docs/editors.md shows, as it is (agent null: the roster's).
+    pytest.param(json.loads(doc_block("json")), None, ["a + b"], id="documented"),
     pytest.param(None, {"qore": settings()}, ["a + b"], id="didChangeConfiguration"),
     pytest.param({"qore": settings(enabled=False)}, None, [], id="disabled"),
     pytest.param(

@@ -12,13 +12,12 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-import re
 import subprocess
 
 import pytest
 
 from cassette import chat_stream, infill_stream
-from conftest import ADD_PY, REPO, nvim_bin, qore_bin
+from conftest import ADD_PY, doc_block, nvim_bin, qore_bin
 from provider import sse
 
 CHECK = pathlib.Path(__file__).parent / "nvim" / "check.lua"
@@ -26,16 +25,9 @@ MARK = "-- qore: Neovim 0.11 setup"
 NEW_ADD = 'def add(a, b):\n    """The sum of a and b."""\n    return a + b'
 
 
-def documented_setup() -> str:
-    """The Lua block of docs/editors.md that starts with MARK."""
-    doc = (REPO / "docs" / "editors.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```lua\n(.*?)```", doc, re.S)
-    found = [b for b in blocks if b.startswith(MARK)]
-    assert len(found) == 1, f"docs/editors.md needs one ```lua block starting {MARK!r}"
-    return found[0]
-
-
-def test_neovim_completion_and_code_action_with_the_documented_setup(tmp_path, workspace, provider):
+def test_neovim_completion_and_code_action_with_the_documented_setup(
+    tmp_path, workspace, provider
+):
     nvim = nvim_bin()
     if nvim is None:
         pytest.fail("no nvim: run scripts/editor-env.sh install and set NVIM_BIN")
@@ -44,7 +36,7 @@ def test_neovim_completion_and_code_action_with_the_documented_setup(tmp_path, w
         sse(chat_stream(f"Here is the refactored code:\n```python\n{NEW_ADD}\n```\nDone.")),
     )
     setup = tmp_path / "setup.lua"
-    setup.write_text(documented_setup())
+    setup.write_text(doc_block("lua", MARK))
     file = workspace.project / "add.py"
     file.write_text(ADD_PY)
     out = tmp_path / "out.json"
