@@ -186,6 +186,7 @@ impl Backend {
             }
         };
         tokio::select! {
+            biased;
             // Dropping `work` drops the HTTP request in flight.
             () = token.cancelled() => Err(Error::request_cancelled()),
             done = work => done,
