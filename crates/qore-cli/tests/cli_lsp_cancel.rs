@@ -22,12 +22,18 @@ async fn cancel_request_drops_the_provider_request_and_answers_request_cancelled
     let uri = editor.open("add.py", ADD).await;
     let id = editor.ask_inline(&uri, 1, 11).await;
     editor.provider_received(1).await;
-    editor.client.notify("$/cancelRequest", json!({"id": id})).await;
+    editor
+        .client
+        .notify("$/cancelRequest", json!({"id": id}))
+        .await;
     let reply = editor.client.response(id).await;
     assert_eq!(error_code(&reply), Some(-32800), "{reply}");
     editor.provider_disconnects(1).await;
     let reply = editor.inline(&uri, 1, 11).await;
-    assert_eq!(reply["result"]["items"][0]["insertText"], "a + b", "{reply}");
+    assert_eq!(
+        reply["result"]["items"][0]["insertText"], "a + b",
+        "{reply}"
+    );
 }
 
 #[tokio::test]
@@ -40,7 +46,10 @@ async fn a_newer_request_for_the_document_cancels_the_one_in_flight() {
     let reply = editor.client.response(old).await;
     assert_eq!(error_code(&reply), Some(-32800), "{reply}");
     let reply = editor.client.response(new).await;
-    assert_eq!(reply["result"]["items"][0]["insertText"], "a + b", "{reply}");
+    assert_eq!(
+        reply["result"]["items"][0]["insertText"], "a + b",
+        "{reply}"
+    );
     editor.provider_disconnects(1).await;
     assert_eq!(editor.server.requests().len(), 2);
 }
@@ -59,7 +68,10 @@ async fn a_request_superseded_within_the_debounce_sends_nothing() {
     assert_eq!(error_code(&reply), Some(-32800), "{reply}");
     let reply = editor.client.response(new).await;
     let done = editor.client.response(elsewhere).await;
-    assert!(reply.get("result").is_some() && done.get("result").is_some(), "{reply} {done}");
+    assert!(
+        reply.get("result").is_some() && done.get("result").is_some(),
+        "{reply} {done}"
+    );
     // The other document's request is not superseded; the old one never left.
     let mut prefixes: Vec<String> = (editor.server.requests().iter())
         .filter_map(|r| Some(r.json()?["input_prefix"].as_str()?.to_owned()))

@@ -40,11 +40,20 @@ async fn code_actions_come_from_defaults_config_and_settings() {
     let config = "[[refactor.actions]]\ntitle = \"Simplify\"\ninstruction = \"Simplify it.\"\n";
     let mut editor = Editor::start_with(vec![], quick(), &[("config.toml", config)]).await;
     let uri = editor.open("add.py", ADD).await;
-    assert_eq!(action_titles(&mut editor, &uri, selection()).await, json!(["Simplify"]));
+    assert_eq!(
+        action_titles(&mut editor, &uri, selection()).await,
+        json!(["Simplify"])
+    );
     let tidy = json!({"qore": {"refactor": {"actions": [{"title": "Tidy", "instruction": "t"}]}}});
     let params = json!({"settings": tidy});
-    editor.client.notify("workspace/didChangeConfiguration", params).await;
-    assert_eq!(action_titles(&mut editor, &uri, selection()).await, json!(["Tidy"]));
+    editor
+        .client
+        .notify("workspace/didChangeConfiguration", params)
+        .await;
+    assert_eq!(
+        action_titles(&mut editor, &uri, selection()).await,
+        json!(["Tidy"])
+    );
 }
 
 #[tokio::test]
@@ -74,7 +83,10 @@ async fn the_refactor_command_applies_one_edit_replacing_the_range() {
     let requests = editor.server.requests();
     assert_eq!(requests[0].path, "/v1/chat/completions");
     let body = String::from_utf8_lossy(&requests[0].body);
-    assert!(body.contains("<selection_start>return a+b<selection_end>"), "{body}");
+    assert!(
+        body.contains("<selection_start>return a+b<selection_end>"),
+        "{body}"
+    );
 }
 
 #[tokio::test]
@@ -91,7 +103,11 @@ async fn a_failed_refactor_is_an_error_message_and_no_edit() {
         .wait_for("an error message", |m| m["method"] == "window/showMessage")
         .await;
     assert_eq!(shown["params"]["type"], 1, "an Error: {shown}");
-    let applied = editor.client.seen.iter().any(|m| m["method"] == "workspace/applyEdit");
+    let applied = editor
+        .client
+        .seen
+        .iter()
+        .any(|m| m["method"] == "workspace/applyEdit");
     assert!(!applied, "{:?}", editor.client.seen);
     let bad = json!({"command": "qore.refactor", "arguments": [{"uri": 3}]});
     let reply = editor.client.call("workspace/executeCommand", bad).await;
@@ -110,12 +126,19 @@ async fn an_ignored_file_gets_nothing_and_its_text_goes_nowhere() {
     for uri in [&secret, &private] {
         let reply = editor.inline(uri, 0, 5).await;
         assert_eq!(reply["result"], json!({"items": []}), "{reply}");
-        let whole = json!({"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 5}});
+        let whole =
+            json!({"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 5}});
         assert_eq!(action_titles(&mut editor, uri, whole).await, Value::Null);
     }
     assert!(editor.server.requests().is_empty());
     let reply = editor.inline(&add, 1, 11).await;
-    assert_eq!(reply["result"]["items"][0]["insertText"], "a + b", "{reply}");
+    assert_eq!(
+        reply["result"]["items"][0]["insertText"], "a + b",
+        "{reply}"
+    );
     let body = String::from_utf8_lossy(&editor.server.requests()[0].body).into_owned();
-    assert!(!body.contains("hunter2") && !body.contains("swordfish"), "{body}");
+    assert!(
+        !body.contains("hunter2") && !body.contains("swordfish"),
+        "{body}"
+    );
 }
