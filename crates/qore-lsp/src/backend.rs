@@ -44,6 +44,9 @@ pub enum Job {
     Refactor,
 }
 
+/// A reached target's key: the job, the agent setting and (for a routed agent) the file.
+type TargetKey = (Job, Option<String>, Option<PathBuf>);
+
 /// The server's state.
 pub struct Backend {
     pub(crate) client: Client,
@@ -55,7 +58,7 @@ pub struct Backend {
     pending_warnings: Mutex<Vec<String>>,
     pub(crate) inflight: Inflight,
     /// Reached targets by job, agent setting and (for a routed agent) file.
-    targets: Mutex<HashMap<(Job, Option<String>, Option<PathBuf>), Target>>,
+    targets: Mutex<HashMap<TargetKey, Target>>,
 }
 
 /// Lock `mutex`, taking the value even if a panicking thread poisoned it.

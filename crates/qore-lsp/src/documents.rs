@@ -107,7 +107,7 @@ impl Documents {
             .filter(|(u, d)| u.as_str() != uri && !d.ignored)
             .map(|(_, d)| d)
             .collect();
-        others.sort_by(|a, b| b.touched.cmp(&a.touched));
+        others.sort_by_key(|d| std::cmp::Reverse(d.touched));
         others
     }
 

@@ -110,9 +110,16 @@ fn messages_merge_into_the_settings() {
     }
 }
 
+/// A config.toml case: its name, the file (if any), the titles read or words of the error.
+type ConfigCase = (
+    &'static str,
+    Option<&'static str>,
+    Result<Option<Vec<&'static str>>, &'static str>,
+);
+
 #[test]
 fn config_toml_gives_refactor_actions() {
-    let cases: Vec<(&str, Option<&str>, Result<Option<Vec<&str>>, &str>)> = vec![
+    let cases: Vec<ConfigCase> = vec![
         ("no file", None, Ok(None)),
         ("no table", Some("[other]\nx = 1\n"), Ok(None)),
         (
