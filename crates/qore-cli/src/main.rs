@@ -15,6 +15,7 @@ mod console;
 mod flags;
 mod output;
 mod prompt;
+mod refactor;
 mod run;
 mod sessions;
 mod tools;
@@ -73,6 +74,9 @@ enum Command {
     },
     /// One code completion at FILE:LINE:COL (1-based), printed as the text to insert.
     Complete(complete::CompleteArgs),
+    /// Rewrite a selection of FILE (--range L1:C1-L2:C2, 1-based) as --instruction says;
+    /// prints the new text, a diff (--diff), or writes the file (--write).
+    Refactor(refactor::RefactorArgs),
     /// Stored sessions: list, show, export, import, compress, rm, rename (ids may be
     /// abbreviated to a unique prefix; the store is QORE_DATA_DIR's qore.db).
     Sessions {
@@ -281,6 +285,7 @@ async fn main() -> ExitCode {
         } => agents::config_init(),
         Command::Sessions { command } => sessions::sessions(command).await,
         Command::Complete(args) => complete::complete(args).await,
+        Command::Refactor(args) => refactor::refactor(args).await,
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "qore", &mut script);
