@@ -132,14 +132,8 @@ async fn the_refactor_roster_routes_the_file_else_one_error() {
         .unwrap();
     let routed = "refactor = [\"mine\"]\n";
     let (config, file) = config_for(&server.url(), routed);
-    let args = [
-        "refactor",
-        &file,
-        "--range",
-        "2:5-2:15",
-        "--instruction",
-        "x",
-    ];
+    let flags = ["--range", "2:5-2:15", "--instruction", "x"];
+    let args = [&["refactor", file.as_str()][..], &flags].concat();
     let run = qore_in(&config, &args).await;
     assert_eq!(run.code, Some(0), "{run:?}");
     assert!(run.stdout.contains("    return a - b\n"), "{run:?}");
