@@ -9,9 +9,9 @@
 //!   it, with the file's permissions), so a failure leaves it byte for byte as it was;
 //!   `--json` prints `{"text" (the replacement), "range" (what it replaces, 1-based as
 //!   `--range`, clamped to the file), "agent", "model"}`;
-//! - a range that is not `L1:C1-L2:C2` with numbers from 1 is a usage error (exit 2); an
-//!   unreadable file, no agent, a failed request or a reply with no code is one line on
-//!   stderr and exit 1.
+//! - a range that is not `L1:C1-L2:C2` with numbers from 1, or an empty instruction, is a
+//!   usage error (exit 2); an unreadable file, no agent, a failed request or a reply with no
+//!   code is one line on stderr and exit 1.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -112,6 +112,9 @@ pub async fn refactor(args: RefactorArgs) -> ExitCode {
             args.range
         ));
     };
+    if args.instruction.trim().is_empty() {
+        crate::usage_error("--instruction is empty: say what to do with the selection");
+    }
     let path = &args.file;
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,

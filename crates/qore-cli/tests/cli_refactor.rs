@@ -2,7 +2,8 @@
 //! config dir of its own, and a loopback server. The request carries the refactor agent's
 //! system prompt, the selection markers and the instruction; a fenced reply with prose is
 //! cleaned and re-indented; `--diff`, `--json` and `--write` (a failing provider leaves the
-//! file byte for byte as it was); the roster routes the file; bad ranges are usage errors.
+//! file byte for byte as it was); the roster routes the file; bad ranges and an empty
+//! instruction are usage errors.
 
 mod common;
 
@@ -145,27 +146,33 @@ async fn the_refactor_roster_routes_the_file_else_one_error() {
 }
 
 #[tokio::test]
-async fn bad_ranges_are_usage_errors_and_send_nothing() {
+async fn bad_ranges_and_an_empty_instruction_are_usage_errors_and_send_nothing() {
     let server = ReplayServer::start(vec![]).await.unwrap();
     let (config, file) = config_for(&server.url(), "");
-    for range in ["2:5", "0:1-1:1", "2:x-3:1", "1:1-2:2-3:3", ""] {
-        let args = [
-            "refactor",
-            &file,
+    let range_words = "L1:C1-L2:C2";
+    // (--range, --instruction, what stderr says)
+    let cases = [
+        ("2:5", "x", range_words),
+        ("0:1-1:1", "x", range_words),
+        ("2:x-3:1", "x", range_words),
+        ("1:1-2:2-3:3", "x", range_words),
+        ("", "x", range_words),
+        ("1:1-2:1", " ", "--instruction is empty"),
+    ];
+    for (range, instruction, words) in cases {
+        let flags = [
             "--range",
             range,
             "--instruction",
-            "x",
+            instruction,
             "--agent",
             "mine",
         ];
+        let args = [&["refactor", file.as_str()][..], &flags].concat();
         let run = qore_in(&config, &args).await;
-        assert_eq!(
-            (run.code, run.stdout.as_str()),
-            (Some(2), ""),
-            "{range:?}: {run:?}"
-        );
-        assert!(run.stderr.contains("L1:C1-L2:C2"), "{range:?}: {run:?}");
+        let what = format!("{range:?} {instruction:?}: {run:?}");
+        assert_eq!((run.code, run.stdout.as_str()), (Some(2), ""), "{what}");
+        assert!(run.stderr.contains(words), "{what}");
     }
     assert!(server.requests().is_empty());
 }
