@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use qore_client::{CancellationToken, ChatRequest, FimRequest};
+use qore_client::{CancellationToken, ChatRequest, FimFile, FimRequest};
 use qore_core::{ErrorInfo, History, Message, StreamOutcome};
 
 use super::clean::{clean_completion, Completion, CursorText, Mode};
@@ -29,13 +29,19 @@ pub async fn complete(
     extra: &[OpenFile],
     cancel: CancellationToken,
 ) -> Result<Option<Completion>, ErrorInfo> {
-    let _ = extra;
     let stream = if is_fim(target) {
         let (prefix, suffix) = ctx.fim_parts();
+        let files: Vec<FimFile<'_>> = (extra.iter())
+            .map(|f| FimFile {
+                filename: &f.path,
+                text: &f.text,
+            })
+            .collect();
         let request = FimRequest {
             model: &target.model,
             prefix,
             suffix,
+            extra: &files,
             options: &target.options,
         };
         target.client.complete_fim(&request, cancel)
