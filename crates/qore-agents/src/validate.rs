@@ -11,10 +11,10 @@
 //! that is not JSON, or JSON the protocol would reject. Abstract profiles are not
 //! rendered (their children are).
 
+use qore_client::FimFile;
 use qore_core::{
     ContentBlock, History, ImageData, ImageSource, Message, Role, ToolResultPart, ToolSpec,
 };
-use qore_client::FimFile;
 use serde_json::json;
 
 use crate::catalog::{Agent, Catalog};

@@ -77,7 +77,9 @@ fn streams_decode_to_text_stop_and_usage() {
                 assert_eq!(stop_reason, stop, "{name}");
                 assert_eq!(usage.output_tokens, output, "{name}");
             }
-            (Some(error), Err(words)) => assert!(error.message.contains(words), "{name}: {error:?}"),
+            (Some(error), Err(words)) => {
+                assert!(error.message.contains(words), "{name}: {error:?}")
+            }
             (got, want) => panic!("{name}: got {got:?} ({events:?}), want {want:?}"),
         }
     }
@@ -94,7 +96,10 @@ fn a_whole_body_decodes_like_a_stream() {
     let (message, stop_reason, usage) = finished(&events);
     assert_eq!(message.text(), "a + b");
     assert_eq!(stop_reason, Some(StopReason::EndTurn));
-    assert_eq!((usage.input_tokens, usage.output_tokens), (Some(5), Some(2)));
+    assert_eq!(
+        (usage.input_tokens, usage.output_tokens),
+        (Some(5), Some(2))
+    );
 }
 
 #[test]
