@@ -122,6 +122,7 @@ async fn an_ignored_file_gets_nothing_and_its_text_goes_nowhere() {
     // Roots' rules are read at open, after the files above exist.
     let secret = editor.open("secret.py", "TOKEN = 'hunter2'\n").await;
     let private = editor.open("private/key.py", "KEY = 'swordfish'\n").await;
+    editor.open("helper.py", "def helper():\n    pass\n").await;
     let add = editor.open("add.py", "def add(a, b):\n    return \n").await;
     for uri in [&secret, &private] {
         let reply = editor.inline(uri, 0, 5).await;
