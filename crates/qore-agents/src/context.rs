@@ -1,6 +1,8 @@
 //! The data a `[body]` template sees, under the seed's names so existing profiles carry
 //! over: `ctx.system_prompt`, `ctx.history[]`, `ctx.tools`, `ctx.prefix`, `ctx.suffix`,
-//! `ctx.files_metadata`, and `ctx.model` (the resolved model).
+//! `ctx.files_metadata`, and `ctx.model` (the resolved model); a fill-in-the-middle request
+//! adds `ctx.extra`, the other open documents as `[{"filename", "text"}]` (llama.cpp's
+//! `input_extra` shape; an empty list otherwise).
 //!
 //! Promises:
 //! - `system_prompt` is the text of the system messages joined by a blank line, and absent
@@ -24,6 +26,7 @@
 use std::collections::HashMap;
 
 use base64::Engine as _;
+use qore_client::FimFile;
 use qore_core::{ContentBlock, History, ImageData, ImageSource, Message, Role, ToolResultPart};
 use serde::Serialize;
 use serde_json::Value;
@@ -44,6 +47,8 @@ pub struct TemplateContext<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub suffix: Option<&'a str>,
     pub files_metadata: Vec<Value>,
+    /// A fill-in-the-middle request's other open documents.
+    pub extra: &'a [FimFile<'a>],
     /// The profile's prompt-cache settings.
     pub cache: CacheSettings,
 }

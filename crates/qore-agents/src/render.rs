@@ -1,7 +1,8 @@
 //! An agent ready to send: its protocol, its resolved model and endpoint, and its compiled
 //! `[body]`. [`AgentRenderer::chat_body`] renders a chat request from history (the first
-//! request and every tool-loop continuation alike), or uses the protocol's default encoder
-//! when the profile has no `[body]`.
+//! request and every tool-loop continuation alike), [`AgentRenderer::fim_body`] a
+//! fill-in-the-middle request (`ctx.prefix`, `ctx.suffix`, `ctx.extra`, `ctx.model`); each
+//! uses the protocol's default encoder when the profile has no `[body]`.
 //!
 //! Promises:
 //! - `${MODEL}` in the endpoint is the resolved model; the same history and tools give the
@@ -20,7 +21,7 @@
 
 use std::sync::Arc;
 
-use qore_client::{BodyRenderer, ChatRequest, EncodeCache, Protocol, RequestOptions};
+use qore_client::{BodyRenderer, ChatRequest, EncodeCache, FimRequest, Protocol, RequestOptions};
 use qore_core::{ErrorInfo, History, Message, ToolSpec};
 use serde_json::Value;
 
@@ -208,6 +209,41 @@ impl AgentRenderer {
         }
     }
 
+    /// The template context of a fill-in-the-middle request.
+    pub fn fim_context<'a>(&'a self, request: &FimRequest<'a>) -> TemplateContext<'a> {
+        TemplateContext {
+            model: Some(&self.model),
+            prefix: Some(request.prefix),
+            suffix: Some(request.suffix),
+            extra: request.extra,
+            cache: cache_settings(&self.agent),
+            ..TemplateContext::default()
+        }
+    }
+
+    /// The body of a fill-in-the-middle request: the `[body]` rendered from
+    /// [`AgentRenderer::fim_context`] with the model and `options.extra` added as for chat,
+    /// else the protocol's encoder's with the resolved model.
+    pub fn fim_body(&self, request: &FimRequest<'_>) -> Result<Vec<u8>, ErrorInfo> {
+        match &self.body {
+            Some(body) => {
+                let ctx = self.fim_context(request);
+                let bytes = self.render(body, &ctx)?;
+                self.complete(bytes, &[], &ctx.cache, &request.options.extra)
+            }
+            None => {
+                let request = FimRequest {
+                    model: &self.model,
+                    ..*request
+                };
+                let body = self.protocol.encode_fim(&request)?;
+                serde_json::to_vec(&body).map_err(|err| {
+                    ErrorInfo::validation(format!("cannot serialize the request: {err}"))
+                })
+            }
+        }
+    }
+
     /// A rendered body with what the session adds (see the module doc): the offered
     /// `tools`' definitions and the profile's `cache` settings; then `extra`'s fields (they
     /// win).
@@ -302,6 +338,10 @@ impl BodyRenderer for AgentRenderer {
         cache: &mut EncodeCache,
     ) -> Result<Vec<u8>, ErrorInfo> {
         self.chat_body_cached(request.history, request.tools, request.options, cache)
+    }
+
+    fn render_fim(&self, request: &FimRequest<'_>) -> Option<Result<Vec<u8>, ErrorInfo>> {
+        Some(self.fim_body(request))
     }
 }
 

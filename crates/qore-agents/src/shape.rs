@@ -6,7 +6,8 @@
 //!
 //! A chat body must carry the wire's conversation (`messages`, `contents` or `input`); a
 //! fill-in-the-middle body its prompt (`prompt`, or `input_prefix` for llama.cpp
-//! `/infill`). Each check returns the JSON path of the first problem.
+//! `/infill`, whose `input_extra` is a list of `{"filename", "text"}` strings). Each check
+//! returns the JSON path of the first problem.
 
 use std::collections::HashSet;
 
@@ -55,6 +56,15 @@ fn check_fim(body: &Value) -> Check {
     for key in ["prompt", "input_prefix", "suffix", "input_suffix"] {
         if let Some(v) = body.get(key) {
             string(v, key)?;
+        }
+    }
+    if let Some(extra) = body.get("input_extra") {
+        let files = (extra.as_array()).ok_or(("input_extra".into(), "must be an array".into()))?;
+        for (i, file) in files.iter().enumerate() {
+            for key in ["filename", "text"] {
+                let at = format!("input_extra[{i}].{key}");
+                string(file.get(key).unwrap_or(&Value::Null), &at)?;
+            }
         }
     }
     Ok(())

@@ -4,12 +4,14 @@
 //! The conversation has quotes, backslashes, newlines, non-ASCII text, template-looking
 //! text, thinking with a signature, redacted thinking, two tool calls (one answered with
 //! an error), an inline image and an image URL; with tools on offer when the profile
-//! enables them, and a completion prefix and suffix; what the renderer adds to every
+//! enables them, a completion prefix and suffix and two other open files (`ctx.extra`,
+//! [`HOSTILE_FILES`]); what the renderer adds to every
 //! request (the model, the tools) is added too. A profile is refused with its file
 //! and the body key that broke: a template that does not compile, a render error, text
 //! that is not JSON, or JSON the protocol would reject. Abstract profiles are not
 //! rendered (their children are).
 
+use qore_client::FimFile;
 use qore_core::{
     ContentBlock, History, ImageData, ImageSource, Message, Role, ToolResultPart, ToolSpec,
 };
@@ -115,6 +117,18 @@ pub fn hostile_history() -> History {
     ])
 }
 
+/// The other open documents a completion carries while validating (`ctx.extra`).
+pub static HOSTILE_FILES: [FimFile<'static>; 2] = [
+    FimFile {
+        filename: "src/ma\"in.rs",
+        text: NASTY,
+    },
+    FimFile {
+        filename: "C:\\temp\\ünï.py",
+        text: "def f():\n\treturn \"{{ x }}\"\n",
+    },
+];
+
 /// The tools offered while validating a profile with `enable_tools`.
 pub fn hostile_tools() -> Vec<ToolSpec> {
     vec![ToolSpec {
@@ -170,6 +184,7 @@ pub fn validate_agent(
     let mut ctx = renderer.chat_context(&history, &tools);
     ctx.prefix = Some("fn main() {\n    let s = \"é\\\\\";\n    ");
     ctx.suffix = Some("\n}\n");
+    ctx.extra = &HOSTILE_FILES;
     let body_error = |key: String, message: String| AgentError::Body {
         file: file.clone(),
         key,

@@ -16,6 +16,7 @@ mod flags;
 mod lsp;
 mod output;
 mod prompt;
+mod refactor;
 mod run;
 mod sessions;
 mod tools;
@@ -74,6 +75,9 @@ enum Command {
     },
     /// One code completion at FILE:LINE:COL (1-based), printed as the text to insert.
     Complete(complete::CompleteArgs),
+    /// Rewrite a selection of FILE (--range L1:C1-L2:C2, 1-based) as --instruction says;
+    /// prints the new text, a diff (--diff), or writes the file (--write).
+    Refactor(refactor::RefactorArgs),
     /// The editor server: LSP over stdio (inline completion, quick refactor).
     Lsp,
     /// Stored sessions: list, show, export, import, compress, rm, rename (ids may be
@@ -284,6 +288,7 @@ async fn main() -> ExitCode {
         } => agents::config_init(),
         Command::Sessions { command } => sessions::sessions(command).await,
         Command::Complete(args) => complete::complete(args).await,
+        Command::Refactor(args) => refactor::refactor(args).await,
         Command::Lsp => lsp::lsp().await,
         Command::Completions { shell } => {
             let mut script = Vec::new();

@@ -54,7 +54,10 @@ async fn inline_completion_after_incremental_edits_sends_the_edited_text() {
     assert_eq!(requests.len(), 1, "{requests:?}");
     assert_eq!(requests[0].path, "/infill");
     let body = requests[0].json().expect("a JSON body");
-    assert_eq!(body["input_prefix"], "def add(a, b):\n    return ", "{body}");
+    assert_eq!(
+        body["input_prefix"], "def add(a, b):\n    return ",
+        "{body}"
+    );
     assert_eq!(body["input_suffix"], "\n\nprint(add(1, 2))\n", "{body}");
 }
 
@@ -64,7 +67,10 @@ async fn the_completion_fallback_is_one_text_edit_and_the_range_covers_closers()
     let uri = editor.open("call.py", "print(add(\n").await;
     let position = json!({"line": 0, "character": 10});
     let params = json!({"textDocument": {"uri": uri}, "position": position});
-    let reply = editor.client.call("textDocument/completion", params.clone()).await;
+    let reply = editor
+        .client
+        .call("textDocument/completion", params.clone())
+        .await;
     let items = reply["result"].as_array().expect("a list of items");
     assert_eq!(items.len(), 1, "{reply}");
     assert_eq!(items[0]["label"], "1, 2)");
@@ -83,13 +89,18 @@ async fn settings_warn_by_key_and_enabled_false_sends_nothing() {
     let mut editor = Editor::start_with(vec![], options, &[]).await;
     let warning = editor
         .client
-        .wait_for("a settings warning", |m| m["method"] == "window/showMessage")
+        .wait_for("a settings warning", |m| {
+            m["method"] == "window/showMessage"
+        })
         .await;
     let text = warning["params"]["message"].as_str().unwrap_or_default();
     assert!(text.contains("completion.mode"), "{warning}");
     assert_eq!(warning["params"]["type"], 2, "a warning: {warning}");
     let off = json!({"settings": {"enabled": false}});
-    editor.client.notify("workspace/didChangeConfiguration", off).await;
+    editor
+        .client
+        .notify("workspace/didChangeConfiguration", off)
+        .await;
     let uri = editor.open("add.py", ADD).await;
     let reply = editor.inline(&uri, 1, 11).await;
     assert_eq!(reply["result"], json!({"items": []}), "{reply}");
@@ -102,7 +113,11 @@ async fn malformed_frames_are_answered_and_the_server_goes_on() {
     let cases: Vec<(&str, Vec<u8>, i64)> = vec![
         ("a body that is not JSON", frame(b"{not json"), -32700),
         ("JSON that is no message", frame(b"[1, 2]"), -32600),
-        ("a header without a length", b"X-Junk: 1\r\n\r\n".to_vec(), -32700),
+        (
+            "a header without a length",
+            b"X-Junk: 1\r\n\r\n".to_vec(),
+            -32700,
+        ),
     ];
     for (name, bytes, code) in cases {
         editor.client.send_raw(&bytes).await;
@@ -114,15 +129,21 @@ async fn malformed_frames_are_answered_and_the_server_goes_on() {
     }
     let uri = editor.open("add.py", ADD).await;
     let reply = editor.inline(&uri, 1, 11).await;
-    assert_eq!(reply["result"]["items"][0]["insertText"], "a + b", "{reply}");
+    assert_eq!(
+        reply["result"]["items"][0]["insertText"], "a + b",
+        "{reply}"
+    );
     assert_eq!(editor.client.shutdown().await, Some(0));
 }
 
 #[tokio::test]
 async fn a_provider_failure_is_an_error_of_one_line_and_the_server_goes_on() {
     // The client retries a 500 (four attempts in all); the server says to retry at once.
-    let failure = Reply::json(500, r#"{"error": {"message": "model crashed\nstack: ..."}}"#)
-        .with_header("retry-after-ms", "0");
+    let failure = Reply::json(
+        500,
+        r#"{"error": {"message": "model crashed\nstack: ..."}}"#,
+    )
+    .with_header("retry-after-ms", "0");
     let mut replies = vec![failure; 4];
     replies.push(infill(&["a + b"]));
     let mut editor = Editor::start(replies).await;
@@ -131,10 +152,19 @@ async fn a_provider_failure_is_an_error_of_one_line_and_the_server_goes_on() {
     assert_eq!(error_code(&reply), Some(-32803), "{reply}");
     let message = reply["error"]["message"].as_str().unwrap_or_default();
     assert!(!message.is_empty() && !message.contains('\n'), "{reply}");
-    assert!(message.contains("500") || message.contains("crashed"), "{reply}");
+    assert!(
+        message.contains("500") || message.contains("crashed"),
+        "{reply}"
+    );
     let reply = editor.inline(&uri, 1, 11).await;
-    assert_eq!(reply["result"]["items"][0]["insertText"], "a + b", "{reply}");
-    let bad = editor.client.call("textDocument/inlineCompletion", json!({"oops": 1})).await;
+    assert_eq!(
+        reply["result"]["items"][0]["insertText"], "a + b",
+        "{reply}"
+    );
+    let bad = editor
+        .client
+        .call("textDocument/inlineCompletion", json!({"oops": 1}))
+        .await;
     assert_eq!(error_code(&bad), Some(-32602), "{bad}");
     assert_eq!(editor.client.shutdown().await, Some(0));
 }

@@ -211,21 +211,27 @@ impl Client {
         Ok(self.resolve(&path))
     }
 
+    /// The body of a fill-in-the-middle request: the renderer's (an agent's `[body]`) when
+    /// it has one for it, else the protocol's encoder's.
+    pub fn encode_fim(&self, request: &FimRequest<'_>) -> Result<Vec<u8>, ErrorInfo> {
+        if let Some(body) = (self.renderer.as_ref()).and_then(|r| r.render_fim(request)) {
+            return body;
+        }
+        let body = self.protocol.encode_fim(request)?;
+        serde_json::to_vec(&body)
+            .map_err(|err| ErrorInfo::validation(format!("cannot serialize the request: {err}")))
+    }
+
     /// Ask for the text between `request.prefix` and `request.suffix`; the answer streams as
-    /// text deltas.
+    /// text deltas. The body is [`Client::encode_fim`]'s.
     pub fn complete_fim(
         &self,
         request: &FimRequest<'_>,
         cancel: CancellationToken,
     ) -> ResponseStream {
         let stream = request.options.stream;
-        let prepared = self.fim_url(request.model, stream).and_then(|url| {
-            let body = self.protocol.encode_fim(request)?;
-            let body = serde_json::to_vec(&body).map_err(|err| {
-                ErrorInfo::validation(format!("cannot serialize the request: {err}"))
-            })?;
-            Ok((url, body))
-        });
+        let prepared = (self.fim_url(request.model, stream))
+            .and_then(|url| Ok((url, self.encode_fim(request)?)));
         match prepared {
             Ok((url, body)) => self.send_with(&url, body, stream, |p| p.fim_decoder(), cancel),
             Err(error) => ResponseStream::failed(self.protocol.clone(), error),

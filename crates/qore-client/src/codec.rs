@@ -63,14 +63,31 @@ pub trait BodyRenderer: Send + Sync {
         let _ = cache;
         self.render(request)
     }
+
+    /// The body of a fill-in-the-middle request from the renderer's template; `None` when
+    /// it has none for this request (the default): the protocol's encoder writes it.
+    fn render_fim(&self, request: &FimRequest<'_>) -> Option<Result<Vec<u8>, ErrorInfo>> {
+        let _ = request;
+        None
+    }
 }
 
-/// A fill-in-the-middle request: complete the text between `prefix` and `suffix`.
+/// Another open document a fill-in-the-middle request carries as context, in the shape of
+/// llama.cpp's `input_extra` entries: `{"filename", "text"}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct FimFile<'a> {
+    pub filename: &'a str,
+    pub text: &'a str,
+}
+
+/// A fill-in-the-middle request: complete the text between `prefix` and `suffix`, with
+/// other open documents (`extra`) as context where the wire has a place for them.
 #[derive(Debug, Clone, Copy)]
 pub struct FimRequest<'a> {
     pub model: &'a str,
     pub prefix: &'a str,
     pub suffix: &'a str,
+    pub extra: &'a [FimFile<'a>],
     pub options: &'a RequestOptions,
 }
 

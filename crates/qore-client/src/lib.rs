@@ -28,7 +28,8 @@ pub mod transport;
 
 pub use client::{join_endpoint, Client, ClientConfig};
 pub use codec::{
-    BodyRenderer, ChatRequest, FimRequest, Framing, Protocol, RequestOptions, StreamDecoder,
+    BodyRenderer, ChatRequest, FimFile, FimRequest, Framing, Protocol, RequestOptions,
+    StreamDecoder,
 };
 pub use encode_cache::{message_key, EncodeCache, KeyHasher};
 pub use models::{ModelCapabilities, ModelInfo};

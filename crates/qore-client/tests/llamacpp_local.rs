@@ -29,6 +29,7 @@ fn request(options: &RequestOptions) -> FimRequest<'_> {
         model: local::MODEL_ID,
         prefix: "def add(a, b):\n    return ",
         suffix: "\n\nprint(add(1, 2))\n",
+        extra: &[],
         options,
     }
 }

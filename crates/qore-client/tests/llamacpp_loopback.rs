@@ -44,6 +44,7 @@ async fn collect(client: &Client, options: &RequestOptions) -> (Vec<ResponseEven
         model: "qwen2.5-coder",
         prefix: "def add(a, b):\n    return ",
         suffix: "\n",
+        extra: &[],
         options,
     };
     support::drain(client.complete_fim(&request, CancellationToken::new())).await

@@ -56,6 +56,7 @@ async fn complete(
         model: "codestral-latest",
         prefix: "def fibonacci(n: int):",
         suffix: "\n    return a",
+        extra: &[],
         options,
     };
     support::drain(client.complete_fim(&request, CancellationToken::new())).await

@@ -44,6 +44,9 @@ pub enum Job {
     Refactor,
 }
 
+/// A reached target's key: the job, the agent setting and (for a routed agent) the file.
+type TargetKey = (Job, Option<String>, Option<PathBuf>);
+
 /// The server's state.
 pub struct Backend {
     pub(crate) client: Client,
@@ -55,12 +58,14 @@ pub struct Backend {
     pending_warnings: Mutex<Vec<String>>,
     pub(crate) inflight: Inflight,
     /// Reached targets by job, agent setting and (for a routed agent) file.
-    targets: Mutex<HashMap<(Job, Option<String>, Option<PathBuf>), Target>>,
+    targets: Mutex<HashMap<TargetKey, Target>>,
 }
 
 /// Lock `mutex`, taking the value even if a panicking thread poisoned it.
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The file path of `uri`, or the URI's text as a path for other schemes.
@@ -93,7 +98,9 @@ impl Backend {
 
     async fn warn(&self, warnings: Vec<String>) {
         for warning in warnings {
-            self.client.show_message(MessageType::WARNING, warning).await;
+            self.client
+                .show_message(MessageType::WARNING, warning)
+                .await;
         }
     }
 
@@ -148,7 +155,9 @@ impl LanguageServer for Backend {
         #[allow(deprecated)]
         let root_uri = params.root_uri.clone();
         let dirs: Vec<PathBuf> = match &params.workspace_folders {
-            Some(folders) if !folders.is_empty() => folders.iter().map(|f| path_of(&f.uri)).collect(),
+            Some(folders) if !folders.is_empty() => {
+                folders.iter().map(|f| path_of(&f.uri)).collect()
+            }
             _ => root_uri.iter().map(path_of).collect(),
         };
         *lock(&self.roots) = Roots::new(dirs);
@@ -158,7 +167,9 @@ impl LanguageServer for Backend {
             match actions_from_config(dir) {
                 Ok(Some(actions)) => settings.refactor.actions = actions,
                 Ok(None) => {}
-                Err(why) => warnings.push(format!("qore: refactor actions from config ignored: {why}")),
+                Err(why) => {
+                    warnings.push(format!("qore: refactor actions from config ignored: {why}"))
+                }
             }
         }
         if let Some(options) = &params.initialization_options {
@@ -195,14 +206,17 @@ impl LanguageServer for Backend {
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
         let doc = params.text_document;
         let path = doc.uri.to_file_path().map(|p| p.into_owned());
-        let ignored = path.as_deref().is_some_and(|p| lock(&self.roots).ignores(p));
+        let ignored = path
+            .as_deref()
+            .is_some_and(|p| lock(&self.roots).ignores(p));
         let uri = doc.uri.as_str();
         lock(&self.documents).open(uri, path, doc.text, doc.version, ignored);
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
         let doc = params.text_document;
-        let changed = lock(&self.documents).change(doc.uri.as_str(), doc.version, &params.content_changes);
+        let changed =
+            lock(&self.documents).change(doc.uri.as_str(), doc.version, &params.content_changes);
         if !changed {
             tracing::warn!("didChange for {}, which is not open", doc.uri.as_str());
         }
@@ -215,7 +229,8 @@ impl LanguageServer for Backend {
     }
 
     async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
-        self.fallback_completion(params.text_document_position).await
+        self.fallback_completion(params.text_document_position)
+            .await
     }
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {

@@ -46,7 +46,12 @@ pub struct InlineCompletionParams {
 
 /// The error response for a provider failure: its first line.
 pub(crate) fn provider_error(error: &ErrorInfo) -> Error {
-    let line = error.message.lines().next().unwrap_or("the request failed").trim();
+    let line = error
+        .message
+        .lines()
+        .next()
+        .unwrap_or("the request failed")
+        .trim();
     Error {
         code: ErrorCode::ServerError(REQUEST_FAILED),
         message: line.to_owned().into(),
@@ -106,7 +111,10 @@ fn edit_range(ctx: &CompletionContext, line: u32, completion: &Completion) -> Ra
 impl Backend {
     /// `textDocument/inlineCompletion`.
     pub async fn inline_completion(&self, params: InlineCompletionParams) -> Result<Value> {
-        let items = match self.completion_at(&params.text_document, params.position).await? {
+        let items = match self
+            .completion_at(&params.text_document, params.position)
+            .await?
+        {
             Some((text, range)) => vec![json!({"insertText": text, "range": range})],
             None => Vec::new(),
         };
@@ -186,6 +194,7 @@ impl Backend {
             }
         };
         tokio::select! {
+            biased;
             // Dropping `work` drops the HTTP request in flight.
             () = token.cancelled() => Err(Error::request_cancelled()),
             done = work => done,

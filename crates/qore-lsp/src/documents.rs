@@ -47,7 +47,14 @@ pub fn cursor(position: Position) -> Cursor {
 
 impl Documents {
     /// Open (or reopen) `uri`.
-    pub fn open(&mut self, uri: &str, path: Option<PathBuf>, text: String, version: i32, ignored: bool) {
+    pub fn open(
+        &mut self,
+        uri: &str,
+        path: Option<PathBuf>,
+        text: String,
+        version: i32,
+        ignored: bool,
+    ) {
         self.clock += 1;
         let document = Document {
             path,
@@ -60,7 +67,12 @@ impl Documents {
     }
 
     /// Apply `changes` to `uri`; false when it is not open.
-    pub fn change(&mut self, uri: &str, version: i32, changes: &[TextDocumentContentChangeEvent]) -> bool {
+    pub fn change(
+        &mut self,
+        uri: &str,
+        version: i32,
+        changes: &[TextDocumentContentChangeEvent],
+    ) -> bool {
         let Some(document) = self.by_uri.get_mut(uri) else {
             return false;
         };
@@ -95,7 +107,7 @@ impl Documents {
             .filter(|(u, d)| u.as_str() != uri && !d.ignored)
             .map(|(_, d)| d)
             .collect();
-        others.sort_by(|a, b| b.touched.cmp(&a.touched));
+        others.sort_by_key(|d| std::cmp::Reverse(d.touched));
         others
     }
 

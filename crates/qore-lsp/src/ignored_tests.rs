@@ -1,6 +1,6 @@
 //! Ignore rules by root, one table.
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use super::Roots;
 
@@ -16,18 +16,30 @@ fn files_are_ignored_by_the_rules_of_their_root() {
     std::fs::write(inner.join(".qoreignore"), "src/hidden.rs\n").unwrap();
     std::fs::write(top.path().join("outside.secret"), "").unwrap();
     let roots = Roots::new([root.clone(), inner.clone(), top.path().join("missing")]);
-    let cases: Vec<(&str, &Path, bool)> = vec![
-        ("a plain file", &root.join("main.rs"), false),
-        ("gitignored by pattern", &root.join("a.secret"), true),
-        ("in a gitignored dir", &root.join("build/out.rs"), true),
-        ("qoreignored", &root.join("private.rs"), true),
-        ("inside .git", &root.join(".git/config"), true),
-        ("the inner root's own rule", &inner.join("src/hidden.rs"), true),
-        ("the outer rule reaches the inner root", &inner.join("x.secret"), true),
-        ("an unsaved new file", &inner.join("src/new.rs"), false),
-        ("outside every root", &top.path().join("outside.secret"), false),
+    let cases: Vec<(&str, PathBuf, bool)> = vec![
+        ("a plain file", root.join("main.rs"), false),
+        ("gitignored by pattern", root.join("a.secret"), true),
+        ("in a gitignored dir", root.join("build/out.rs"), true),
+        ("qoreignored", root.join("private.rs"), true),
+        ("inside .git", root.join(".git/config"), true),
+        (
+            "the inner root's own rule",
+            inner.join("src/hidden.rs"),
+            true,
+        ),
+        (
+            "the outer rule reaches the inner root",
+            inner.join("x.secret"),
+            true,
+        ),
+        ("an unsaved new file", inner.join("src/new.rs"), false),
+        (
+            "outside every root",
+            top.path().join("outside.secret"),
+            false,
+        ),
     ];
     for (name, path, expected) in cases {
-        assert_eq!(roots.ignores(path), expected, "{name}");
+        assert_eq!(roots.ignores(&path), expected, "{name}");
     }
 }

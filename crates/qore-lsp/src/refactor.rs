@@ -21,8 +21,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::{
-    CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, CodeActionResponse,
-    Command, ExecuteCommandParams, MessageType, Position, Range, TextEdit, Uri, WorkspaceEdit,
+    CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, CodeActionResponse, Command,
+    ExecuteCommandParams, MessageType, Position, Range, TextEdit, Uri, WorkspaceEdit,
 };
 
 use crate::backend::{lock, path_of, Backend, Job, REFACTOR_COMMAND};
@@ -119,21 +119,35 @@ impl Backend {
         };
         let path = path_of(&args.uri);
         let agent = self.settings().refactor.agent;
-        let target = (self.target(Job::Refactor, agent, &path).await)
-            .map_err(|e| provider_error(&e))?;
+        let target =
+            (self.target(Job::Refactor, agent, &path).await).map_err(|e| provider_error(&e))?;
         let selection = Selection {
             start: cursor(args.range.start),
             end: cursor(args.range.end),
         };
-        let done = refactor(&target, &text, &path, selection, &args.instruction, CancellationToken::new()).await;
+        let done = refactor(
+            &target,
+            &text,
+            &path,
+            selection,
+            &args.instruction,
+            CancellationToken::new(),
+        )
+        .await;
         let refactored = done.map_err(|e| provider_error(&e))?;
         let still = lock(&self.documents).get(uri).map(|doc| doc.version);
         if still != Some(version) {
-            return Err(failed(format!("{uri} changed while the refactor ran; try again")));
+            return Err(failed(format!(
+                "{uri} changed while the refactor ran; try again"
+            )));
         }
-        let position = |c: qore_session::completion::context::Cursor| Position::new(c.line, c.character);
+        let position =
+            |c: qore_session::completion::context::Cursor| Position::new(c.line, c.character);
         let edit = TextEdit {
-            range: Range::new(position(refactored.range.start), position(refactored.range.end)),
+            range: Range::new(
+                position(refactored.range.start),
+                position(refactored.range.end),
+            ),
             new_text: refactored.text,
         };
         let edit = WorkspaceEdit {
@@ -141,13 +155,19 @@ impl Backend {
             ..Default::default()
         };
         let reply = self.client.apply_edit(edit).await.map_err(|err| {
-            failed(format!("the editor did not answer the edit: {}", err.message))
+            failed(format!(
+                "the editor did not answer the edit: {}",
+                err.message
+            ))
         })?;
         match reply.applied {
             true => Ok(()),
             false => Err(failed(format!(
                 "the editor did not apply the edit{}",
-                reply.failure_reason.map(|r| format!(": {r}")).unwrap_or_default()
+                reply
+                    .failure_reason
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default()
             ))),
         }
     }

@@ -68,7 +68,10 @@ pub fn default_actions() -> Vec<Action> {
             "Add documentation",
             "Add documentation comments in the language's usual style; change no code.",
         ),
-        action("Fix", "Fix the bugs in this code, changing as little as possible."),
+        action(
+            "Fix",
+            "Fix the bugs in this code, changing as little as possible.",
+        ),
     ]
 }
 
@@ -140,7 +143,13 @@ struct Reader<'a> {
 
 impl Reader<'_> {
     /// Set `slot` from key `key` through `parse`; `expected` names the valid values.
-    fn set<T>(&mut self, key: &str, slot: &mut T, expected: &str, parse: impl Fn(&Value) -> Option<T>) {
+    fn set<T>(
+        &mut self,
+        key: &str,
+        slot: &mut T,
+        expected: &str,
+        parse: impl Fn(&Value) -> Option<T>,
+    ) {
         if let Some(value) = self.object.get(key) {
             match parse(value) {
                 Some(parsed) => *slot = parsed,
@@ -184,7 +193,9 @@ impl Settings {
         };
         let Some(object) = root.as_object() else {
             if !root.is_null() {
-                warnings.push(format!("qore: settings ignored: expected an object, got {root}"));
+                warnings.push(format!(
+                    "qore: settings ignored: expected an object, got {root}"
+                ));
             }
             return warnings;
         };
@@ -193,7 +204,12 @@ impl Settings {
             prefix: "",
             warnings: &mut warnings,
         };
-        top.set("enabled", &mut self.enabled, "true or false", Value::as_bool);
+        top.set(
+            "enabled",
+            &mut self.enabled,
+            "true or false",
+            Value::as_bool,
+        );
         let mut sections = Vec::new();
         for key in ["completion", "refactor"] {
             match object.get(key) {
@@ -225,8 +241,18 @@ impl Settings {
         r.set("prefixLines", &mut c.prefix_lines, "a whole number", count);
         r.set("suffixLines", &mut c.suffix_lines, "a whole number", count);
         r.set("mode", &mut c.mode, "\"multi\" or \"single\"", mode);
-        r.set("debounceMs", &mut c.debounce_ms, "a whole number", Value::as_u64);
-        r.set("openDocuments", &mut c.open_documents, "true or false", Value::as_bool);
+        r.set(
+            "debounceMs",
+            &mut c.debounce_ms,
+            "a whole number",
+            Value::as_u64,
+        );
+        r.set(
+            "openDocuments",
+            &mut c.open_documents,
+            "true or false",
+            Value::as_bool,
+        );
         let budget = &mut c.open_documents_budget;
         r.set("openDocumentsBudget", budget, "a whole number", count);
     }
@@ -240,7 +266,9 @@ impl Settings {
         };
         r.set("agent", &mut f.agent, "a string or null", agent);
         let expected = "a list of {\"title\", \"instruction\"}";
-        r.set("actions", &mut f.actions, expected, |v| parse_actions(v).ok());
+        r.set("actions", &mut f.actions, expected, |v| {
+            parse_actions(v).ok()
+        });
     }
 }
 

@@ -131,7 +131,10 @@ fn error_frame(id: Value, code: i64, message: &str) -> Vec<u8> {
 }
 
 /// Tower's frames, whole, to the writer.
-async fn relay_tower_output(from_tower: tokio::io::DuplexStream, frames: mpsc::UnboundedSender<Vec<u8>>) {
+async fn relay_tower_output(
+    from_tower: tokio::io::DuplexStream,
+    frames: mpsc::UnboundedSender<Vec<u8>>,
+) {
     let mut from_tower = BufReader::new(from_tower);
     while let Ok(Some(body)) = read_frame(&mut from_tower).await {
         if frames.send(encode(&body)).is_err() {

@@ -79,6 +79,11 @@ const fn case(
     }
 }
 
+/// What the errors say: no refactor agent, a refactor by a FIM agent, no completion agent.
+const NO_REFACTORER: &[&str] = &["refactor roster", "py-fix, app-fix", "a.rs", "\"other\""];
+const FIM: &[&str] = &["code-completion agent"];
+const NO_COMPLETER: &[&str] = &["code_completion roster", "a.go"];
+
 #[tokio::test]
 async fn a_files_agent_is_routed_by_its_roster_and_match_rules() {
     use Job::{Complete, Refactor};
@@ -105,7 +110,7 @@ async fn a_files_agent_is_routed_by_its_roster_and_match_rules() {
             None,
             "other",
             Some("lib/a.rs"),
-            Err(&["refactor roster", "py-fix, app-fix", "a.rs", "\"other\""]),
+            Err(NO_REFACTORER),
         ),
         case(Refactor, Some("any"), "other", Some("lib/a.rs"), Ok("any")),
         case(
@@ -113,17 +118,11 @@ async fn a_files_agent_is_routed_by_its_roster_and_match_rules() {
             Some("py-fim"),
             "other",
             Some("lib/a.py"),
-            Err(&["code-completion agent"]),
+            Err(FIM),
         ),
         case(Complete, None, "other", Some("lib/a.py"), Ok("py-fim")),
         case(Complete, None, "other", Some("x/src/m/a.rs"), Ok("rs-chat")),
-        case(
-            Complete,
-            None,
-            "app",
-            Some("lib/a.go"),
-            Err(&["code_completion roster", "a.go"]),
-        ),
+        case(Complete, None, "app", Some("lib/a.go"), Err(NO_COMPLETER)),
         case(Complete, Some("any"), "other", Some("lib/a.go"), Ok("any")),
         case(Complete, None, "other", None, Ok("py-fim")),
     ];

@@ -40,7 +40,10 @@ pub fn frame(body: &[u8]) -> Vec<u8> {
 }
 
 /// Read frames from `reader` into `inbox` until the stream ends or breaks.
-async fn read_frames<R: tokio::io::AsyncRead + Unpin>(reader: R, inbox: mpsc::UnboundedSender<Value>) {
+async fn read_frames<R: tokio::io::AsyncRead + Unpin>(
+    reader: R,
+    inbox: mpsc::UnboundedSender<Value>,
+) {
     let mut reader = BufReader::new(reader);
     loop {
         let mut length = None;
@@ -109,8 +112,14 @@ impl LspClient {
 
     /// Write `bytes` as they are.
     pub async fn send_raw(&mut self, bytes: &[u8]) {
-        self.writer.write_all(bytes).await.expect("the server reads its input");
-        self.writer.flush().await.expect("the server reads its input");
+        self.writer
+            .write_all(bytes)
+            .await
+            .expect("the server reads its input");
+        self.writer
+            .flush()
+            .await
+            .expect("the server reads its input");
     }
 
     /// Send one JSON-RPC message.
@@ -129,7 +138,8 @@ impl LspClient {
 
     /// Send a notification.
     pub async fn notify(&mut self, method: &str, params: Value) {
-        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params})).await;
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
+            .await;
     }
 
     /// The next message from the server, answering server requests (see the module doc);
@@ -137,7 +147,12 @@ impl LspClient {
     pub async fn next(&mut self) -> Option<Value> {
         let message = tokio::time::timeout(self.limit, self.inbox.recv())
             .await
-            .unwrap_or_else(|_| panic!("no message from the server within {:?}; seen: {:?}", self.limit, self.seen))?;
+            .unwrap_or_else(|_| {
+                panic!(
+                    "no message from the server within {:?}; seen: {:?}",
+                    self.limit, self.seen
+                )
+            })?;
         if let (Some(id), Some(method)) = (message.get("id"), message.get("method")) {
             let result = match method.as_str() {
                 Some("workspace/applyEdit") => self.apply_edit_reply.clone(),
@@ -156,7 +171,10 @@ impl LspClient {
         }
         loop {
             let Some(message) = self.next().await else {
-                panic!("the server's output ended before {what}; seen: {:?}", self.seen);
+                panic!(
+                    "the server's output ended before {what}; seen: {:?}",
+                    self.seen
+                );
             };
             if matches(&message) {
                 return message;
@@ -168,8 +186,10 @@ impl LspClient {
     /// The response to request `id` (the whole message: `result` or `error`).
     pub async fn response(&mut self, id: i64) -> Value {
         let what = format!("the response to request {id}");
-        self.wait_for(&what, |m| m.get("id") == Some(&json!(id)) && m.get("method").is_none())
-            .await
+        self.wait_for(&what, |m| {
+            m.get("id") == Some(&json!(id)) && m.get("method").is_none()
+        })
+        .await
     }
 
     /// Send a request and wait for its response.
@@ -197,7 +217,8 @@ impl LspClient {
     pub async fn open(&mut self, path: &std::path::Path, text: &str) -> String {
         let uri = file_uri(path);
         let doc = json!({"uri": uri, "languageId": "", "version": 1, "text": text});
-        self.notify("textDocument/didOpen", json!({"textDocument": doc})).await;
+        self.notify("textDocument/didOpen", json!({"textDocument": doc}))
+            .await;
         uri
     }
 

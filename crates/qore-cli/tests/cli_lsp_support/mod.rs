@@ -126,7 +126,9 @@ impl Editor {
         let params = json!({"textDocument": {"uri": uri},
                             "position": {"line": line, "character": character},
                             "context": {"triggerKind": 2}});
-        self.client.request("textDocument/inlineCompletion", params).await
+        self.client
+            .request("textDocument/inlineCompletion", params)
+            .await
     }
 
     /// The inline completion at `line:character`, the whole response.
@@ -143,7 +145,10 @@ impl Editor {
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        panic!("the provider did not receive {n} requests: {:?}", self.server.requests());
+        panic!(
+            "the provider did not receive {n} requests: {:?}",
+            self.server.requests()
+        );
     }
 
     /// Wait until the provider has seen `n` clients hang up (bounded).
@@ -154,7 +159,10 @@ impl Editor {
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        panic!("the provider saw {} hang-ups, not {n}", self.server.disconnects());
+        panic!(
+            "the provider saw {} hang-ups, not {n}",
+            self.server.disconnects()
+        );
     }
 }
 

@@ -55,7 +55,11 @@ fn serde_only(wire: &str, fim: bool) -> Box<dyn StreamDecoder> {
     match (wire, fim) {
         (anthropic::NAME, _) => Box::new(anthropic::MessagesStreamDecoder::serde_only()),
         (gemini::NAME, _) => Box::new(gemini::GeminiStreamDecoder::serde_only()),
-        (ollama::NAME, _) => Box::new(ollama::OllamaStreamDecoder::serde_only()),
+        (ollama::NAME, false) => Box::new(ollama::OllamaStreamDecoder::serde_only()),
+        (ollama::NAME, true) => Box::new(ollama::OllamaStreamDecoder::generate()),
+        (openai_chat::NAME, true) => {
+            Box::new(openai_chat::completions::TextCompletionDecoder::new())
+        }
         (openai_responses::NAME, _) => Box::new(openai_responses::ResponsesDecoder::serde_only()),
         (llamacpp::NAME, true) => Box::new(llamacpp::CompletionDecoder::serde_only()),
         _ => Box::new(openai_chat::ChatStreamDecoder::serde_only()),

@@ -12,8 +12,9 @@
 //!   line, its line end, and up to [`Window::lines_after`] whole lines after it). Both are
 //!   slices of the document, so its line ends (CRLF included) are kept as they are.
 //! - [`CompletionContext::fim_parts`] for a FIM agent, [`CompletionContext::chat_prompt`] for a
-//!   chat agent: the code with a `<cursor>` marker, the path, the language and the
-//!   instruction to answer with the inserted code only.
+//!   chat agent: the code with a `<cursor>` marker, the path, the language, the
+//!   instruction to answer with the inserted code only, and the other open documents
+//!   ([`OpenFile`], as the caller budgeted them) before the code.
 //! - [`language_of`]: a language name from a path's extension (a table of common ones).
 //! - [`refactor_prompt`]: the selection between `<selection_start>` and `<selection_end>`
 //!   (with the default window of lines around it), the instruction, the rules, and the
@@ -171,9 +172,10 @@ impl CompletionContext {
         (&self.prefix, &self.suffix)
     }
 
-    /// The user message for a chat agent: language and path, the instruction, and the code
-    /// with a `<cursor>` marker. `language` of `None` leaves the language line out.
-    pub fn chat_prompt(&self, path: &Path, language: Option<&str>) -> String {
+    /// The user message for a chat agent: language and path, the instruction, the other
+    /// open documents (`extra`, each in a `<file path="…">` block, in the given order) and
+    /// the code with a `<cursor>` marker. `language` of `None` leaves the language line out.
+    pub fn chat_prompt(&self, path: &Path, language: Option<&str>, extra: &[OpenFile]) -> String {
         let mut out = String::new();
         if let Some(language) = language {
             out.push_str(&format!("Language: {language}\n"));
@@ -184,6 +186,16 @@ impl CompletionContext {
              no explanation, no Markdown code fences, and none of the code before or after \
              the cursor repeated.\n\n",
         );
+        if !extra.is_empty() {
+            out.push_str("Other open files, for context:\n\n");
+            for file in extra {
+                out.push_str(&format!("<file path=\"{}\">\n{}", file.path, file.text));
+                if !file.text.ends_with('\n') {
+                    out.push('\n');
+                }
+                out.push_str("</file>\n\n");
+            }
+        }
         out.push_str(&format!(
             "<code_context>\n{}<cursor>{}\n</code_context>",
             self.prefix, self.suffix

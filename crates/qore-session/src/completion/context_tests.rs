@@ -1,7 +1,8 @@
 use std::path::Path;
 
 use super::{
-    language_of, refactor_prompt, CompletionContext, Cursor, Range, RefactorPrompt, Window,
+    language_of, refactor_prompt, CompletionContext, Cursor, OpenFile, Range, RefactorPrompt,
+    Window,
 };
 
 fn at(line: u32, character: u32) -> Cursor {
@@ -194,45 +195,77 @@ fn window_default_is_fifty_before_thirty_after() {
     assert_eq!(Window::default(), WIDE);
 }
 
-/// A chat-prompt case: name, language, parts the prompt has, parts it lacks.
+/// A chat-prompt case: name, language, with the open files, parts the prompt has (in this
+/// order), parts it lacks.
 type PromptCase = (
     &'static str,
     Option<&'static str>,
+    bool,
     &'static [&'static str],
     &'static [&'static str],
 );
 
-/// Rule: the chat prompt carries language (when known), path, the answer-only instruction
-/// and the code with `<cursor>` between prefix and suffix.
+/// Rule: the chat prompt carries language (when known), path, the answer-only instruction,
+/// the open files (when given, in order, before the code) and the code with `<cursor>`
+/// between prefix and suffix.
 #[test]
 fn chat_prompt_parts() {
     let ctx = CompletionContext::new("let a = 1;\nlet b", at(1, 5), &WIDE);
+    let files = [
+        OpenFile {
+            path: "src/lib.rs".into(),
+            text: "pub fn one() -> i32 { 1 }\n".into(),
+        },
+        OpenFile {
+            path: "notes.md".into(),
+            text: "no final newline".into(),
+        },
+    ];
     let cases: &[PromptCase] = &[
         (
             "known language",
             Some("Rust"),
+            false,
             &[
                 "Language: Rust\n",
                 "File: src/main.rs\n",
                 "inserted code only",
                 "<code_context>\nlet a = 1;\nlet b<cursor>\n</code_context>",
             ],
-            &[],
+            &["Other open files", "<file"],
         ),
         (
             "unknown language",
             None,
+            false,
             &["File: src/main.rs\n", "<cursor>"],
             &["Language:"],
         ),
+        (
+            "open files come before the code, each closed on its own line",
+            Some("Rust"),
+            true,
+            &[
+                "inserted code only",
+                "Other open files, for context:\n\n",
+                "<file path=\"src/lib.rs\">\npub fn one() -> i32 { 1 }\n</file>\n\n",
+                "<file path=\"notes.md\">\nno final newline\n</file>\n\n",
+                "<code_context>\n",
+            ],
+            &[],
+        ),
     ];
-    for (name, language, has, lacks) in cases {
-        let prompt = ctx.chat_prompt(Path::new("src/main.rs"), *language);
+    for (name, language, with_files, has, lacks) in cases {
+        let extra: &[OpenFile] = if *with_files { &files } else { &[] };
+        let prompt = ctx.chat_prompt(Path::new("src/main.rs"), *language, extra);
+        let mut from = 0;
         for part in *has {
+            let found = prompt[from..].find(part);
             assert!(
-                prompt.contains(part),
-                "{name}: {part:?} missing in {prompt}"
+                found.is_some(),
+                "{name}: {part:?} missing (in order) in {prompt}"
             );
+            from += found.unwrap_or(0) + part.len();
         }
         for part in *lacks {
             assert!(

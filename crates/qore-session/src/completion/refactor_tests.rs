@@ -12,6 +12,7 @@ use super::{clamped, refactor, Refactored, BUILT_IN_SYSTEM};
 use crate::completion::context::{Cursor, Range};
 use crate::target::{AgentSettings, Target};
 
+const BOOM: &str = r#"{"error":{"message":"boom"}}"#;
 const FILE: &str = "def add(a, b):\n    return a+b\n\nprint(add(1, 2))\n";
 
 fn at(line: u32, character: u32) -> Cursor {
@@ -54,82 +55,68 @@ struct Case {
     expected: Result<(&'static str, Range), &'static str>,
 }
 
+impl Case {
+    /// No agent, [`FILE`], its second line selected, the built-in system prompt sent.
+    fn plain(reply: Reply, expected: Result<(&'static str, Range), &'static str>) -> Case {
+        Case {
+            name: "",
+            agent: None,
+            file: FILE,
+            selection: range((1, 0), (1, 14)),
+            reply,
+            system: Some(BUILT_IN_SYSTEM),
+            expected,
+        }
+    }
+}
+
 #[tokio::test]
 async fn refactor_sends_the_selection_and_fits_the_cleaned_reply() {
     let fenced = "Here is the refactored code:\n```python\nreturn a + b\n```\nIt adds spaces.";
-    let body_line = range((1, 0), (1, 14));
+    let spaced = Ok(("    return a + b", range((1, 0), (1, 14))));
+    let (crlf, whole) = ("x = 1\r\ny = 3\r\n", range((0, 0), (2, 0)));
     let cases = vec![
         Case {
             name: "the agent's system prompt; a fenced reply re-indented from the line start",
             agent: Some((Some("You refactor."), false)),
-            file: FILE,
             selection: range((1, 4), (1, 14)),
-            reply: chat_answer(fenced),
             system: Some("You refactor."),
-            expected: Ok(("    return a + b", body_line)),
+            ..Case::plain(chat_answer(fenced), spaced)
         },
         Case {
             name: "no agent: the built-in system prompt; a backwards selection is read forwards",
-            agent: None,
-            file: FILE,
             selection: range((1, 14), (1, 0)),
-            reply: chat_answer("return a + b"),
-            system: Some(BUILT_IN_SYSTEM),
-            expected: Ok(("    return a + b", body_line)),
+            ..Case::plain(chat_answer("return a + b"), spaced)
         },
         Case {
             name: "after code on its line: no indentation on the first line",
-            agent: None,
-            file: FILE,
             selection: range((1, 11), (1, 14)),
-            reply: chat_answer("a + b"),
-            system: Some(BUILT_IN_SYSTEM),
-            expected: Ok(("a + b", range((1, 11), (1, 14)))),
+            ..Case::plain(chat_answer("a + b"), Ok(("a + b", range((1, 11), (1, 14)))))
         },
         Case {
             name: "whole lines keep their last line break, in the file's line ends",
-            agent: None,
             file: "x = 1\r\ny = 2\r\n",
-            selection: range((0, 0), (2, 0)),
-            reply: chat_answer("x = 1\ny = 3\n"),
-            system: Some(BUILT_IN_SYSTEM),
-            expected: Ok(("x = 1\r\ny = 3\r\n", range((0, 0), (2, 0)))),
+            selection: whole,
+            ..Case::plain(chat_answer("x = 1\ny = 3\n"), Ok((crlf, whole)))
         },
         Case {
             name: "an empty selection inserts at the cursor",
-            agent: None,
-            file: FILE,
             selection: range((2, 0), (2, 0)),
-            reply: chat_answer("# sum"),
-            system: Some(BUILT_IN_SYSTEM),
-            expected: Ok(("# sum", range((2, 0), (2, 0)))),
+            ..Case::plain(chat_answer("# sum"), Ok(("# sum", range((2, 0), (2, 0)))))
         },
         Case {
             name: "a reply with no code is an error",
-            agent: None,
-            file: FILE,
-            selection: body_line,
-            reply: chat_answer("```\n\n```"),
-            system: Some(BUILT_IN_SYSTEM),
-            expected: Err("the model returned no code"),
+            ..Case::plain(chat_answer("```\n\n```"), Err("the model returned no code"))
         },
         Case {
             name: "a provider error keeps its message",
-            agent: None,
-            file: FILE,
-            selection: body_line,
-            reply: Reply::json(400, r#"{"error":{"message":"boom"}}"#),
-            system: Some(BUILT_IN_SYSTEM),
-            expected: Err("boom"),
+            ..Case::plain(Reply::json(400, BOOM), Err("boom"))
         },
         Case {
             name: "a code-completion agent is refused, nothing sent",
             agent: Some((None, true)),
-            file: FILE,
-            selection: body_line,
-            reply: chat_answer("unused"),
             system: None,
-            expected: Err("code-completion agent"),
+            ..Case::plain(chat_answer("unused"), Err("code-completion agent"))
         },
     ];
     for case in cases {

@@ -1,9 +1,10 @@
 //! Encoding llama.cpp fill-in-the-middle request bodies (chat is encoded by
 //! [`crate::protocols::openai_chat`]).
 //!
-//! - [`LlamaFim::Infill`] → `POST /infill` `{"input_prefix", "input_suffix", "stream", …}`:
-//!   the server wraps them in the model's own FIM tokens (and answers 501 when the model has
-//!   none).
+//! - [`LlamaFim::Infill`] → `POST /infill` `{"input_prefix", "input_suffix", "stream", …}`,
+//!   plus the request's other open files as `input_extra` (`[{"filename", "text"}]`) when
+//!   there are any: the server wraps them in the model's own FIM tokens (and answers 501
+//!   when the model has none).
 //! - [`LlamaFim::Completion`] → `POST /completion` `{"prompt", "stream", …}` for models
 //!   without FIM tokens. The prompt is the prefix alone (a plain continuation: the suffix
 //!   cannot be expressed to such a model), unless a template is given: then every
@@ -38,6 +39,9 @@ pub fn encode_fim(fim: &LlamaFim, request: &FimRequest<'_>) -> Result<Value, Err
         LlamaFim::Infill => {
             body.insert("input_prefix".into(), json!(request.prefix));
             body.insert("input_suffix".into(), json!(request.suffix));
+            if !request.extra.is_empty() {
+                body.insert("input_extra".into(), json!(request.extra));
+            }
         }
         LlamaFim::Completion { template } => {
             let prompt = match template {
@@ -92,6 +96,7 @@ mod tests {
             model: "m",
             prefix: "def add(a, b):\n    return ",
             suffix: "\n\nprint(add(1, 2))\n",
+            extra: &[],
             options,
         }
     }
@@ -140,6 +145,7 @@ mod tests {
             model: "",
             prefix: "",
             suffix: "x",
+            extra: &[],
             options: &options,
         };
         assert!(encode_fim(&LlamaFim::Completion { template: None }, &empty).is_err());

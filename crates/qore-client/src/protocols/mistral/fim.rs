@@ -41,6 +41,7 @@ mod tests {
             model: "codestral-latest",
             prefix: "def fib(n):",
             suffix: "    return a",
+            extra: &[],
             options: &options,
         };
         assert_eq!(

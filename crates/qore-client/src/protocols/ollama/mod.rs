@@ -9,6 +9,8 @@
 //! `done: true` line is incomplete. Requests are encoded from history with thinking, tool
 //! calls and tool results (`role: tool` with `tool_name`) replayed; `think`, `format` and
 //! other top-level fields go through [`crate::RequestOptions::extra`].
+//! Fill-in-the-middle goes to `POST {base}/api/generate` with `prompt` and `suffix`; its
+//! NDJSON lines carry the text in `response` and end the same way.
 //! Ollama's own server needs no key; a key (Ollama's hosted API) is sent as a bearer token.
 
 mod error;
@@ -20,7 +22,7 @@ mod wire;
 
 use qore_core::ErrorInfo;
 
-use crate::codec::{ChatRequest, Protocol, StreamDecoder};
+use crate::codec::{ChatRequest, FimRequest, Protocol, StreamDecoder};
 use crate::ModelInfo;
 
 pub use stream::{synthesize_call_id, OllamaStreamDecoder};
@@ -55,6 +57,18 @@ impl Protocol for Ollama {
 
     fn decoder(&self) -> Box<dyn StreamDecoder> {
         Box::new(OllamaStreamDecoder::new())
+    }
+
+    fn fim_path(&self, _model: &str, _stream: bool) -> Option<String> {
+        Some("api/generate".to_owned())
+    }
+
+    fn encode_fim(&self, request: &FimRequest<'_>) -> Result<serde_json::Value, ErrorInfo> {
+        request::encode_fim(request)
+    }
+
+    fn fim_decoder(&self) -> Box<dyn StreamDecoder> {
+        Box::new(OllamaStreamDecoder::generate())
     }
 
     /// Ollama has no `tool_choice`: the tools are left out instead.

@@ -1,4 +1,5 @@
-//! Encoding an Ollama `/api/chat` request body from history.
+//! Encoding an Ollama `/api/chat` request body from history, and an `/api/generate`
+//! fill-in-the-middle body ([`encode_fim`]: `prompt` and `suffix`, same options rules).
 //!
 //! - system blocks → `{"role": "system", "content"}` (text blocks joined by newlines);
 //! - user text → `content` (text blocks joined by newlines), images → `images` (base64, as
@@ -24,7 +25,7 @@ use base64::Engine as _;
 use qore_core::{ContentBlock, ErrorInfo, ImageData, ImageSource, Message, Role, ToolResultPart};
 use serde_json::{json, Map, Value};
 
-use crate::codec::ChatRequest;
+use crate::codec::{ChatRequest, FimRequest, RequestOptions};
 use crate::protocols::shared::{self, joined_text};
 
 pub fn encode(request: &ChatRequest<'_>) -> Result<Value, ErrorInfo> {
@@ -39,7 +40,27 @@ pub fn encode(request: &ChatRequest<'_>) -> Result<Value, ErrorInfo> {
     let mut body = Map::new();
     body.insert("model".into(), json!(request.model));
     body.insert("messages".into(), Value::Array(messages));
-    let options = request.options;
+    if !request.tools.is_empty() {
+        body.insert("tools".into(), shared::function_tools(request.tools));
+    }
+    Ok(finish(body, request.options))
+}
+
+/// A fill-in-the-middle request to `/api/generate`: `{"model", "prompt" (the prefix),
+/// "suffix", "stream", "options"}` (the server wraps them in the model's FIM template).
+pub fn encode_fim(request: &FimRequest<'_>) -> Result<Value, ErrorInfo> {
+    if request.model.is_empty() {
+        return Err(ErrorInfo::config("no model given for the request"));
+    }
+    let mut body = Map::new();
+    body.insert("model".into(), json!(request.model));
+    body.insert("prompt".into(), json!(request.prefix));
+    body.insert("suffix".into(), json!(request.suffix));
+    Ok(finish(body, request.options))
+}
+
+/// `stream`, `options` (`num_predict`, `temperature`) and `extra`, as the module doc says.
+fn finish(mut body: Map<String, Value>, options: &RequestOptions) -> Value {
     body.insert("stream".into(), json!(options.stream));
     let mut wire_options = Map::new();
     if let Some(max_tokens) = options.max_tokens {
@@ -47,9 +68,6 @@ pub fn encode(request: &ChatRequest<'_>) -> Result<Value, ErrorInfo> {
     }
     if let Some(temperature) = options.temperature {
         wire_options.insert("temperature".into(), json!(temperature));
-    }
-    if !request.tools.is_empty() {
-        body.insert("tools".into(), shared::function_tools(request.tools));
     }
     for (key, value) in &options.extra {
         match (key.as_str(), value) {
@@ -64,7 +82,7 @@ pub fn encode(request: &ChatRequest<'_>) -> Result<Value, ErrorInfo> {
     if !wire_options.is_empty() {
         body.insert("options".into(), Value::Object(wire_options));
     }
-    Ok(Value::Object(body))
+    Value::Object(body)
 }
 
 fn encode_message(

@@ -201,3 +201,34 @@ fn encoding_is_deterministic_and_needs_a_model() {
     };
     assert!(encode(&request).is_err());
 }
+
+#[test]
+fn fill_in_the_middle_sends_prompt_and_suffix_to_generate() {
+    let mut extra = Map::new();
+    extra.insert("options".into(), json!({"num_ctx": 4096}));
+    extra.insert("raw".into(), json!(false));
+    let options = RequestOptions {
+        max_tokens: Some(32),
+        temperature: Some(0.0),
+        extra,
+        ..RequestOptions::default()
+    };
+    let request = FimRequest {
+        model: "qwen2.5-coder:1.5b",
+        prefix: "def add(a, b):\n    return ",
+        suffix: "\n",
+        extra: &[],
+        options: &options,
+    };
+    assert_eq!(
+        encode_fim(&request).unwrap(),
+        json!({"model": "qwen2.5-coder:1.5b", "prompt": "def add(a, b):\n    return ",
+               "suffix": "\n", "stream": true, "raw": false,
+               "options": {"num_predict": 32, "temperature": 0.0, "num_ctx": 4096}})
+    );
+    assert!(encode_fim(&FimRequest {
+        model: "",
+        ..request
+    })
+    .is_err());
+}

@@ -1,11 +1,13 @@
-//! Decoding Ollama `/api/chat` answers into [`ResponseEvent`]s.
+//! Decoding Ollama `/api/chat` answers, and `/api/generate` ones (fill-in-the-middle: the
+//! same lines with the text in `response`), into [`ResponseEvent`]s.
 //!
 //! Streamed answers are NDJSON (one [`ChatLine`] per line, [`Framing::Ndjson`]); a whole body
 //! (`"stream": false`) is the same object once, so [`OllamaStreamDecoder::body`] feeds it
 //! through the same path, line by line.
 //!
 //! Promises:
-//! - `message.content` → text deltas, `message.thinking` → thinking deltas, in wire order;
+//! - `message.content` (or `/api/generate`'s `response`) → text deltas, `message.thinking`
+//!   → thinking deltas, in wire order;
 //! - `message.tool_calls` arrive whole (arguments as a JSON object): each becomes a start,
 //!   one arguments delta (the object's JSON text) and an end carrying the object as read;
 //!   a call without an `id` gets a synthesized one ([`synthesize_call_id`]);
@@ -47,6 +49,12 @@ impl OllamaStreamDecoder {
         Self::default()
     }
 
+    /// A decoder for `/api/generate` answers (fill-in-the-middle): the text is each line's
+    /// `response`. The fast path reads chat lines only, so these go through serde.
+    pub fn generate() -> Self {
+        Self::serde_only()
+    }
+
     /// A decoder that never takes the fast path (for differential tests and benchmarks).
     pub fn serde_only() -> Self {
         OllamaStreamDecoder {
@@ -77,6 +85,7 @@ impl OllamaStreamDecoder {
             return Ok(());
         }
         crate::protocols::shared::start_once(&mut self.started, line.model, out);
+        push_deltas(None, line.response, out);
         if let Some(message) = line.message {
             push_deltas(message.thinking, message.content, out);
             for call in message.tool_calls.into_iter().flatten() {

@@ -189,3 +189,58 @@ fn synthesized_ids_never_repeat() {
 fn ndjson_is_the_framing() {
     assert_eq!(OllamaStreamDecoder::new().framing(), Framing::Ndjson);
 }
+
+/// `/api/generate` lines (fill-in-the-middle), written from Ollama's documented format (no
+/// recorded generate traffic in ../shared/fixtures): the text is in `response`, the last
+/// line has `done: true` with `done_reason`, counts and `context`.
+#[test]
+fn generate_answers_read_the_response_field() {
+    let line = |text: &str| {
+        json!({"model": "qwen2.5-coder:1.5b", "created_at": "2025-01-01T00:00:00Z",
+               "response": text, "done": false})
+        .to_string()
+    };
+    let last = json!({"model": "qwen2.5-coder:1.5b", "created_at": "2025-01-01T00:00:01Z",
+        "response": "", "done": true, "done_reason": "stop", "context": [1, 2, 3],
+        "total_duration": 10, "prompt_eval_count": 20, "eval_count": 2})
+    .to_string();
+    let cases: Vec<(&str, Vec<String>, Result<&str, &str>)> = vec![
+        (
+            "deltas then the done line",
+            vec![line("a"), line(" + b"), last.clone()],
+            Ok("a + b"),
+        ),
+        ("only the done line", vec![last.clone()], Ok("")),
+        (
+            "an error line",
+            vec![line("a"), r#"{"error":"model not found"}"#.into()],
+            Err("model not found"),
+        ),
+        (
+            "no done line",
+            vec![line("a")],
+            Err("ended before the response was complete"),
+        ),
+    ];
+    for (name, lines, want) in cases {
+        let (events, end) = test_support::decode(OllamaStreamDecoder::generate(), &lines);
+        let error = end.err().or_else(|| {
+            events.iter().find_map(|e| match e {
+                ResponseEvent::Error { error } => Some(error.clone()),
+                _ => None,
+            })
+        });
+        match (error, want) {
+            (None, Ok(text)) => {
+                let (message, stop_reason, usage) = finished(&events);
+                assert_eq!(message.text(), text, "{name}");
+                assert_eq!(stop_reason, Some(StopReason::EndTurn), "{name}");
+                assert_eq!(usage.output_tokens, Some(2), "{name}");
+            }
+            (Some(error), Err(words)) => {
+                assert!(error.message.contains(words), "{name}: {error:?}")
+            }
+            (got, want) => panic!("{name}: got {got:?} ({events:?}), want {want:?}"),
+        }
+    }
+}

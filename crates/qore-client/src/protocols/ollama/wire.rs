@@ -1,4 +1,5 @@
-//! The shapes of an Ollama `/api/chat` answer line, borrowed from the line being decoded.
+//! The shapes of an Ollama `/api/chat` (or `/api/generate`) answer line, borrowed from the
+//! line being decoded.
 //!
 //! One type serves streamed lines and whole bodies (a whole body is the last line with the
 //! full message). Strings are `Cow`s that borrow from the line whenever they contain no
@@ -17,6 +18,9 @@ pub struct ChatLine<'a> {
     pub model: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub message: Option<WireMessage<'a>>,
+    /// `/api/generate`'s text delta (fill-in-the-middle); chat lines have none.
+    #[serde(borrow, default)]
+    pub response: Option<Cow<'a, str>>,
     #[serde(default)]
     pub done: bool,
     #[serde(borrow, default)]

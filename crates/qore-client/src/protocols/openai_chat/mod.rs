@@ -5,9 +5,12 @@
 //! events; text, `reasoning_content`/`reasoning` (DeepSeek, OpenRouter), content arrays with
 //! thinking parts (Magistral), refusals; tool calls merged by `index` whether ids and names
 //! come once or in every chunk; usage with cached and reasoning tokens; finish reasons;
-//! error envelopes, also inside a 200 stream.
+//! error envelopes, also inside a 200 stream. Fill-in-the-middle goes to the Completions
+//! endpoint (`POST {base}/completions` with `prompt` and `suffix`, [`completions`]), whose
+//! answers carry `choices[].text`.
 
 mod chunk;
+pub mod completions;
 pub(crate) mod error;
 mod fast;
 pub(crate) mod models;
@@ -17,7 +20,7 @@ mod wire;
 
 use qore_core::ErrorInfo;
 
-use crate::codec::{ChatRequest, Protocol, StreamDecoder};
+use crate::codec::{ChatRequest, FimRequest, Protocol, StreamDecoder};
 use crate::ModelInfo;
 
 pub use stream::ChatStreamDecoder;
@@ -68,6 +71,18 @@ impl Protocol for OpenAiChat {
 
     fn decoder(&self) -> Box<dyn StreamDecoder> {
         Box::new(ChatStreamDecoder::new())
+    }
+
+    fn fim_path(&self, _model: &str, _stream: bool) -> Option<String> {
+        Some("completions".to_owned())
+    }
+
+    fn encode_fim(&self, request: &FimRequest<'_>) -> Result<serde_json::Value, ErrorInfo> {
+        completions::encode_fim(request)
+    }
+
+    fn fim_decoder(&self) -> Box<dyn StreamDecoder> {
+        Box::new(completions::TextCompletionDecoder::new())
     }
 
     fn error(&self, status: u16, body: &str) -> ErrorInfo {
