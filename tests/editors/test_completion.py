@@ -153,11 +153,11 @@ async def test_open_documents_go_along_but_never_an_ignored_one(
 ):
     provider.queue(sse(infill_stream(["a + b"])))
     client = await start_lsp({"qore": settings(completion={"openDocuments": open_documents})})
-    helper = workspace.file("helper.py", "def helper_marker():\n    return 42\n")
-    secret = workspace.file("secret/key.py", "SECRET_MARKER = 'do not send'\n")
+    helper, secret = "def helper_marker():\n    return 42\n", "SECRET_MARKER = 'do not send'\n"
+    open_doc(client, workspace.file("helper.py", helper), helper)
+    open_doc(client, workspace.file("secret/key.py", secret), secret)
     uri = workspace.file("add.py")
-    for doc in (helper, secret, uri):
-        open_doc(client, doc)
+    open_doc(client, uri)
     assert await inline_texts(client, uri) == ["a + b"]
     [seen] = provider.seen
     body = str(seen.body)
