@@ -205,10 +205,10 @@ def inline_params(uri: str, at=CURSOR) -> types.InlineCompletionParams:
 
 
 def inline_items(result) -> list[types.InlineCompletionItem]:
-    """The items of an inline completion result (a list, an InlineCompletionList or None)."""
-    if result is None:
-        return []
-    return list(result.items) if hasattr(result, "items") else list(result)
+    """The items of an inline completion result, which must be `{"items": [...]}` (LSP also
+    allows a bare list or null; qore promises the object, empty when there is nothing)."""
+    assert isinstance(result, types.InlineCompletionList), result
+    return list(result.items)
 
 
 def nvim_bin() -> str | None:
