@@ -3,9 +3,11 @@
 Proves: `textDocument/inlineCompletion` returns the cleaned text at the cursor, from a FIM
 agent (`/infill` with prefix and suffix) and from a chat agent (a recorded llama.cpp stream,
 and a fenced answer with prose in the recorded envelope); `textDocument/completion` returns one
-item whose text edit inserts it at the cursor, with settings given every supported way; an
-ignored file (`.qoreignore`, `.gitignore`) gets no item and the provider sees no request; a
-provider error is an LSP error with a one-line message, and the server answers afterwards.
+item whose text edit inserts it at the cursor, with settings given every supported way
+(including the object docs/editors.md shows); an ignored file (`.qoreignore`, `.gitignore`)
+gets no item and no refactor action, and the provider sees no request; other open documents go
+along as `input_extra` when `openDocuments` is on, an ignored one never; a provider error is
+an LSP error with a one-line message, and the server answers afterwards.
 """
 
 from __future__ import annotations
@@ -114,6 +116,12 @@ async def test_an_ignored_file_gets_nothing_and_is_never_sent(
     uri = workspace.file(rel)
     open_doc(client, uri)
     assert await inline_texts(client, uri) == []
+    everything = types.Range(start=types.Position(line=0, character=0),
+                             end=types.Position(line=1, character=11))
+    actions = await wait(client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), range=everything,
+        context=types.CodeActionContext(diagnostics=[]))))
+    assert not actions, actions  # no refactor of an ignored file either
     # The same request on a file that is not ignored does reach the provider: the one above
     # was answered without asking it.
     other = workspace.file("add.py")
