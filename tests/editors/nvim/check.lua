@@ -29,6 +29,9 @@ local function main()
   local client = vim.lsp.get_clients({ bufnr = buf, name = "qore" })[1]
   local doc = vim.lsp.util.make_text_document_params(buf)
 
+  -- An edit first (sent as an incremental change): line 4 becomes print(add(3, 4)).
+  vim.api.nvim_buf_set_text(buf, 3, 10, 3, 14, { "3, 4" })
+
   -- Completion at line 2, after "    return " (0-based line 1, character 11).
   local completion, err = client:request_sync("textDocument/completion", {
     textDocument = doc,
