@@ -16,6 +16,16 @@ fn stalling() -> qore_testkit::Reply {
     infill(&["never"]).stall_after(0)
 }
 
+/// An editor whose first completion request is in flight at a stalling provider (the next
+/// request gets `a + b`): the editor, the document, the request id.
+async fn stalled() -> (Editor, String, i64) {
+    let mut editor = Editor::start(vec![stalling(), infill(&["a + b"])]).await;
+    let uri = editor.open("add.py", ADD).await;
+    let id = editor.ask_inline(&uri, 1, 11).await;
+    editor.provider_received(1).await;
+    (editor, uri, id)
+}
+
 #[tokio::test]
 async fn cancel_request_drops_the_provider_request_and_answers_request_cancelled() {
     let mut editor = Editor::start(vec![stalling(), infill(&["a + b"])]).await;
@@ -38,10 +48,7 @@ async fn cancel_request_drops_the_provider_request_and_answers_request_cancelled
 
 #[tokio::test]
 async fn a_newer_request_for_the_document_cancels_the_one_in_flight() {
-    let mut editor = Editor::start(vec![stalling(), infill(&["a + b"])]).await;
-    let uri = editor.open("add.py", ADD).await;
-    let old = editor.ask_inline(&uri, 1, 11).await;
-    editor.provider_received(1).await;
+    let (mut editor, uri, old) = stalled().await;
     let new = editor.ask_inline(&uri, 1, 11).await;
     let reply = editor.client.response(old).await;
     assert_eq!(error_code(&reply), Some(-32800), "{reply}");

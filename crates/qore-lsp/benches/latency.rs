@@ -116,6 +116,20 @@ fn config(dir: &std::path::Path, url: &str) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The server library on pipes, its config dir `dir`; the client end.
+fn start(dir: &std::path::Path) -> LspClient {
+    let notes: qore_session::Notes = Arc::new(|_: &str| {});
+    let setup = Setup {
+        manager: SessionManager::new(None, Config::load(Some(dir)), notes),
+        config_dir: None,
+    };
+    let (client_end, server_end) = tokio::io::duplex(1 << 20);
+    let (server_in, server_out) = tokio::io::split(server_end);
+    tokio::spawn(serve(server_in, server_out, setup));
+    let (read, write) = tokio::io::split(client_end);
+    LspClient::over(read, write)
+}
+
 async fn latency(runs: usize) -> Result<(), String> {
     let stamps: Stamps = Arc::default();
     let url = provider(Arc::clone(&stamps))
@@ -123,16 +137,7 @@ async fn latency(runs: usize) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     config(dir.path(), &url).map_err(|e| e.to_string())?;
-    let notes: qore_session::Notes = Arc::new(|_: &str| {});
-    let setup = Setup {
-        manager: SessionManager::new(None, Config::load(Some(dir.path())), notes),
-        config_dir: None,
-    };
-    let (client_end, server_end) = tokio::io::duplex(1 << 20);
-    let (server_in, server_out) = tokio::io::split(server_end);
-    tokio::spawn(serve(server_in, server_out, setup));
-    let (read, write) = tokio::io::split(client_end);
-    let mut client = LspClient::over(read, write);
+    let mut client = start(dir.path());
     client
         .initialize(dir.path(), json!({"completion": {"debounceMs": 0}}))
         .await;
@@ -208,16 +213,7 @@ async fn memory() -> Result<(), String> {
     );
     // RSS growth of a serving process over opening MANY documents.
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let notes: qore_session::Notes = Arc::new(|_: &str| {});
-    let setup = Setup {
-        manager: SessionManager::new(None, Config::load(Some(dir.path())), notes),
-        config_dir: None,
-    };
-    let (client_end, server_end) = tokio::io::duplex(1 << 20);
-    let (server_in, server_out) = tokio::io::split(server_end);
-    tokio::spawn(serve(server_in, server_out, setup));
-    let (read, write) = tokio::io::split(client_end);
-    let mut client = LspClient::over(read, write);
+    let mut client = start(dir.path());
     client.initialize(dir.path(), json!({})).await;
     let start = rss_kib().unwrap_or(0);
     for i in 0..MANY {
