@@ -1,7 +1,7 @@
 //! Cancelling completions in `qore lsp`: `$/cancelRequest` and a newer request for the same
 //! document each drop the HTTP request in flight (the provider sees its client hang up) and
 //! answer the old request with RequestCancelled (-32800); within the debounce, a superseded
-//! request sends nothing at all.
+//! request sends nothing at all; completions stalled on several documents hold back no other.
 
 #[path = "cli_lsp_support/mod.rs"]
 mod support;
@@ -85,4 +85,22 @@ async fn a_request_superseded_within_the_debounce_sends_nothing() {
         .collect();
     prefixes.sort();
     assert_eq!(prefixes, ["def add(a, b):\n    return ", "x = 1"]);
+}
+
+#[tokio::test]
+async fn completions_stalled_on_five_documents_hold_nothing_back() {
+    let mut replies = vec![stalling(); 5];
+    replies.push(infill(&["a + b"]));
+    let mut editor = Editor::start(replies).await;
+    for i in 0..5 {
+        let uri = editor.open(&format!("f{i}.py"), ADD).await;
+        editor.ask_inline(&uri, 1, 11).await;
+    }
+    editor.provider_received(5).await;
+    let uri = editor.open("add.py", ADD).await;
+    let reply = editor.inline(&uri, 1, 11).await;
+    assert_eq!(
+        reply["result"]["items"][0]["insertText"], "a + b",
+        "{reply}"
+    );
 }
