@@ -6,47 +6,14 @@
 
 mod common;
 
-use std::net::SocketAddr;
-use std::path::Path;
-use std::process::Stdio;
-
 use common::config::ConfigDir;
 use common::local::FIRST_START;
 use common::{command, run_with_limit};
-use qore_testkit::RecordingProxy;
 use serde_json::Value;
-
-/// Start the FIM server (installing it if needed); its port.
-async fn fim_server() -> u16 {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/fim-model.sh");
-    let start = tokio::process::Command::new("bash")
-        .arg(&script)
-        .arg("start")
-        .stdin(Stdio::null())
-        .status();
-    let status = tokio::time::timeout(FIRST_START, start)
-        .await
-        .expect("fim-model.sh start finishes")
-        .expect("bash runs");
-    assert!(status.success(), "fim-model.sh start: {status}");
-    std::env::var("QORE_FIM_PORT")
-        .ok()
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(18082)
-}
 
 #[tokio::test]
 async fn qore_complete_infills_on_the_local_fim_server_with_open_files() {
-    let port = fim_server().await;
-    let proxy = RecordingProxy::start(SocketAddr::from(([127, 0, 0, 1], port)))
-        .await
-        .expect("the proxy starts");
-    let proxy_port = proxy
-        .url()
-        .rsplit(':')
-        .next()
-        .unwrap_or_default()
-        .to_owned();
+    let (proxy, proxy_port) = qore_testkit::fim_model::proxied().await;
     let config = ConfigDir::new(&[
         (
             "add.py",

@@ -5,38 +5,15 @@
 //! structure of the answer is checked, never its words. This file holds one test: it sets
 //! the process's `QORE_LOCAL_PORT`.
 
-use std::net::SocketAddr;
-use std::path::Path;
-use std::process::Stdio;
+mod completion_common;
 
 use futures_util::StreamExt as _;
 use qore_agents::config::Config;
 use qore_client::{CancellationToken, FimFile, FimRequest};
 use qore_core::{ResponseEvent, StreamOutcome, Usage};
-use qore_session::completion::clean::Mode;
-use qore_session::completion::context::{CompletionContext, Cursor, OpenFile, Window};
-use qore_session::completion::request::complete;
 use qore_session::{SessionManager, Target, TargetSpec};
-use qore_testkit::RecordingProxy;
 
-const FILE: &str = "def add(a, b):\n    return \n\nprint(add(1, 2))\n";
-
-/// Start the FIM server (installing it if needed); its port.
-async fn fim_server() -> u16 {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/fim-model.sh");
-    let status = tokio::process::Command::new("bash")
-        .arg(&script)
-        .arg("start")
-        .stdin(Stdio::null())
-        .status()
-        .await
-        .expect("bash runs");
-    assert!(status.success(), "fim-model.sh start: {status}");
-    std::env::var("QORE_FIM_PORT")
-        .ok()
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(18082)
-}
+use completion_common::{complete_add_py, util_py};
 
 /// The streamed text deltas and usage of one fill-in-the-middle request with `extra`.
 async fn infill(target: &Target, extra: &[FimFile<'_>]) -> (usize, Usage) {
@@ -67,17 +44,7 @@ async fn infill(target: &Target, extra: &[FimFile<'_>]) -> (usize, Usage) {
 
 #[tokio::test]
 async fn the_local_completion_agent_infills_with_open_files() {
-    let port = fim_server().await;
-    let upstream = SocketAddr::from(([127, 0, 0, 1], port));
-    let proxy = RecordingProxy::start(upstream)
-        .await
-        .expect("the proxy starts");
-    let proxy_port = proxy
-        .url()
-        .rsplit(':')
-        .next()
-        .unwrap_or_default()
-        .to_owned();
+    let (proxy, proxy_port) = qore_testkit::fim_model::proxied().await;
     std::env::set_var("QORE_LOCAL_PORT", &proxy_port);
 
     let dir = tempfile::tempdir().expect("a config dir");
@@ -89,25 +56,8 @@ async fn the_local_completion_agent_infills_with_open_files() {
         ..TargetSpec::default()
     };
     let target = manager.reach_completer(&spec).await.expect("reached");
-    let cursor = Cursor {
-        line: 1,
-        character: 11,
-    };
-    let ctx = CompletionContext::new(FILE, cursor, &Window::default());
-    let files = [OpenFile {
-        path: "util.py".into(),
-        text: "def sub(a, b):\n    return a - b\n".into(),
-    }];
-    let cancel = CancellationToken::new();
-    let got = complete(
-        &target,
-        &ctx,
-        Path::new("add.py"),
-        Mode::Multi,
-        &files,
-        cancel,
-    )
-    .await;
+    let files = util_py();
+    let got = complete_add_py(&target, &files).await;
     assert!(got.is_ok(), "{got:?}");
     eprintln!("request::complete gave {got:?}");
 
