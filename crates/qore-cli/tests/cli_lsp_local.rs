@@ -36,18 +36,20 @@ async fn inline_completion_on_the_local_fim_server_sends_open_documents() {
             "{reply}"
         );
     }
-    let sent: Vec<_> = (proxy.requests().into_iter())
+    // What reached /infill: the prefix and the other open document's name, per request.
+    let infills: Vec<(String, String)> = (proxy.requests().iter())
         .filter(|r| r.path == "/infill")
+        .filter_map(|r| r.json())
+        .map(|body| {
+            let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_owned();
+            (
+                text(&body["input_prefix"]),
+                text(&body["input_extra"][0]["filename"]),
+            )
+        })
         .collect();
-    assert_eq!(sent.len(), 1, "{sent:?}");
-    let body = sent[0].json().expect("a JSON body");
-    assert_eq!(
-        body["input_prefix"], "def add(a, b):\n    return ",
-        "{body}"
-    );
-    let filename = body["input_extra"][0]["filename"]
-        .as_str()
-        .unwrap_or_default();
-    assert!(filename.ends_with("util.py"), "{body}");
+    assert_eq!(infills.len(), 1, "{infills:?}");
+    assert_eq!(infills[0].0, "def add(a, b):\n    return ", "{infills:?}");
+    assert!(infills[0].1.ends_with("util.py"), "{infills:?}");
     assert_eq!(editor.client.shutdown().await, Some(0));
 }
