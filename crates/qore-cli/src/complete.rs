@@ -1,9 +1,10 @@
 //! `qore complete FILE:LINE:COL`: one code completion at a cursor (LINE and COL 1-based; COL
 //! counts UTF-16 units, as editors do), printed as the text to insert, or with `--json` as
 //! `{"text", "replace", "agent", "model"}`. The agent is `--agent`, else the first of the
-//! code_completion roster. A position past the file is clamped to it; an unreadable file, an
-//! unknown agent or a failed request is one line on stderr and exit 1; so is an empty
-//! completion (nothing printed).
+//! code_completion roster. Each `--open FILE` is another open document given as context
+//! (whole; llama.cpp's `input_extra`, or before the code in a chat prompt). A position past
+//! the file is clamped to it; an unreadable file, an unknown agent or a failed request is
+//! one line on stderr and exit 1; so is an empty completion (nothing printed).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,7 +12,7 @@ use std::process::ExitCode;
 use clap::Args;
 use qore_client::CancellationToken;
 use qore_session::completion::clean::Mode;
-use qore_session::completion::context::{CompletionContext, Cursor, Window};
+use qore_session::completion::context::{CompletionContext, Cursor, OpenFile, Window};
 use qore_session::completion::request::complete as ask;
 use qore_session::{SessionManager, TargetSpec};
 
@@ -28,6 +29,9 @@ pub struct CompleteArgs {
     /// Print {"text", "replace", "agent", "model"}.
     #[arg(long)]
     pub json: bool,
+    /// Another open document to give as context (repeatable).
+    #[arg(long = "open", value_name = "FILE")]
+    pub open: Vec<PathBuf>,
 }
 
 /// FILE, and the 0-based cursor of `LINE:COL` (1-based; 0 counts as 1).
@@ -62,6 +66,16 @@ pub async fn complete(args: CompleteArgs) -> ExitCode {
         Ok(text) => text,
         Err(err) => return fail(format!("cannot read {}: {err}", path.display())),
     };
+    let mut open = Vec::with_capacity(args.open.len());
+    for other in &args.open {
+        match std::fs::read_to_string(other) {
+            Ok(text) => open.push(OpenFile {
+                path: other.display().to_string(),
+                text,
+            }),
+            Err(err) => return fail(format!("cannot read {}: {err}", other.display())),
+        }
+    }
     let ctx = CompletionContext::new(&text, cursor, &Window::default());
     let manager = SessionManager::new(None, crate::agents::load(), crate::connect::notes());
     let spec = TargetSpec {
@@ -77,7 +91,7 @@ pub async fn complete(args: CompleteArgs) -> ExitCode {
         false => Mode::Multi,
     };
     let agent = target.agent.as_ref().map(|a| a.name.clone());
-    match ask(&target, &ctx, &path, mode, &[], CancellationToken::new()).await {
+    match ask(&target, &ctx, &path, mode, &open, CancellationToken::new()).await {
         Ok(Some(completion)) if args.json => {
             let line = serde_json::json!({
                 "text": completion.text,

@@ -129,6 +129,12 @@ async fn a_position_past_the_file_is_clamped_and_a_missing_file_is_one_line() {
     let missing = format!("{}:1:1", config.0.join("nope.py").display());
     let run = qore_in(&config, &["complete", &missing, "--agent", "mine"]).await;
     failed_saying(&run, &["cannot read", "nope.py"]);
+    let position = file(&config, "2:12");
+    let other = config.0.join("gone.py").display().to_string();
+    let args = ["complete", &position, "--agent", "mine", "--open", &other];
+    let run = qore_in(&config, &args).await;
+    failed_saying(&run, &["cannot read", "gone.py"]);
+    assert_eq!(server.requests().len(), 1, "nothing more is sent");
 }
 
 #[tokio::test]
@@ -140,11 +146,15 @@ async fn an_empty_completion_prints_nothing_and_fails_with_a_note() {
 #[tokio::test]
 async fn without_agent_the_code_completion_roster_picks_and_a_chat_endpoint_refuses_fim() {
     let server = ReplayServer::start(vec![]).await.unwrap();
-    let config = config_for(&server.url(), "openai-chat", FIM_AGENT);
+    let on_chat = format!("{FIM_AGENT}endpoint = \"chat/completions\"\n");
+    let config = config_for(&server.url(), "openai-chat", &on_chat);
     let pipelines = config.0.join("pipelines.toml");
     std::fs::write(pipelines, "code_completion = [\"mine\"]\n").unwrap();
     let position = file(&config, "2:12");
     let run = qore_in(&config, &["complete", &position]).await;
-    failed_saying(&run, &["fill-in-the-middle"]);
+    failed_saying(
+        &run,
+        &["\"mine\"", "fill-in-the-middle", "is a chat endpoint"],
+    );
     assert!(server.requests().is_empty());
 }

@@ -1,6 +1,7 @@
 //! `qore lsp` as an editor meets it: the real binary over stdio, a loopback llama.cpp
 //! provider. Capabilities; inline completion and the completion fallback after incremental
-//! edits; settings (bad values warned by key, `enabled: false`); malformed frames survived;
+//! edits; a chat agent from the settings in single-line mode; settings (bad values warned by
+//! key, `enabled: false`); malformed frames survived;
 //! a provider failure as a one-line error; `shutdown`/`exit`.
 
 #[path = "cli_lsp_support/mod.rs"]
@@ -50,15 +51,12 @@ async fn inline_completion_after_incremental_edits_sends_the_edited_text() {
         json!({"items": [{"insertText": "a + b", "range": range}]}),
         "{reply}"
     );
-    let requests = editor.server.requests();
-    assert_eq!(requests.len(), 1, "{requests:?}");
-    assert_eq!(requests[0].path, "/infill");
-    let body = requests[0].json().expect("a JSON body");
-    assert_eq!(
-        body["input_prefix"], "def add(a, b):\n    return ",
-        "{body}"
-    );
-    assert_eq!(body["input_suffix"], "\n\nprint(add(1, 2))\n", "{body}");
+    let sent: Vec<(String, Value)> = (editor.server.requests().iter())
+        .map(|r| (r.path.clone(), r.json().unwrap_or_default()))
+        .map(|(path, body)| (path, json!([body["input_prefix"], body["input_suffix"]])))
+        .collect();
+    let parts = json!(["def add(a, b):\n    return ", "\n\nprint(add(1, 2))\n"]);
+    assert_eq!(sent, [("/infill".to_owned(), parts)]);
 }
 
 #[tokio::test]
@@ -167,4 +165,22 @@ async fn a_provider_failure_is_an_error_of_one_line_and_the_server_goes_on() {
         .await;
     assert_eq!(error_code(&bad), Some(-32602), "{bad}");
     assert_eq!(editor.client.shutdown().await, Some(0));
+}
+
+#[tokio::test]
+async fn a_chat_agent_from_the_settings_gets_the_cursor_prompt_in_single_line_mode() {
+    let answer = "```python\na + b\nprint('extra')\n```";
+    let options = json!({"completion": {"debounceMs": 0, "agent": "fixer", "mode": "single"}});
+    let replies = vec![qore_testkit::chat::chat_answer(answer)];
+    let mut editor = Editor::start_with(replies, options, &[]).await;
+    let uri = editor.open("add.py", ADD).await;
+    let reply = editor.inline(&uri, 1, 11).await;
+    assert_eq!(
+        reply["result"]["items"][0]["insertText"], "a + b",
+        "{reply}"
+    );
+    let requests = editor.server.requests();
+    assert_eq!(requests[0].path, "/v1/chat/completions", "{requests:?}");
+    let body = String::from_utf8_lossy(&requests[0].body);
+    assert!(body.contains("return <cursor>"), "{body}");
 }

@@ -1,7 +1,7 @@
 //! Cancelling completions in `qore lsp`: `$/cancelRequest` and a newer request for the same
 //! document each drop the HTTP request in flight (the provider sees its client hang up) and
 //! answer the old request with RequestCancelled (-32800); within the debounce, a superseded
-//! request sends nothing at all.
+//! request sends nothing at all; completions stalled on several documents hold back no other.
 
 #[path = "cli_lsp_support/mod.rs"]
 mod support;
@@ -14,6 +14,16 @@ const ADD: &str = "def add(a, b):\n    return \n\nprint(add(1, 2))\n";
 /// A provider that answers the head of a stream, then nothing until the client hangs up.
 fn stalling() -> qore_testkit::Reply {
     infill(&["never"]).stall_after(0)
+}
+
+/// An editor whose first completion request is in flight at a stalling provider (the next
+/// request gets `a + b`): the editor, the document, the request id.
+async fn stalled() -> (Editor, String, i64) {
+    let mut editor = Editor::start(vec![stalling(), infill(&["a + b"])]).await;
+    let uri = editor.open("add.py", ADD).await;
+    let id = editor.ask_inline(&uri, 1, 11).await;
+    editor.provider_received(1).await;
+    (editor, uri, id)
 }
 
 #[tokio::test]
@@ -38,10 +48,7 @@ async fn cancel_request_drops_the_provider_request_and_answers_request_cancelled
 
 #[tokio::test]
 async fn a_newer_request_for_the_document_cancels_the_one_in_flight() {
-    let mut editor = Editor::start(vec![stalling(), infill(&["a + b"])]).await;
-    let uri = editor.open("add.py", ADD).await;
-    let old = editor.ask_inline(&uri, 1, 11).await;
-    editor.provider_received(1).await;
+    let (mut editor, uri, old) = stalled().await;
     let new = editor.ask_inline(&uri, 1, 11).await;
     let reply = editor.client.response(old).await;
     assert_eq!(error_code(&reply), Some(-32800), "{reply}");
@@ -78,4 +85,22 @@ async fn a_request_superseded_within_the_debounce_sends_nothing() {
         .collect();
     prefixes.sort();
     assert_eq!(prefixes, ["def add(a, b):\n    return ", "x = 1"]);
+}
+
+#[tokio::test]
+async fn completions_stalled_on_five_documents_hold_nothing_back() {
+    let mut replies = vec![stalling(); 5];
+    replies.push(infill(&["a + b"]));
+    let mut editor = Editor::start(replies).await;
+    for i in 0..5 {
+        let uri = editor.open(&format!("f{i}.py"), ADD).await;
+        editor.ask_inline(&uri, 1, 11).await;
+    }
+    editor.provider_received(5).await;
+    let uri = editor.open("add.py", ADD).await;
+    let reply = editor.inline(&uri, 1, 11).await;
+    assert_eq!(
+        reply["result"]["items"][0]["insertText"], "a + b",
+        "{reply}"
+    );
 }

@@ -105,7 +105,8 @@ impl Backend {
     }
 
     /// The target for `job` at `file`: the setting's agent, else the roster routed by file.
-    /// Reached once, then reused until the settings change.
+    /// Reached once per key, then reused until the settings change; files routed to the same
+    /// agent share one target (and so one connection pool).
     pub(crate) async fn target(
         &self,
         job: Job,
@@ -125,8 +126,12 @@ impl Backend {
             Job::Completion => self.manager.reach_completer_for(&spec, file).await?,
             Job::Refactor => self.manager.reach_refactorer_for(&spec, file).await?,
         };
-        lock(&self.targets).insert(key, target.clone());
-        Ok(target)
+        let name = target.agent.as_ref().map(|a| a.name.clone());
+        let mut targets = lock(&self.targets);
+        let shared = (targets.get(&(job, name.clone(), None)).cloned()).unwrap_or(target);
+        targets.insert((job, name, None), shared.clone());
+        targets.insert(key, shared.clone());
+        Ok(shared)
     }
 }
 

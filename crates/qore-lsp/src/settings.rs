@@ -221,52 +221,44 @@ impl Settings {
             }
         }
         for (key, section) in sections {
-            if key == "completion" {
-                self.apply_completion(section, &mut warnings);
-            } else {
-                self.apply_refactor(section, &mut warnings);
+            let mut reader = Reader {
+                object: section,
+                prefix: if key == "completion" {
+                    "completion."
+                } else {
+                    "refactor."
+                },
+                warnings: &mut warnings,
+            };
+            match key {
+                "completion" => self.completion.read(&mut reader),
+                _ => self.refactor.read(&mut reader),
             }
         }
         warnings
     }
+}
 
-    fn apply_completion(&mut self, object: &Map<String, Value>, warnings: &mut Vec<String>) {
-        let c = &mut self.completion;
-        let mut r = Reader {
-            object,
-            prefix: "completion.",
-            warnings,
-        };
-        r.set("agent", &mut c.agent, "a string or null", agent);
-        r.set("prefixLines", &mut c.prefix_lines, "a whole number", count);
-        r.set("suffixLines", &mut c.suffix_lines, "a whole number", count);
-        r.set("mode", &mut c.mode, "\"multi\" or \"single\"", mode);
-        r.set(
-            "debounceMs",
-            &mut c.debounce_ms,
-            "a whole number",
-            Value::as_u64,
-        );
-        r.set(
-            "openDocuments",
-            &mut c.open_documents,
-            "true or false",
-            Value::as_bool,
-        );
-        let budget = &mut c.open_documents_budget;
-        r.set("openDocumentsBudget", budget, "a whole number", count);
+impl CompletionSettings {
+    fn read(&mut self, r: &mut Reader<'_>) {
+        let number = "a whole number";
+        r.set("agent", &mut self.agent, "a string or null", agent);
+        r.set("prefixLines", &mut self.prefix_lines, number, count);
+        r.set("suffixLines", &mut self.suffix_lines, number, count);
+        r.set("mode", &mut self.mode, "\"multi\" or \"single\"", mode);
+        r.set("debounceMs", &mut self.debounce_ms, number, Value::as_u64);
+        let open = &mut self.open_documents;
+        r.set("openDocuments", open, "true or false", Value::as_bool);
+        let budget = &mut self.open_documents_budget;
+        r.set("openDocumentsBudget", budget, number, count);
     }
+}
 
-    fn apply_refactor(&mut self, object: &Map<String, Value>, warnings: &mut Vec<String>) {
-        let f = &mut self.refactor;
-        let mut r = Reader {
-            object,
-            prefix: "refactor.",
-            warnings,
-        };
-        r.set("agent", &mut f.agent, "a string or null", agent);
+impl RefactorSettings {
+    fn read(&mut self, r: &mut Reader<'_>) {
+        r.set("agent", &mut self.agent, "a string or null", agent);
         let expected = "a list of {\"title\", \"instruction\"}";
-        r.set("actions", &mut f.actions, expected, |v| {
+        r.set("actions", &mut self.actions, expected, |v| {
             parse_actions(v).ok()
         });
     }

@@ -8,6 +8,8 @@
 //!   body that is no JSON-RPC message with InvalidRequest (-32600, its `id` when it has a
 //!   usable one, else null), a header block without a usable `Content-Length` with a
 //!   ParseError; serving goes on after each;
+//! - tower handles up to [`CONCURRENCY`] messages at once, so a few completions stalled at a
+//!   slow provider do not hold back the rest;
 //! - everything written to the output (tower's frames and these replies) goes through one
 //!   writer task, a whole frame at a time: frames never interleave;
 //! - serving ends when tower ends (after `exit`, or after the input ends and tower has
@@ -25,6 +27,10 @@ use crate::frame::{encode, read_frame};
 
 /// Room in the pipes between the guard and tower.
 const PIPE_BYTES: usize = 1 << 16;
+
+/// Messages tower handles at once (its default is 4): completions stalled at a slow provider
+/// must not hold back the document changes and newer requests that cancel them.
+const CONCURRENCY: usize = 32;
 
 /// Serve `service` over `input`/`output` through the guard (see the module doc).
 pub async fn serve_guarded<S, I, O>(
@@ -44,6 +50,7 @@ where
 
     let tower = async move {
         Server::new(tower_in, tower_out, socket)
+            .concurrency_level(CONCURRENCY)
             .serve(service)
             .await;
     };

@@ -4,19 +4,16 @@
 //! llama.cpp's `input_extra` (left out when there are none). The answers are written from
 //! the providers' documented formats (no recorded FIM traffic in ../shared/fixtures).
 
-use std::path::Path;
+mod completion_common;
 
 use qore_agents::config::Config;
-use qore_client::CancellationToken;
-use qore_session::completion::clean::Mode;
-use qore_session::completion::context::{CompletionContext, Cursor, OpenFile, Window};
-use qore_session::completion::request::complete;
+use qore_session::completion::context::OpenFile;
 use qore_session::{SessionManager, TargetSpec};
 use qore_testkit::chat::chat_answer;
 use qore_testkit::{ReplayServer, Reply};
 use serde_json::{json, Value};
 
-const FILE: &str = "def add(a, b):\n    return \n\nprint(add(1, 2))\n";
+use completion_common::{complete_add_py, util_py};
 
 fn infill() -> Reply {
     let chunk = json!({"index": 0, "content": "a + b", "stop": false});
@@ -124,15 +121,7 @@ fn cases() -> Vec<Case> {
 
 #[tokio::test]
 async fn bundled_completion_agents_send_their_template() {
-    let cursor = Cursor {
-        line: 1,
-        character: 11,
-    };
-    let ctx = CompletionContext::new(FILE, cursor, &Window::default());
-    let files = [OpenFile {
-        path: "util.py".into(),
-        text: "def sub(a, b):\n    return a - b\n".into(),
-    }];
+    let files = util_py();
     for case in cases() {
         let server = ReplayServer::start(vec![(case.reply)()]).await.unwrap();
         let dir = config_dir(&server.url());
@@ -148,16 +137,7 @@ async fn bundled_completion_agents_send_their_template() {
         };
         let target = manager.reach_completer(&spec).await.unwrap();
         let extra: &[OpenFile] = if case.with_files { &files } else { &[] };
-        let cancel = CancellationToken::new();
-        let got = complete(
-            &target,
-            &ctx,
-            Path::new("add.py"),
-            Mode::Multi,
-            extra,
-            cancel,
-        )
-        .await;
+        let got = complete_add_py(&target, extra).await;
         let name = format!("{} (files: {})", case.agent, case.with_files);
         assert_eq!(
             got.map(|c| c.map(|c| c.text)),

@@ -13,6 +13,8 @@
 //! - [`slicing`]: the deterministic slicing rules ([`Slicing`]).
 //! - [`proxy`]: [`RecordingProxy`], a loopback proxy that records each request and forwards
 //!   it to a real server on this machine (tests against a real local model).
+//! - [`fim_model`]: the local fill-in-the-middle server (`scripts/fim-model.sh`) behind such
+//!   a proxy.
 //!
 //! - [`chat`]: hand-made Chat Completions answers (text, a tool call) for loopback tests.
 //! - [`bench`]: the run settings and statistics the benches share.
@@ -24,6 +26,7 @@
 pub mod bench;
 pub mod cassette;
 pub mod chat;
+pub mod fim_model;
 pub mod fuzz_seeds;
 pub mod lsp;
 pub mod proxy;

@@ -50,6 +50,16 @@ impl Editor {
     /// `qore lsp` initialized with `options`, its provider replaying `replies`; `extra` are
     /// more files of the config dir.
     pub async fn start_with(replies: Vec<Reply>, options: Value, extra: &[(&str, &str)]) -> Editor {
+        Editor::start_in_env(replies, options, extra, &[]).await
+    }
+
+    /// [`Editor::start_with`], with more environment variables for `qore lsp`.
+    pub async fn start_in_env(
+        replies: Vec<Reply>,
+        options: Value,
+        extra: &[(&str, &str)],
+        env: &[(&str, &str)],
+    ) -> Editor {
         let server = ReplayServer::start(replies).await.unwrap();
         let config = tempfile::tempdir().unwrap();
         let project = tempfile::tempdir().unwrap();
@@ -91,8 +101,13 @@ impl Editor {
             .env("QORE_DATA_DIR", config.path().join("data"))
             .env_remove("QORE_URL")
             .env_remove("QORE_MODEL")
+            .envs(env.iter().copied())
             .stderr(std::process::Stdio::null());
         let mut client = LspClient::spawn(cmd).expect("qore lsp starts");
+        // A first run may install a local model: waits are bounded by minutes then.
+        if !env.is_empty() {
+            client.limit = Duration::from_secs(900);
+        }
         let root = project.path().to_path_buf();
         let init = client.initialize(&root, options).await;
         assert!(init.get("result").is_some(), "{init}");

@@ -10,7 +10,7 @@ use base64::Engine as _;
 use qore_core::{ContentBlock, ErrorInfo, ImageData, ImageSource, ProviderDetail, ToolSpec};
 use serde_json::{json, Map, Value};
 
-use crate::codec::RequestOptions;
+use crate::codec::{FimRequest, RequestOptions};
 
 /// Queue the `MessageStart` of an answer whose chunks name only the model, unless `started`
 /// (then set): the first chunk's model, or none.
@@ -68,6 +68,20 @@ pub fn function_tools(tools: &[ToolSpec]) -> Value {
         })
         .collect();
     Value::Array(tools)
+}
+
+/// The start of a fill-in-the-middle body on the wires that take the prefix as `prompt`
+/// (Mistral, Completions, Ollama's generate): `{"model", "prompt", "suffix"}`; an empty model
+/// is a config error.
+pub fn fim_prompt_body(request: &FimRequest<'_>) -> Result<Map<String, Value>, ErrorInfo> {
+    if request.model.is_empty() {
+        return Err(ErrorInfo::config("no model given for the request"));
+    }
+    let mut body = Map::new();
+    body.insert("model".into(), json!(request.model));
+    body.insert("prompt".into(), json!(request.prefix));
+    body.insert("suffix".into(), json!(request.suffix));
+    Ok(body)
 }
 
 /// The end of a flat request body: the token bound under `max_tokens_key` and the

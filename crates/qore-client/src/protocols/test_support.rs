@@ -10,7 +10,7 @@ use qore_core::{
     Usage,
 };
 
-use crate::codec::StreamDecoder;
+use crate::codec::{FimRequest, RequestOptions, StreamDecoder};
 use crate::transport::sse::SseFrame;
 
 /// Feed `frames` (`event:` name, data) to `decoder`, then end the body: every event pushed,
@@ -105,4 +105,29 @@ pub fn near_misses(base: &str, bytes: &[u8]) -> Vec<String> {
         }
     }
     misses
+}
+
+/// A fill-in-the-middle request for `model`: prefix `def add(a, b):\n    return `, suffix
+/// `\n`, no open files.
+pub fn fim_request<'a>(model: &'a str, options: &'a RequestOptions) -> FimRequest<'a> {
+    FimRequest {
+        model,
+        prefix: "def add(a, b):\n    return ",
+        suffix: "\n",
+        extra: &[],
+        options,
+    }
+}
+
+/// The options of the fill-in-the-middle encoder tests: 32 tokens at most, temperature 0,
+/// and `extra`'s fields.
+pub fn fim_options(extra: &[(&str, serde_json::Value)]) -> RequestOptions {
+    RequestOptions {
+        max_tokens: Some(32),
+        temperature: Some(0.0),
+        extra: (extra.iter())
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect(),
+        ..RequestOptions::default()
+    }
 }

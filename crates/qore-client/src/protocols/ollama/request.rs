@@ -49,13 +49,7 @@ pub fn encode(request: &ChatRequest<'_>) -> Result<Value, ErrorInfo> {
 /// A fill-in-the-middle request to `/api/generate`: `{"model", "prompt" (the prefix),
 /// "suffix", "stream", "options"}` (the server wraps them in the model's FIM template).
 pub fn encode_fim(request: &FimRequest<'_>) -> Result<Value, ErrorInfo> {
-    if request.model.is_empty() {
-        return Err(ErrorInfo::config("no model given for the request"));
-    }
-    let mut body = Map::new();
-    body.insert("model".into(), json!(request.model));
-    body.insert("prompt".into(), json!(request.prefix));
-    body.insert("suffix".into(), json!(request.suffix));
+    let body = shared::fim_prompt_body(request)?;
     Ok(finish(body, request.options))
 }
 

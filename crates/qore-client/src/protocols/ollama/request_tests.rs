@@ -1,6 +1,7 @@
 //! Unit tests of the Ollama request encoder.
 
 use super::*;
+use crate::protocols::test_support::{fim_options, fim_request};
 use crate::RequestOptions;
 use qore_core::{History, ToolSpec};
 
@@ -204,31 +205,12 @@ fn encoding_is_deterministic_and_needs_a_model() {
 
 #[test]
 fn fill_in_the_middle_sends_prompt_and_suffix_to_generate() {
-    let mut extra = Map::new();
-    extra.insert("options".into(), json!({"num_ctx": 4096}));
-    extra.insert("raw".into(), json!(false));
-    let options = RequestOptions {
-        max_tokens: Some(32),
-        temperature: Some(0.0),
-        extra,
-        ..RequestOptions::default()
-    };
-    let request = FimRequest {
-        model: "qwen2.5-coder:1.5b",
-        prefix: "def add(a, b):\n    return ",
-        suffix: "\n",
-        extra: &[],
-        options: &options,
-    };
+    let options = fim_options(&[("options", json!({"num_ctx": 4096})), ("raw", json!(false))]);
     assert_eq!(
-        encode_fim(&request).unwrap(),
+        encode_fim(&fim_request("qwen2.5-coder:1.5b", &options)).unwrap(),
         json!({"model": "qwen2.5-coder:1.5b", "prompt": "def add(a, b):\n    return ",
                "suffix": "\n", "stream": true, "raw": false,
                "options": {"num_predict": 32, "temperature": 0.0, "num_ctx": 4096}})
     );
-    assert!(encode_fim(&FimRequest {
-        model: "",
-        ..request
-    })
-    .is_err());
+    assert!(encode_fim(&fim_request("", &options)).is_err());
 }

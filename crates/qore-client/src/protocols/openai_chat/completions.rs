@@ -17,7 +17,7 @@
 use std::collections::VecDeque;
 
 use qore_core::{ErrorInfo, ResponseEvent, Usage};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::error;
 use super::stream::stop_reason;
@@ -26,13 +26,7 @@ use crate::protocols::shared;
 use crate::transport::sse::SseFrame;
 
 pub fn encode_fim(request: &FimRequest<'_>) -> Result<Value, ErrorInfo> {
-    if request.model.is_empty() {
-        return Err(ErrorInfo::config("no model given for the request"));
-    }
-    let mut body = Map::new();
-    body.insert("model".into(), json!(request.model));
-    body.insert("prompt".into(), json!(request.prefix));
-    body.insert("suffix".into(), json!(request.suffix));
+    let mut body = shared::fim_prompt_body(request)?;
     let options = request.options;
     body.insert("stream".into(), json!(options.stream));
     if options.stream {
@@ -115,17 +109,12 @@ impl StreamDecoder for TextCompletionDecoder {
         frame: SseFrame<'_>,
         out: &mut VecDeque<ResponseEvent>,
     ) -> Result<(), ErrorInfo> {
-        if self.done || self.failed {
-            return Ok(());
+        let skip = self.done || self.failed || frame.data.trim().is_empty();
+        self.done |= frame.is_done();
+        match skip || self.done {
+            true => Ok(()),
+            false => self.chunk(frame.data, out),
         }
-        if frame.is_done() {
-            self.done = true;
-            return Ok(());
-        }
-        if frame.data.trim().is_empty() {
-            return Ok(());
-        }
-        self.chunk(frame.data, out)
     }
 
     fn finish(&mut self, _out: &mut VecDeque<ResponseEvent>) -> Result<(), ErrorInfo> {

@@ -5,7 +5,7 @@
 //! (`/beta/completions`, the same shape).
 
 use super::*;
-use crate::protocols::test_support::{self, finished};
+use crate::protocols::test_support::{self, fim_request, finished};
 use crate::RequestOptions;
 use qore_core::StopReason;
 
@@ -108,21 +108,10 @@ fn the_request_carries_prompt_and_suffix() {
         max_tokens: Some(64),
         ..RequestOptions::default()
     };
-    let request = FimRequest {
-        model: "deepseek-chat",
-        prefix: "def add(a, b):\n    return ",
-        suffix: "\n",
-        extra: &[],
-        options: &options,
-    };
     assert_eq!(
-        encode_fim(&request).unwrap(),
+        encode_fim(&fim_request("deepseek-chat", &options)).unwrap(),
         json!({"model": "deepseek-chat", "prompt": "def add(a, b):\n    return ", "suffix": "\n",
                "stream": true, "stream_options": {"include_usage": true}, "max_tokens": 64})
     );
-    let anonymous = FimRequest {
-        model: "",
-        ..request
-    };
-    assert!(encode_fim(&anonymous).is_err());
+    assert!(encode_fim(&fim_request("", &options)).is_err());
 }
