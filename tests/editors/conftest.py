@@ -107,6 +107,20 @@ def workspace(tmp_path: pathlib.Path, provider: Provider) -> Workspace:
     return Workspace(config, tmp_path / "data", project)
 
 
+@pytest.fixture
+def editor(start_lsp, workspace: Workspace):
+    """`await editor(init_options)`: a started client with the project's add.py (ADD_PY)
+    open; (client, its URI). Default settings: `{"qore": settings()}`."""
+
+    async def start(init_options=None) -> tuple[LanguageClient, str]:
+        client = await start_lsp(init_options or {"qore": settings()})
+        uri = workspace.file("add.py")
+        open_doc(client, uri)
+        return client, uri
+
+    return start
+
+
 def capabilities() -> types.ClientCapabilities:
     return types.ClientCapabilities(
         workspace=types.WorkspaceClientCapabilities(

@@ -16,17 +16,15 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from cassette import infill_stream
-from conftest import inline_items, inline_params, open_doc, settings
+from conftest import inline_items, inline_params
 from provider import sse
 
 REQUEST_CANCELLED = -32800
 
 
-async def test_cancel_request_drops_the_provider_request(start_lsp, workspace, provider):
+async def test_cancel_request_drops_the_provider_request(editor, provider):
     provider.queue(sse(infill_stream(["never", " shown"]), stall=True))
-    client = await start_lsp({"qore": settings()})
-    uri = workspace.file("add.py")
-    open_doc(client, uri)
+    client, uri = await editor()
     msg_id = str(uuid.uuid4())
     pending = asyncio.ensure_future(client.protocol.send_request_async(
         types.TEXT_DOCUMENT_INLINE_COMPLETION, inline_params(uri), msg_id=msg_id
@@ -40,14 +38,12 @@ async def test_cancel_request_drops_the_provider_request(start_lsp, workspace, p
     assert seen.closed_by_client
 
 
-async def test_a_newer_request_cancels_the_older_one(start_lsp, workspace, provider):
+async def test_a_newer_request_cancels_the_older_one(editor, provider):
     provider.queue(
         sse(infill_stream(["old"]), stall=True),
         sse(infill_stream(["a", " + b"])),
     )
-    client = await start_lsp({"qore": settings()})
-    uri = workspace.file("add.py")
-    open_doc(client, uri)
+    client, uri = await editor()
     old = client.text_document_inline_completion_async(inline_params(uri))
     old_task = asyncio.ensure_future(old)
     [first] = await asyncio.to_thread(provider.wait_for, 1)

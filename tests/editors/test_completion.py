@@ -42,13 +42,9 @@ def wait(aw, seconds: float = 30):
 
 
 @pytest.mark.parametrize("agent,body,path,text", INLINE_CASES)
-async def test_inline_completion_is_the_cleaned_reply(
-    start_lsp, workspace, provider, agent, body, path, text
-):
+async def test_inline_completion_is_the_cleaned_reply(editor, provider, agent, body, path, text):
     provider.queue(sse(body()))
-    client = await start_lsp({"qore": settings(completion={"agent": agent})})
-    uri = workspace.file("add.py")
-    open_doc(client, uri)
+    client, uri = await editor({"qore": settings(completion={"agent": agent})})
     request = client.text_document_inline_completion_async(inline_params(uri))
     items = inline_items(await wait(request))
     assert [item.insert_text for item in items] == [text]
@@ -131,13 +127,9 @@ async def test_an_ignored_file_gets_nothing_and_is_never_sent(
     assert "def add" in provider.seen[0].body["input_prefix"]
 
 
-async def test_a_provider_error_is_one_line_and_the_server_lives_on(
-    start_lsp, workspace, provider
-):
+async def test_a_provider_error_is_one_line_and_the_server_lives_on(editor, provider):
     provider.standing = Reply(*recorded(SERVER_ERROR))  # every retry meets it too
-    client = await start_lsp({"qore": settings()})
-    uri = workspace.file("add.py")
-    open_doc(client, uri)
+    client, uri = await editor()
     with pytest.raises(JsonRpcException) as error:
         await inline_texts(client, uri)
     provider.standing = None

@@ -15,7 +15,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from cassette import SERVER_ERROR, chat_stream, infill_stream, recorded
-from conftest import ACTIONS, inline_texts, open_doc, settings, until
+from conftest import ACTIONS, inline_texts, until
 from provider import Reply, sse
 
 NEW_ADD = 'def add(a, b):\n    """The sum of a and b."""\n    return a + b'
@@ -58,13 +58,9 @@ async def execute(client, action: types.CodeAction):
         pass  # a failure may also answer the command with an error; the message is the contract
 
 
-async def test_a_code_action_refactors_the_selection_through_apply_edit(
-    start_lsp, workspace, provider
-):
+async def test_a_code_action_refactors_the_selection_through_apply_edit(editor, provider):
     provider.queue(sse(chat_stream(ANSWER)))
-    client = await start_lsp({"qore": settings()})
-    uri = workspace.file("add.py")
-    open_doc(client, uri)
+    client, uri = await editor()
     actions = await actions_for(client, uri)
     assert [a.title for a in actions] == [a["title"] for a in ACTIONS]
     for action, configured in zip(actions, ACTIONS):
@@ -84,13 +80,9 @@ async def test_a_code_action_refactors_the_selection_through_apply_edit(
     assert not [m for m in client.messages if m.type == types.MessageType.Error]
 
 
-async def test_a_failed_refactor_is_an_error_message_and_no_edit(
-    start_lsp, workspace, provider
-):
+async def test_a_failed_refactor_is_an_error_message_and_no_edit(editor, provider):
     provider.standing = Reply(*recorded(SERVER_ERROR))  # every retry meets it too
-    client = await start_lsp({"qore": settings()})
-    uri = workspace.file("add.py")
-    open_doc(client, uri)
+    client, uri = await editor()
     actions = await actions_for(client, uri)
     await execute(client, actions[0])
     await until(lambda: client.messages, "window/showMessage")
