@@ -21,7 +21,9 @@
 
 use std::sync::Arc;
 
-use qore_client::{BodyRenderer, ChatRequest, EncodeCache, FimRequest, Protocol, RequestOptions};
+use qore_client::{
+    body_bytes, BodyRenderer, ChatRequest, EncodeCache, FimRequest, Protocol, RequestOptions,
+};
 use qore_core::{ErrorInfo, History, Message, ToolSpec};
 use serde_json::Value;
 
@@ -201,10 +203,7 @@ impl AgentRenderer {
                     tools: self.offered(tools),
                     options,
                 };
-                let body = self.protocol.encode(&request)?;
-                serde_json::to_vec(&body).map_err(|err| {
-                    ErrorInfo::validation(format!("cannot serialize the request: {err}"))
-                })
+                body_bytes(&self.protocol.encode(&request)?)
             }
         }
     }
@@ -236,10 +235,7 @@ impl AgentRenderer {
                     model: &self.model,
                     ..*request
                 };
-                let body = self.protocol.encode_fim(&request)?;
-                serde_json::to_vec(&body).map_err(|err| {
-                    ErrorInfo::validation(format!("cannot serialize the request: {err}"))
-                })
+                body_bytes(&self.protocol.encode_fim(&request)?)
             }
         }
     }

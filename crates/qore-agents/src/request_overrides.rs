@@ -33,6 +33,13 @@ const MAX_TOKEN_KEYS: &[&[&str]] = &[
     &["options", "num_predict"],
 ];
 
+/// Whether `body` sets the answer's token cap itself (under any of the wires' keys).
+pub fn caps_tokens(body: &toml::Table) -> bool {
+    MAX_TOKEN_KEYS
+        .iter()
+        .any(|path| lookup(body, path).is_some())
+}
+
 /// A change to a body: the key path and its new value (`None`: remove the key).
 type Edit = (Vec<String>, Option<Value>);
 

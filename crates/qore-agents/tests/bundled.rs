@@ -63,6 +63,7 @@ fn every_bundled_profile_loads_resolves_and_validates() {
         "mistral-completion",
         "llamacpp-completion",
         "deepseek-completion",
+        "ollama-completion",
     ] {
         assert!(catalog.get(name).is_some(), "{name}");
     }

@@ -133,3 +133,34 @@ fn validate_renders_the_system_prompt_and_an_unknown_role_names_the_file_and_lin
         .is_ok());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The open files a completion carries (`ctx.extra`) are hostile too: a template that
+/// writes them unescaped breaks, one that writes their text where a name goes is refused
+/// with the path, and the bundled shape (`tojson(ctx.extra)`) passes.
+#[test]
+fn open_files_are_rendered_and_checked() {
+    let cases = [
+        (
+            r#"[{% for f in ctx.extra %}{\"filename\": \"{{ f.filename }}\", \"text\": \"x\"},{% endfor %}]"#,
+            Some(("input_extra", "not valid JSON")),
+        ),
+        (
+            r#"[{% for f in ctx.extra %}{\"filename\": 1, \"text\": {{ tojson(f.text) }}},{% endfor %}]"#,
+            Some(("input_extra[0].filename", "must be a string")),
+        ),
+        (r#"{{ tojson(ctx.extra) }}"#, None),
+    ];
+    for (template, want) in cases {
+        let text = format!(
+            "name = \"mine\"\nextends = \"llamacpp-completion\"\n[body]\ninput_extra = \"{template}\"\n"
+        );
+        match want {
+            None => validate(&text).unwrap(),
+            Some((want_key, words)) => {
+                let (key, message) = body_error(&text);
+                assert_eq!(key, want_key, "{template}: {message}");
+                assert!(message.contains(words), "{template}: {message}");
+            }
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! `qore complete FILE:LINE:COL`: one code completion at a cursor (LINE and COL 1-based; COL
 //! counts UTF-16 units, as editors do), printed as the text to insert, or with `--json` as
-//! `{"text", "replace", "agent", "model"}`. The agent is `--agent`, else the first of the
+//! `{"text", "range", "agent", "model"}` (`range`: what the text overwrites, `L1:C1-L2:C2`
+//! 1-based as `qore refactor --range` takes it). The agent is `--agent`, else the first of the
 //! code_completion roster. Each `--open FILE` is another open document given as context
 //! (whole; llama.cpp's `input_extra`, or before the code in a chat prompt). A position past
 //! the file is clamped to it; an unreadable file, an unknown agent or a failed request is
@@ -16,6 +17,8 @@ use qore_session::completion::context::{CompletionContext, Cursor, OpenFile, Win
 use qore_session::completion::request::complete as ask;
 use qore_session::{SessionManager, TargetSpec};
 
+use crate::refactor::format_range;
+
 #[derive(Args)]
 pub struct CompleteArgs {
     /// The cursor: FILE:LINE:COL, LINE and COL 1-based.
@@ -26,7 +29,7 @@ pub struct CompleteArgs {
     /// Complete up to the end of the cursor's line only.
     #[arg(long)]
     pub single_line: bool,
-    /// Print {"text", "replace", "agent", "model"}.
+    /// Print {"text", "range", "agent", "model"}.
     #[arg(long)]
     pub json: bool,
     /// Another open document to give as context (repeatable).
@@ -76,6 +79,7 @@ pub async fn complete(args: CompleteArgs) -> ExitCode {
             Err(err) => return fail(format!("cannot read {}: {err}", other.display())),
         }
     }
+    let cursor = cursor.clamped_in(&text);
     let ctx = CompletionContext::new(&text, cursor, &Window::default());
     let manager = SessionManager::new(None, crate::agents::load(), crate::connect::notes());
     let spec = TargetSpec {
@@ -95,7 +99,7 @@ pub async fn complete(args: CompleteArgs) -> ExitCode {
         Ok(Some(completion)) if args.json => {
             let line = serde_json::json!({
                 "text": completion.text,
-                "replace": completion.replace,
+                "range": format_range(&ctx.replaced(cursor.line, completion.replace)),
                 "agent": agent,
                 "model": target.model,
             });

@@ -86,8 +86,8 @@ async fn a_fim_agent_sends_prefix_and_suffix_to_infill() {
     let line: Value = serde_json::from_str(run.stdout.trim()).expect("one JSON line");
     assert_eq!(line["text"], "a + b", "{run:?}");
     assert_eq!(
-        (line["agent"].as_str(), line["replace"].as_u64()),
-        (Some("mine"), Some(0))
+        (line["agent"].as_str(), line["range"].as_str()),
+        (Some("mine"), Some("2:12-2:12"))
     );
     let requests = server.requests();
     assert_eq!(requests.len(), 1, "{requests:?}");
@@ -114,6 +114,25 @@ async fn a_chat_agent_gets_the_cursor_prompt_and_its_answer_is_cleaned() {
     let body = String::from_utf8_lossy(&requests[0].body);
     assert!(body.contains("<cursor>"), "{body}");
     assert!(body.contains("return <cursor>"), "{body}");
+}
+
+#[tokio::test]
+async fn json_names_the_range_the_text_overwrites_at_the_clamped_cursor() {
+    let cases = [
+        ("2:12", "2:12-2:12"),
+        ("99:99", "5:1-5:1"),
+        ("1:999", "1:15-1:15"),
+    ];
+    for (at, range) in cases {
+        let server = ReplayServer::start(vec![chat_answer("x")]).await.unwrap();
+        let config = config_for(&server.url(), "openai-chat", CHAT_AGENT);
+        let position = file(&config, at);
+        let args = ["complete", &position, "--agent", "mine", "--json"];
+        let run = qore_in(&config, &args).await;
+        let line: Value = serde_json::from_str(run.stdout.trim()).expect("one JSON line");
+        assert_eq!(line["range"], range, "{at}: {run:?}");
+        assert_eq!(line["text"], "x", "{at}: {run:?}");
+    }
 }
 
 #[tokio::test]

@@ -13,7 +13,7 @@ use qore_core::ErrorInfo;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use tokio_util::sync::CancellationToken;
 
-use crate::codec::{BodyRenderer, ChatRequest, FimRequest, Protocol};
+use crate::codec::{body_bytes, BodyRenderer, ChatRequest, FimRequest, Protocol};
 use crate::encode_cache::{encode_spliced, EncodeCache};
 use crate::stream::{Attempts, NewDecoder};
 use crate::transport::bad_answer;
@@ -144,9 +144,7 @@ impl Client {
         if let Some(renderer) = &self.renderer {
             return renderer.render(request);
         }
-        let body = self.protocol.encode(request)?;
-        serde_json::to_vec(&body)
-            .map_err(|err| ErrorInfo::validation(format!("cannot serialize the request: {err}")))
+        body_bytes(&self.protocol.encode(request)?)
     }
 
     /// The same bytes as [`Client::encode`], each message encoded once per `cache`
@@ -217,9 +215,7 @@ impl Client {
         if let Some(body) = (self.renderer.as_ref()).and_then(|r| r.render_fim(request)) {
             return body;
         }
-        let body = self.protocol.encode_fim(request)?;
-        serde_json::to_vec(&body)
-            .map_err(|err| ErrorInfo::validation(format!("cannot serialize the request: {err}")))
+        body_bytes(&self.protocol.encode_fim(request)?)
     }
 
     /// Ask for the text between `request.prefix` and `request.suffix`; the answer streams as

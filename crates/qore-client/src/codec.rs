@@ -13,6 +13,12 @@ use qore_core::{ErrorInfo, History, Message, ResponseEvent, ToolSpec};
 use crate::transport::sse::SseFrame;
 use crate::ModelInfo;
 
+/// `body` as the bytes a request sends (compact JSON).
+pub fn body_bytes(body: &serde_json::Value) -> Result<Vec<u8>, ErrorInfo> {
+    serde_json::to_vec(body)
+        .map_err(|err| ErrorInfo::validation(format!("cannot serialize the request: {err}")))
+}
+
 /// Per-request options that every protocol understands.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RequestOptions {

@@ -28,7 +28,7 @@ pub mod transport;
 
 pub use client::{join_endpoint, Client, ClientConfig};
 pub use codec::{
-    BodyRenderer, ChatRequest, FimFile, FimRequest, Framing, Protocol, RequestOptions,
+    body_bytes, BodyRenderer, ChatRequest, FimFile, FimRequest, Framing, Protocol, RequestOptions,
     StreamDecoder,
 };
 pub use encode_cache::{message_key, EncodeCache, KeyHasher};

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use qore_core::ErrorInfo;
 use qore_session::completion::clean::Completion;
-use qore_session::completion::context::{CompletionContext, OpenFile, Window};
+use qore_session::completion::context::{CompletionContext, Cursor, OpenFile, Window};
 use qore_session::completion::request::complete;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -97,14 +97,13 @@ fn cut(text: &str, max: usize) -> &str {
     }
 }
 
-/// The range a completion replaces: from the cursor over `replace` chars right of it.
+/// The range a completion replaces, as LSP writes it.
 fn edit_range(ctx: &CompletionContext, line: u32, completion: &Completion) -> Range {
-    let units = |s: &str| s.chars().map(char::len_utf16).sum::<usize>() as u32;
-    let start = units(&ctx.line_before);
-    let replaced: String = ctx.line_after.chars().take(completion.replace).collect();
+    let range = ctx.replaced(line, completion.replace);
+    let at = |c: Cursor| Position::new(c.line, c.character);
     Range {
-        start: Position::new(line, start),
-        end: Position::new(line, start + units(&replaced)),
+        start: at(range.start),
+        end: at(range.end),
     }
 }
 

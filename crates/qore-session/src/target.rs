@@ -11,7 +11,8 @@
 //!   the provider file's;
 //! - without an agent: the endpoint's URL, else the local model server (started when needed),
 //!   and the model named, else the local model, else the server's only model;
-//! - requests to the local model server carry an output cap ([`local::max_tokens`]);
+//! - requests to the local model server carry an output cap ([`local::max_tokens`]) unless
+//!   the agent's `[body]` sets its own;
 //! - notes for the user (the profile's typos, the local server being used) go to the
 //!   [`Notes`] sink, never to a terminal directly; a failure says what was being done.
 
@@ -245,8 +246,10 @@ async fn reach_agent(
         Some(system) => Some(system.clone()),
         None => config.system_prompt(agent, project)?,
     };
+    // The local server's default cap is for a request with none: a profile's own wins.
+    let caps = (agent.body.as_ref()).is_some_and(request_overrides::caps_tokens);
     let overrides = RequestOverrides {
-        max_tokens: local::max_tokens(spec.max_tokens, local),
+        max_tokens: local::max_tokens(spec.max_tokens, local && !caps),
         temperature: spec.temperature,
         stream: spec.no_stream.then_some(false),
     };

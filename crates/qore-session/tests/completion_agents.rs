@@ -21,14 +21,21 @@ fn infill() -> Reply {
     Reply::sse(format!("data: {chunk}\n\ndata: {last}\n\n"))
 }
 
+fn generate() -> Reply {
+    let line = json!({"model": "m", "created_at": "t", "response": "a + b", "done": false});
+    let last = json!({"model": "m", "created_at": "t", "response": "", "done": true,
+        "done_reason": "stop", "prompt_eval_count": 9, "eval_count": 1});
+    Reply::new(200, format!("{line}\n{last}\n")).with_header("content-type", "application/x-ndjson")
+}
+
 fn text_completion() -> Reply {
     let chunk = json!({"id": "c", "object": "text_completion", "model": "deepseek-chat",
         "choices": [{"index": 0, "text": "a + b", "finish_reason": "stop"}]});
     Reply::sse(format!("data: {chunk}\n\ndata: [DONE]\n\n"))
 }
 
-/// A config dir whose built-in providers `llamacpp`, `codestral`, `mistral` and `deepseek`
-/// are `url` (without keys).
+/// A config dir whose built-in providers `llamacpp`, `codestral`, `mistral`, `deepseek` and
+/// `ollama` are `url` (without keys).
 fn config_dir(url: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("a temp dir");
     let providers = [
@@ -36,6 +43,7 @@ fn config_dir(url: &str) -> tempfile::TempDir {
         ("codestral", "mistral", format!("{url}/v1")),
         ("mistral", "mistral", format!("{url}/v1")),
         ("deepseek", "openai-chat", url.to_owned()),
+        ("ollama", "ollama", url.to_owned()),
     ];
     std::fs::create_dir_all(dir.path().join("providers")).expect("providers dir");
     for (name, protocol, url) in providers {
@@ -115,6 +123,19 @@ fn cases() -> Vec<Case> {
             with_files: true,
             path: "/beta/completions",
             body: fim_keys("deepseek-chat"),
+        },
+        Case {
+            agent: "ollama-completion",
+            reply: generate,
+            with_files: true,
+            path: "/api/generate",
+            body: vec![
+                ("model", json!("qwen2.5-coder:1.5b")),
+                ("prompt", prefix.clone()),
+                ("suffix", suffix.clone()),
+                ("options", json!({"num_predict": 128, "temperature": 0})),
+                ("stream", json!(true)),
+            ],
         },
     ]
 }

@@ -70,6 +70,8 @@ async fn the_local_completion_agent_infills_with_open_files() {
     assert_eq!(body["input_extra"][0]["filename"], "util.py", "{body}");
     assert_eq!(body["stream"], true, "{body}");
     assert_eq!(body["cache_prompt"], true, "{body}");
+    // The profile's own cap, not the local server's default one.
+    assert_eq!(body["n_predict"], 128, "{body}");
 
     // The open file reaches the model's prompt: the server evaluates more tokens with it.
     let file = [FimFile {

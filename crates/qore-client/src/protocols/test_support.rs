@@ -131,3 +131,13 @@ pub fn fim_options(extra: &[(&str, serde_json::Value)]) -> RequestOptions {
         ..RequestOptions::default()
     }
 }
+
+/// The error a decoding ended with: the end's, else the first error event.
+pub fn first_error(events: &[ResponseEvent], end: Result<(), ErrorInfo>) -> Option<ErrorInfo> {
+    end.err().or_else(|| {
+        events.iter().find_map(|e| match e {
+            ResponseEvent::Error { error } => Some(error.clone()),
+            _ => None,
+        })
+    })
+}

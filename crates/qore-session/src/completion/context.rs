@@ -150,6 +150,21 @@ impl Cursor {
     pub fn offset_in(self, text: &str) -> usize {
         Lines::new(text).offset(self).0
     }
+
+    /// This position moved into `text` as [`Cursor::offset_in`] clamps it.
+    pub fn clamped_in(self, text: &str) -> Cursor {
+        let lines = Lines::new(text);
+        let (at, line) = lines.offset(self);
+        Cursor {
+            line: line as u32,
+            character: utf16_len(&text[lines.start(line)..at]),
+        }
+    }
+}
+
+/// `text`'s length in UTF-16 code units, as LSP positions count.
+fn utf16_len(text: &str) -> u32 {
+    text.chars().map(|c| c.len_utf16() as u32).sum()
 }
 
 impl CompletionContext {
@@ -164,6 +179,27 @@ impl CompletionContext {
             suffix: text[at..lines.end_with_break(last)].to_string(),
             line_before: text[lines.start(line)..at].to_string(),
             line_after: text[at..lines.end(line)].to_string(),
+        }
+    }
+
+    /// The range a completion overwriting `replace` chars right of the cursor covers, on the
+    /// cursor's `line` (UTF-16 columns, as the editor counts them).
+    pub fn replaced(&self, line: u32, replace: usize) -> Range {
+        let start = utf16_len(&self.line_before);
+        let end = self
+            .line_after
+            .chars()
+            .take(replace)
+            .map(|c| c.len_utf16() as u32);
+        Range {
+            start: Cursor {
+                line,
+                character: start,
+            },
+            end: Cursor {
+                line,
+                character: start + end.sum::<u32>(),
+            },
         }
     }
 

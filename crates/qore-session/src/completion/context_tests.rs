@@ -370,3 +370,37 @@ fn refactor_prompt_window_cuts_far_lines() {
         assert_eq!(message.contains(&format!("\n{line}")), want, "{line:?}");
     }
 }
+
+#[test]
+fn the_replaced_range_covers_what_the_completion_overwrites() {
+    let on = |line: u32, a: u32, b: u32| Range {
+        start: Cursor { line, character: a },
+        end: Cursor { line, character: b },
+    };
+    let cases = [
+        ("nothing replaced", "x = \n", 4, 0, on(0, 4, 4)),
+        ("a closer replaced", "f(a)\n", 3, 1, on(0, 3, 4)),
+        ("UTF-16 units left and right", "😀(é)\n", 3, 2, on(0, 3, 5)),
+        ("more than the line holds", "f(a)\n", 3, 9, on(0, 3, 4)),
+    ];
+    for (name, text, character, replace, expected) in cases {
+        let cursor = Cursor { line: 0, character };
+        let ctx = CompletionContext::new(text, cursor, &Window::default());
+        assert_eq!(ctx.replaced(0, replace), expected, "{name}");
+    }
+}
+
+#[test]
+fn a_cursor_is_clamped_into_the_text() {
+    let cases = [
+        ("inside", "ab\ncd\n", at(1, 1), at(1, 1)),
+        ("past the line's end", "ab\ncd\n", at(0, 9), at(0, 2)),
+        ("past the last line", "ab\ncd", at(7, 3), at(1, 2)),
+        ("past a final line end", "ab\n", at(5, 0), at(1, 0)),
+        ("inside a surrogate pair", "😀x", at(0, 1), at(0, 0)),
+        ("empty text", "", at(3, 3), at(0, 0)),
+    ];
+    for (name, text, cursor, expected) in cases {
+        assert_eq!(cursor.clamped_in(text), expected, "{name}");
+    }
+}

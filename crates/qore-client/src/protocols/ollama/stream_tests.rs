@@ -224,13 +224,7 @@ fn generate_answers_read_the_response_field() {
     ];
     for (name, lines, want) in cases {
         let (events, end) = test_support::decode(OllamaStreamDecoder::generate(), &lines);
-        let error = end.err().or_else(|| {
-            events.iter().find_map(|e| match e {
-                ResponseEvent::Error { error } => Some(error.clone()),
-                _ => None,
-            })
-        });
-        match (error, want) {
+        match (test_support::first_error(&events, end), want) {
             (None, Ok(text)) => {
                 let (message, stop_reason, usage) = finished(&events);
                 assert_eq!(message.text(), text, "{name}");

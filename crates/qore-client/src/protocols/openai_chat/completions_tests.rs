@@ -64,13 +64,7 @@ fn streams_decode_to_text_stop_and_usage() {
     ];
     for (name, frames, want) in cases {
         let (events, end) = test_support::decode(TextCompletionDecoder::new(), &frames);
-        let error = end.err().or_else(|| {
-            events.iter().find_map(|e| match e {
-                ResponseEvent::Error { error } => Some(error.clone()),
-                _ => None,
-            })
-        });
-        match (error, want) {
+        match (test_support::first_error(&events, end), want) {
             (None, Ok((text, stop, output))) => {
                 let (message, stop_reason, usage) = finished(&events);
                 assert_eq!(message.text(), text, "{name}");
