@@ -1,7 +1,8 @@
 """Completion as an editor asks for it, against `qore lsp` and a loopback provider.
 
 Proves: `textDocument/inlineCompletion` returns the cleaned text at the cursor, from a FIM
-agent (`/infill` with prefix and suffix) and from a chat agent (a recorded llama.cpp stream,
+agent (`/infill` with prefix and suffix; single-line mode stops at the end of the line) and
+from a chat agent (a recorded llama.cpp stream,
 and a fenced answer with prose in the recorded envelope); `textDocument/completion` returns one
 item whose text edit inserts it at the cursor, with settings given every supported way
 (including the object docs/editors.md shows); an ignored file (`.qoreignore`, `.gitignore`)
@@ -29,11 +30,18 @@ from provider import Reply, sse
 CHAT = "/v1/chat/completions"
 FENCED = "Here is the completion:\n```python\na + b\n```\nThis adds the numbers."
 
+TWO_LINES = ["a + b", "\n    # done"]
 INLINE_CASES = [
-    # (agent, reply body, path the provider sees, text the editor gets)
-    pytest.param("fim", lambda: infill_stream(["a", " + ", "b"]), "/infill", "a + b", id="fim"),
-    pytest.param("chat", lambda: recorded(PONG)[2], CHAT, "pong", id="chat-recorded"),
-    pytest.param("chat", lambda: chat_stream(FENCED), CHAT, "a + b", id="chat-fenced"),
+    # (completion settings, reply body, path the provider sees, text the editor gets)
+    pytest.param({"agent": "fim"}, lambda: infill_stream(["a", " + ", "b"]), "/infill", "a + b",
+                 id="fim"),
+    pytest.param({"agent": "fim", "mode": "single"}, lambda: infill_stream(TWO_LINES),
+                 "/infill", "a + b", id="fim-single-line"),
+    pytest.param({"agent": "fim"}, lambda: infill_stream(TWO_LINES), "/infill",
+                 "a + b\n    # done", id="fim-multi-line"),
+    pytest.param({"agent": "chat"}, lambda: recorded(PONG)[2], CHAT, "pong", id="chat-recorded"),
+    pytest.param({"agent": "chat"}, lambda: chat_stream(FENCED), CHAT, "a + b",
+                 id="chat-fenced"),
 ]
 
 
@@ -41,10 +49,12 @@ def wait(aw, seconds: float = 30):
     return asyncio.wait_for(aw, seconds)
 
 
-@pytest.mark.parametrize("agent,body,path,text", INLINE_CASES)
-async def test_inline_completion_is_the_cleaned_reply(editor, provider, agent, body, path, text):
+@pytest.mark.parametrize("completion,body,path,text", INLINE_CASES)
+async def test_inline_completion_is_the_cleaned_reply(
+    editor, provider, completion, body, path, text
+):
     provider.queue(sse(body()))
-    client, uri = await editor({"qore": settings(completion={"agent": agent})})
+    client, uri = await editor({"qore": settings(completion=completion)})
     request = client.text_document_inline_completion_async(inline_params(uri))
     items = inline_items(await wait(request))
     assert [item.insert_text for item in items] == [text]
