@@ -2,13 +2,13 @@
 
 Proves: `textDocument/inlineCompletion` returns the cleaned text at the cursor, from a FIM
 agent (`/infill` with prefix and suffix; single-line mode stops at the end of the line) and
-from a chat agent (a recorded llama.cpp stream,
-and a fenced answer with prose in the recorded envelope); `textDocument/completion` returns one
-item whose text edit inserts it at the cursor, with settings given every supported way
-(including the object docs/editors.md shows); an ignored file (`.qoreignore`, `.gitignore`)
-gets no item and no refactor action, and the provider sees no request; other open documents go
-along as `input_extra` when `openDocuments` is on, an ignored one never; a provider error is
-an LSP error with a one-line message, and the server answers afterwards.
+from a chat agent (a recorded llama.cpp stream, and a fenced answer with prose in the recorded
+envelope); `textDocument/completion` returns one item whose text edit inserts it at the
+cursor, with settings given every supported way (including the object docs/editors.md shows);
+an ignored file (`.qoreignore`, `.gitignore`) gets no item and no refactor action, and the
+provider sees no request; other open documents go along as `input_extra` when `openDocuments`
+is on, an ignored one never; a provider error is an LSP error with a one-line message, and the
+server answers afterwards.
 """
 
 from __future__ import annotations
