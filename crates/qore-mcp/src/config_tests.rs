@@ -64,7 +64,15 @@ fn load(files: &[(&str, &str)]) -> (tempfile::TempDir, McpConfig) {
     (dir, loaded)
 }
 
-fn stdio(s: &ServerConfig) -> (&str, Vec<&str>, Vec<(&str, &str)>, Option<&Path>) {
+/// Command, args, env and cwd of a stdio server.
+type Stdio<'a> = (
+    &'a str,
+    Vec<&'a str>,
+    Vec<(&'a str, &'a str)>,
+    Option<&'a Path>,
+);
+
+fn stdio(s: &ServerConfig) -> Stdio<'_> {
     match &s.transport {
         Transport::Stdio {
             command,

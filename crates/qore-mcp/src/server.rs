@@ -1,0 +1,209 @@
+//! One configured MCP server: started over stdio on rmcp, asked for its tools, called.
+//!
+//! Promises:
+//! - the child runs `command` with `args`, `env` (added to qore's environment) and `cwd`;
+//!   its stderr goes to qore's log (tracing target `qore_mcp::stderr`), never the terminal,
+//!   and its last lines explain a server that fails to start;
+//! - the handshake is rmcp's automatic one: `server/discover` for servers without
+//!   `initialize` (protocol 2026-07-28), `initialize` for the others; starting and listing
+//!   tools together have the server's startup timeout;
+//! - [`Server::call`] never fails: every problem is an error result the model can read; a
+//!   call has the tool timeout, and a call dropped early (timeout, cancellation) sends
+//!   `notifications/cancelled` (rmcp's cancel-on-drop); a server that died gives the
+//!   pending call an error result and is started again on the next call.
+
+use std::collections::VecDeque;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex as StdMutex};
+use std::time::Duration;
+
+use qore_core::ToolOutput;
+use rmcp::model::{CallToolRequestParams, JsonObject, ProtocolVersion, Tool as McpToolInfo};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt as _, RunningService, ServiceError};
+use rmcp::transport::TokioChildProcess;
+use rmcp::RoleClient;
+use tokio::io::{AsyncBufReadExt as _, BufReader};
+use tokio::process::ChildStderr;
+use tokio::sync::Mutex;
+
+use crate::config::{ServerConfig, Transport};
+use crate::error::McpError;
+use crate::result::{to_output, MAX_RESULT_CHARS};
+
+/// How many of the child's last stderr lines explain a failed start.
+const STDERR_TAIL: usize = 8;
+
+type Service = RunningService<RoleClient, ()>;
+
+/// A server and its connection, started when first needed and again after it died.
+pub struct Server {
+    pub config: ServerConfig,
+    live: Mutex<Option<Arc<Service>>>,
+}
+
+impl Server {
+    pub fn new(config: ServerConfig) -> Self {
+        Server {
+            config,
+            live: Mutex::new(None),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    /// Start the server (if it is not running) and list its tools, within the startup
+    /// timeout.
+    pub async fn start(&self) -> Result<Vec<McpToolInfo>, McpError> {
+        let service = self.connection().await?;
+        let listing =
+            tokio::time::timeout(self.config.startup_timeout, service.peer().list_all_tools());
+        match listing.await {
+            Ok(Ok(tools)) => Ok(tools),
+            Ok(Err(err)) => Err(self.error(format!("listing its tools failed: {err}"))),
+            Err(_) => Err(self.error(format!(
+                "listing its tools took longer than {} s (startup_timeout_sec)",
+                self.config.startup_timeout.as_secs_f64()
+            ))),
+        }
+    }
+
+    /// Call `tool` with `arguments` (see the module doc).
+    pub async fn call(&self, tool: &str, arguments: JsonObject) -> ToolOutput {
+        let service = match self.connection().await {
+            Ok(service) => service,
+            Err(err) => return ToolOutput::error(err.to_string()),
+        };
+        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
+        let timeout = self.config.tool_timeout;
+        match tokio::time::timeout(timeout, service.peer().call_tool(params)).await {
+            Ok(Ok(result)) => to_output(result, MAX_RESULT_CHARS),
+            Ok(Err(ServiceError::McpError(err))) => ToolOutput::error(format!(
+                "MCP server '{}' refused the call of {tool}: {}",
+                self.name(),
+                err.message
+            )),
+            Ok(Err(err)) if service.is_closed() || matches!(err, ServiceError::TransportClosed) => {
+                self.forget(&service).await;
+                ToolOutput::error(format!(
+                    "MCP server '{}' stopped during the call of {tool} ({err}); it is started \
+                     again on the next call",
+                    self.name()
+                ))
+            }
+            Ok(Err(err)) => ToolOutput::error(format!(
+                "MCP server '{}': the call of {tool} failed: {err}",
+                self.name()
+            )),
+            Err(_) => ToolOutput::error(format!(
+                "MCP tool {tool} on '{}' took longer than {} s (tool_timeout_sec) and was cancelled",
+                self.name(),
+                timeout.as_secs_f64()
+            )),
+        }
+    }
+
+    /// Whether a connection is up now.
+    pub async fn running(&self) -> bool {
+        matches!(&*self.live.lock().await, Some(service) if !service.is_closed())
+    }
+
+    fn error(&self, message: String) -> McpError {
+        McpError::Server {
+            server: self.config.name.clone(),
+            message,
+        }
+    }
+
+    async fn forget(&self, dead: &Arc<Service>) {
+        let mut live = self.live.lock().await;
+        if live.as_ref().is_some_and(|s| Arc::ptr_eq(s, dead)) {
+            *live = None;
+        }
+    }
+
+    /// The live connection, started (again) when there is none.
+    async fn connection(&self) -> Result<Arc<Service>, McpError> {
+        let mut live = self.live.lock().await;
+        if let Some(service) = live.as_ref().filter(|s| !s.is_closed()) {
+            return Ok(service.clone());
+        }
+        if live.take().is_some() {
+            tracing::warn!(server = %self.name(), "MCP server stopped; starting it again");
+        }
+        let service = Arc::new(self.connect().await?);
+        *live = Some(service.clone());
+        Ok(service)
+    }
+
+    async fn connect(&self) -> Result<Service, McpError> {
+        let Transport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } = &self.config.transport
+        else {
+            return Err(self.error("streamable HTTP servers are not supported yet".into()));
+        };
+        let mut cmd = tokio::process::Command::new(command);
+        cmd.args(args).envs(env);
+        if let Some(cwd) = cwd {
+            cmd.current_dir(cwd);
+        }
+        let (transport, stderr) = TokioChildProcess::builder(cmd)
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|err| self.error(format!("cannot run {command:?}: {err}")))?;
+        let tail = Arc::new(StdMutex::new(VecDeque::new()));
+        let pump = stderr
+            .map(|stderr| tokio::spawn(pump_stderr(self.name().to_string(), stderr, tail.clone())));
+        let lifecycle = ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::LATEST],
+            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+        };
+        let started = tokio::time::timeout(
+            self.config.startup_timeout,
+            ().serve_with_lifecycle(transport, lifecycle),
+        )
+        .await;
+        let why = match started {
+            Ok(Ok(service)) => return Ok(service),
+            Ok(Err(err)) => format!("it did not start: {err}"),
+            Err(_) => format!(
+                "it did not answer within {} s (startup_timeout_sec)",
+                self.config.startup_timeout.as_secs_f64()
+            ),
+        };
+        // A crashed child closes stderr: let the pump read its last words.
+        if let Some(pump) = pump {
+            let _ = tokio::time::timeout(Duration::from_secs(1), pump).await;
+        }
+        let tail: Vec<String> = match tail.lock() {
+            Ok(lines) => lines.iter().cloned().collect(),
+            Err(poisoned) => poisoned.into_inner().iter().cloned().collect(),
+        };
+        Err(self.error(if tail.is_empty() {
+            why
+        } else {
+            format!("{why}; its stderr ended with:\n  {}", tail.join("\n  "))
+        }))
+    }
+}
+
+/// The child's stderr into the log, keeping the last lines.
+async fn pump_stderr(server: String, stderr: ChildStderr, tail: Arc<StdMutex<VecDeque<String>>>) {
+    let mut lines = BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        tracing::info!(target: "qore_mcp::stderr", server = %server, "{line}");
+        let mut kept = match tail.lock() {
+            Ok(kept) => kept,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if kept.len() == STDERR_TAIL {
+            kept.pop_front();
+        }
+        kept.push_back(line);
+    }
+}

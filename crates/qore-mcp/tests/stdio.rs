@@ -1,0 +1,225 @@
+//! Real MCP servers over stdio, installed by scripts/mcp-env.sh: an MCPServer (FastMCP)
+//! written here in Python, npm's server-everything, and servers that crash.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use qore_core::{CancellationToken, Tool, ToolOutput, ToolResultPart};
+use qore_mcp::config::McpConfig;
+use qore_mcp::servers::{McpTools, Status};
+use serde_json::{json, Value};
+
+/// `scripts/mcp-env.sh ACTION`'s one line of output (it installs first when needed).
+pub fn mcp_env(action: &str) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/mcp-env.sh");
+    let out = Command::new("bash")
+        .arg(script)
+        .arg(action)
+        .output()
+        .expect("bash runs");
+    assert!(
+        out.status.success(),
+        "mcp-env.sh {action}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+const SERVER_PY: &str = r#"
+import os, sys, anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+
+server = MCPServer("pytest")
+marks = sys.argv[1]
+print("pytest server starting", file=sys.stderr, flush=True)
+
+@server.tool(description="Greet someone.")
+def greet(name: str) -> str:
+    return f"hello {name}"
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def look() -> str:
+    return "looked"
+
+@server.tool()
+def fail() -> str:
+    raise ToolError("it broke")
+
+@server.tool()
+async def slow(seconds: float) -> str:
+    try:
+        await anyio.sleep(seconds)
+    except anyio.get_cancelled_exc_class():
+        open(os.path.join(marks, "cancelled"), "w").close()
+        raise
+    return "done"
+
+@server.tool()
+def die() -> str:
+    os._exit(1)
+
+server.run()
+"#;
+
+struct Env {
+    _dir: tempfile::TempDir,
+    marks: PathBuf,
+    config: McpConfig,
+}
+
+fn env() -> Env {
+    let python = mcp_env("python");
+    let everything = mcp_env("everything");
+    let dir = tempfile::tempdir().unwrap();
+    let marks = dir.path().join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let script = dir.path().join("server.py");
+    std::fs::write(&script, SERVER_PY).unwrap();
+    let json = json!({"mcpServers": {
+        "py": {"command": python, "args": [script, marks], "tool_timeout_sec": 2,
+               "disabled_tools": ["look_not"]},
+        "pytrusted": {"command": python, "args": [script, marks], "trusted": true,
+                      "enabled_tools": ["look", "greet"]},
+        "everything": {"command": "node", "args": [everything, "stdio"], "startup_timeout_sec": 60},
+        "crash": {"command": python, "args": ["-c", "import sys; print('no config here', file=sys.stderr); sys.exit(3)"]},
+        "missing": {"command": "/nonexistent/mcp-server"},
+        "off": {"command": "/nonexistent/mcp-server", "enabled": false}
+    }});
+    std::fs::write(dir.path().join("mcp.json"), json.to_string()).unwrap();
+    let config = McpConfig::load(Some(dir.path()), None);
+    assert!(config.errors.is_empty(), "{:?}", config.errors);
+    Env {
+        _dir: dir,
+        marks,
+        config,
+    }
+}
+
+fn tool<'a>(tools: &'a McpTools, name: &str) -> &'a Arc<qore_mcp::tool::McpTool> {
+    tools
+        .tools
+        .iter()
+        .find(|t| t.spec().name == name)
+        .unwrap_or_else(|| panic!("no tool {name}: {:?}", names(tools)))
+}
+
+fn names(tools: &McpTools) -> Vec<String> {
+    tools.tools.iter().map(|t| t.spec().name.clone()).collect()
+}
+
+async fn call(tools: &McpTools, name: &str, args: Value) -> ToolOutput {
+    tool(tools, name).call(args, CancellationToken::new()).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_servers_start_together_and_their_tools_answer() {
+    let env = env();
+    let tools = McpTools::start(&env.config, ["py__greet".to_string()], false).await;
+    let status = |name: &str| {
+        let r = tools
+            .reports
+            .iter()
+            .find(|r| r.config.name == name)
+            .unwrap();
+        (r.status.clone(), r.tools.len())
+    };
+    assert_eq!(status("py"), (Status::Running, 5));
+    assert_eq!(
+        status("pytrusted"),
+        (Status::Running, 2),
+        "enabled_tools filter"
+    );
+    assert_eq!(status("off"), (Status::Disabled, 0));
+    let Status::Failed(why) = status("crash").0 else {
+        panic!("crash did not fail")
+    };
+    assert!(
+        why.contains("'crash'") && why.contains("no config here"),
+        "{why}"
+    );
+    let Status::Failed(why) = status("missing").0 else {
+        panic!("missing did not fail")
+    };
+    assert!(why.contains("/nonexistent/mcp-server"), "{why}");
+    assert_eq!(tools.warnings().len(), 2);
+
+    // Names: a taken name moves aside; every name fits the providers' rule.
+    let all = names(&tools);
+    assert!(all.contains(&"py__greet_2".to_string()), "{all:?}");
+    assert!(all.iter().all(|n| n.len() <= 64
+        && n.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')));
+    // readOnlyHint counts only for trusted servers.
+    assert!(tool(&tools, "py__look").destructive());
+    assert!(!tool(&tools, "pytrusted__look").destructive());
+    assert!(tool(&tools, "pytrusted__greet").destructive());
+    let schema = &tool(&tools, "py__greet_2").spec().input_schema;
+    assert_eq!(schema["type"], "object");
+    assert_eq!(schema["properties"]["name"]["type"], "string");
+
+    // Text, isError, server-everything's echo and add (initialize-era protocol).
+    let out = call(&tools, "py__greet_2", json!({"name": "qore"})).await;
+    assert_eq!(
+        (out.text_content().as_str(), out.is_error),
+        ("hello qore", false)
+    );
+    let out = call(&tools, "py__fail", json!({})).await;
+    assert!(
+        out.is_error && out.text_content().contains("it broke"),
+        "{out:?}"
+    );
+    let out = call(&tools, "everything__echo", json!({"message": "ping"})).await;
+    assert!(
+        !out.is_error && out.text_content().contains("ping"),
+        "{out:?}"
+    );
+    let out = call(&tools, "everything__get-sum", json!({"a": 2, "b": 3})).await;
+    assert!(
+        !out.is_error && out.text_content().contains('5'),
+        "{out:?} in {:?}",
+        names(&tools)
+    );
+    let out = call(&tools, "py__greet_2", json!([1])).await;
+    assert!(
+        out.is_error && out.text_content().contains("JSON object"),
+        "{out:?}"
+    );
+
+    // A slow call hits tool_timeout_sec; the server hears notifications/cancelled.
+    let out = call(&tools, "py__slow", json!({"seconds": 30})).await;
+    assert!(
+        out.is_error && out.text_content().contains("tool_timeout_sec"),
+        "{out:?}"
+    );
+    let cancelled = env.marks.join("cancelled");
+    for _ in 0..100 {
+        if cancelled.exists() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(cancelled.exists(), "the server never saw the cancellation");
+
+    // A server that dies: the pending call gets an error, the next call restarts it.
+    let out = call(&tools, "py__die", json!({})).await;
+    assert!(
+        out.is_error && out.text_content().contains("started again"),
+        "{out:?}"
+    );
+    let out = call(&tools, "py__greet_2", json!({"name": "again"})).await;
+    assert_eq!(
+        (out.text_content().as_str(), out.is_error),
+        ("hello again", false)
+    );
+    let images = call(&tools, "everything__get-tiny-image", json!({})).await;
+    assert!(
+        images
+            .content
+            .iter()
+            .any(|p| matches!(p, ToolResultPart::Image(_))),
+        "{images:?}"
+    );
+}
