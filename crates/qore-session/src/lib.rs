@@ -57,4 +57,4 @@ pub use manager::{Compressing, Opening, Roster, SessionManager};
 pub use outcome::{status_of, LoopStop, TurnOutcome};
 pub use session::{Session, SessionSetup, SharedStore};
 pub use target::{traced_notes, AgentSettings, EndpointSpec, Notes, Target, TargetSpec};
-pub use toolset::{NobodyAsked, ToolSet};
+pub use toolset::{start_mcp, NobodyAsked, ToolSet};
