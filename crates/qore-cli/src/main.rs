@@ -13,6 +13,7 @@ mod complete;
 mod connect;
 mod console;
 mod flags;
+mod mcp;
 mod output;
 mod prompt;
 mod refactor;
@@ -82,6 +83,12 @@ enum Command {
     Sessions {
         #[command(subcommand)]
         command: sessions::SessionsCommand,
+    },
+    /// MCP servers: list (status, tool count), tools NAME, add NAME [--env K=V] -- COMMAND
+    /// ARGS..., rm NAME (config: <config dir>/mcp.json and config.toml's [mcp_servers]).
+    Mcp {
+        #[command(subcommand)]
+        command: mcp::McpCommand,
     },
     /// Print a shell completion script (`qore completions bash > ~/.local/share/bash-completion/completions/qore`).
     Completions {
@@ -286,6 +293,7 @@ async fn main() -> ExitCode {
         Command::Sessions { command } => sessions::sessions(command).await,
         Command::Complete(args) => complete::complete(args).await,
         Command::Refactor(args) => refactor::refactor(args).await,
+        Command::Mcp { command } => mcp::mcp(command).await,
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "qore", &mut script);

@@ -1,68 +1,18 @@
-//! Real MCP servers over stdio, installed by scripts/mcp-env.sh: an MCPServer (FastMCP)
-//! written here in Python, npm's server-everything, and servers that crash.
+//! Real MCP servers over stdio, installed by scripts/mcp-env.sh: qore-testkit's Python
+//! MCPServer (FastMCP), npm's server-everything, and servers that crash or are missing.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use qore_core::{CancellationToken, Tool, ToolOutput, ToolResultPart};
 use qore_mcp::config::McpConfig;
 use qore_mcp::servers::{McpTools, Status};
+use qore_testkit::mcp_env::PY_SERVER;
 use serde_json::{json, Value};
 
-/// `scripts/mcp-env.sh ACTION`'s one line of output (it installs first when needed).
-pub fn mcp_env(action: &str) -> String {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/mcp-env.sh");
-    let out = Command::new("bash")
-        .arg(script)
-        .arg(action)
-        .output()
-        .expect("bash runs");
-    assert!(
-        out.status.success(),
-        "mcp-env.sh {action}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+fn mcp_env(action: &str) -> String {
+    qore_testkit::mcp_env::mcp_env(action).unwrap_or_else(|e| panic!("{e}"))
 }
-
-const SERVER_PY: &str = r#"
-import os, sys, anyio
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
-
-server = MCPServer("pytest")
-marks = sys.argv[1]
-print("pytest server starting", file=sys.stderr, flush=True)
-
-@server.tool(description="Greet someone.")
-def greet(name: str) -> str:
-    return f"hello {name}"
-
-@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
-def look() -> str:
-    return "looked"
-
-@server.tool()
-def fail() -> str:
-    raise ToolError("it broke")
-
-@server.tool()
-async def slow(seconds: float) -> str:
-    try:
-        await anyio.sleep(seconds)
-    except anyio.get_cancelled_exc_class():
-        open(os.path.join(marks, "cancelled"), "w").close()
-        raise
-    return "done"
-
-@server.tool()
-def die() -> str:
-    os._exit(1)
-
-server.run()
-"#;
 
 struct Env {
     _dir: tempfile::TempDir,
@@ -77,7 +27,7 @@ fn env() -> Env {
     let marks = dir.path().join("marks");
     std::fs::create_dir_all(&marks).unwrap();
     let script = dir.path().join("server.py");
-    std::fs::write(&script, SERVER_PY).unwrap();
+    std::fs::write(&script, PY_SERVER).unwrap();
     let json = json!({"mcpServers": {
         "py": {"command": python, "args": [script, marks], "tool_timeout_sec": 2,
                "disabled_tools": ["look_not"]},

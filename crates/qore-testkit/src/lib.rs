@@ -24,6 +24,7 @@ pub mod bench;
 pub mod cassette;
 pub mod chat;
 pub mod fuzz_seeds;
+pub mod mcp_env;
 pub mod proxy;
 mod reply;
 pub mod server;

@@ -1,0 +1,195 @@
+//! `qore mcp`: the configured MCP servers (`<config dir>/config.toml`'s `[mcp_servers]`,
+//! `<config dir>/mcp.json`, the project's `.mcp.json`) listed, their tools shown, and stdio
+//! servers added to or removed from `<config dir>/mcp.json`.
+//!
+//! Promises: `list` starts every enabled server (in parallel) to report its status and tool
+//! count, and exits 0 whatever the servers do (config problems and failures are in the
+//! report, on stderr); `tools NAME` starts that one server (also when disabled) and exits 1
+//! when it cannot; a project's servers are never started here (they run only once trusted);
+//! `add`/`rm` touch only `<config dir>/mcp.json` and say which file they changed.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use comfy_table::{presets::NOTHING, Table};
+use qore_core::Tool as _;
+use qore_mcp::config::{user_json, McpConfig, ServerConfig};
+use qore_mcp::edit::{add_server, remove_server};
+use qore_mcp::servers::{McpTools, Status};
+
+use crate::console::{note, outln};
+
+const FAILURE: u8 = 1;
+
+#[derive(Subcommand)]
+pub enum McpCommand {
+    /// The configured servers: where each comes from, its status and tool count (starts
+    /// the enabled ones).
+    List,
+    /// The tools of server NAME, as models see them (starts it).
+    Tools { name: String },
+    /// Add a stdio server to <config dir>/mcp.json: `qore mcp add NAME [--env K=V]... --
+    /// COMMAND ARGS...` (replaces a server of that name there).
+    Add {
+        name: String,
+        /// An environment variable for the server (repeatable).
+        #[arg(long = "env", value_name = "K=V", value_parser = env_pair)]
+        env: Vec<(String, String)>,
+        /// The command and its arguments, after `--`.
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Remove server NAME from <config dir>/mcp.json.
+    Rm { name: String },
+}
+
+fn env_pair(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.is_empty() => Ok((key.into(), value.into())),
+        _ => Err(format!("expected K=V, not {text:?}")),
+    }
+}
+
+fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("qore: {message}");
+    ExitCode::from(FAILURE)
+}
+
+fn config_dir() -> Option<PathBuf> {
+    qore_agents::config::default_dir()
+}
+
+fn load() -> McpConfig {
+    let project = std::env::current_dir().ok();
+    let config = McpConfig::load(config_dir().as_deref(), project.as_deref());
+    for error in &config.errors {
+        eprintln!("qore: {error}");
+    }
+    for warning in &config.warnings {
+        note!("qore: {warning}");
+    }
+    config
+}
+
+pub async fn mcp(command: McpCommand) -> ExitCode {
+    match command {
+        McpCommand::List => list().await,
+        McpCommand::Tools { name } => tools(&name).await,
+        McpCommand::Add { name, env, command } => add(&name, env, &command),
+        McpCommand::Rm { name } => rm(&name),
+    }
+}
+
+fn status_text(status: &Status, tools: usize) -> String {
+    match status {
+        Status::Running => format!("running, {tools} {}", if tools == 1 { "tool" } else { "tools" }),
+        Status::Disabled => "disabled".into(),
+        Status::NotTrusted => "not started (project server, not trusted)".into(),
+        Status::Failed(_) => "failed".into(),
+    }
+}
+
+async fn list() -> ExitCode {
+    let config = load();
+    if config.servers.is_empty() {
+        let place = config_dir().map(|d| user_json(&d).display().to_string());
+        outln!(
+            "no MCP servers configured (add one with `qore mcp add NAME -- COMMAND ARGS...`{})",
+            place.map(|p| format!(", written to {p}")).unwrap_or_default()
+        );
+        return ExitCode::SUCCESS;
+    }
+    let started = McpTools::start(&config, [], false).await;
+    let mut table = Table::new();
+    table.load_preset(NOTHING).set_header(["NAME", "STATUS", "SOURCE"]);
+    for report in &started.reports {
+        table.add_row([
+            report.config.name.clone(),
+            status_text(&report.status, report.tools.len()),
+            report.config.source.display().to_string(),
+        ]);
+    }
+    outln!("{table}");
+    for warning in started.warnings() {
+        eprintln!("qore: {warning}");
+    }
+    ExitCode::SUCCESS
+}
+
+async fn tools(name: &str) -> ExitCode {
+    let config = load();
+    let Some(server) = config.get(name) else {
+        let known: Vec<&str> = config.servers.iter().map(|s| s.name.as_str()).collect();
+        return fail(format!(
+            "no MCP server '{name}' is configured (known: {})",
+            if known.is_empty() { "none".into() } else { known.join(", ") }
+        ));
+    };
+    let only = McpConfig {
+        servers: vec![ServerConfig {
+            enabled: true,
+            ..server.clone()
+        }],
+        ..McpConfig::default()
+    };
+    let started = McpTools::start(&only, [], false).await;
+    let Some(report) = started.reports.first() else {
+        return fail(format!("MCP server '{name}' did not start"));
+    };
+    match &report.status {
+        Status::Running => {}
+        Status::Failed(why) => return fail(why),
+        other => return fail(format!("MCP server '{name}': {}", status_text(other, 0))),
+    }
+    let mut table = Table::new();
+    table.load_preset(NOTHING).set_header(["TOOL", "APPROVAL", "DESCRIPTION"]);
+    for tool in &started.tools {
+        let description = tool.spec().description.lines().next().unwrap_or_default().to_string();
+        let approval = if tool.destructive() { "confirm" } else { "read-only" };
+        table.add_row([tool.spec().name.clone(), approval.into(), description]);
+    }
+    outln!("{table}");
+    ExitCode::SUCCESS
+}
+
+fn add(name: &str, env: Vec<(String, String)>, command: &[String]) -> ExitCode {
+    let Some(dir) = config_dir() else {
+        return fail("no config dir: set QORE_CONFIG_DIR or HOME");
+    };
+    let Some((program, args)) = command.split_first() else {
+        return fail("give the server's command after `--`");
+    };
+    let path = user_json(&dir);
+    let env: BTreeMap<String, String> = env.into_iter().collect();
+    match add_server(&path, name, program, args, &env) {
+        Ok(replaced) => {
+            let verb = if replaced { "replaced" } else { "added" };
+            outln!("{verb} MCP server '{name}' in {}", path.display());
+            ExitCode::SUCCESS
+        }
+        Err(err) => fail(err),
+    }
+}
+
+fn rm(name: &str) -> ExitCode {
+    let Some(dir) = config_dir() else {
+        return fail("no config dir: set QORE_CONFIG_DIR or HOME");
+    };
+    let path = user_json(&dir);
+    match remove_server(&path, name) {
+        Ok(true) => {
+            outln!("removed MCP server '{name}' from {}", path.display());
+            ExitCode::SUCCESS
+        }
+        Ok(false) => {
+            let elsewhere = load()
+                .get(name)
+                .map(|s| format!(" (it is configured in {}; edit that file)", s.source.display()))
+                .unwrap_or_default();
+            fail(format!("{} has no MCP server '{name}'{elsewhere}", path.display()))
+        }
+        Err(err) => fail(err),
+    }
+}

@@ -1,0 +1,121 @@
+//! `qore mcp …` and MCP tools in `qore run`: the real binary, real MCP servers installed by
+//! scripts/mcp-env.sh (qore-testkit's Python MCPServer), and a loopback model (hand-written
+//! Chat Completions streams) that calls an MCP tool.
+
+mod common;
+
+use common::config::{qore_in, ConfigDir};
+use common::turns::{answer, turn, MODEL};
+use common::{command, content_text, run_cmd};
+use qore_testkit::mcp_env::{mcp_env, PY_SERVER};
+use qore_testkit::ReplayServer;
+use serde_json::{json, Value};
+
+/// A config dir whose mcp.json has `py` (the Python server), `crash` (exits at start) and
+/// `off` (disabled); its `marks` dir and script live inside it.
+fn config_with_servers() -> ConfigDir {
+    let python = mcp_env("python").unwrap_or_else(|e| panic!("{e}"));
+    let config = ConfigDir::new(&[("server.py", PY_SERVER)]);
+    let marks = config.0.join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let mcp = json!({"mcpServers": {
+        "py": {"command": python, "args": [config.0.join("server.py"), marks]},
+        "crash": {"command": python, "args": ["-c", "import sys; print('bad setup', file=sys.stderr); sys.exit(2)"]},
+        "off": {"command": "/nonexistent", "enabled": false}
+    }});
+    std::fs::write(config.0.join("mcp.json"), mcp.to_string()).unwrap();
+    config
+}
+
+#[tokio::test]
+async fn a_model_calls_an_mcp_tool_through_qore_run_and_gets_its_result() {
+    let config = config_with_servers();
+    let server = ReplayServer::start(vec![
+        turn("Greeting.", &[("call_m", "py__greet", json!({"name": "qore"}))]),
+        answer("Done."),
+    ])
+    .await
+    .expect("replay server");
+    let url = format!("{}/v1", server.url());
+    let project = config.0.join("marks");
+    let mut cmd = command(&[
+        "run", "--url", &url, "--model", MODEL, "--tools", "auto", "--project",
+        project.to_str().unwrap(), "Greet qore.",
+    ]);
+    cmd.env("QORE_CONFIG_DIR", &config.0);
+    let run = run_cmd(cmd).await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(run.stdout, "Greeting.\nDone.\n");
+    // The crashed server is a warning naming it and its stderr; the run goes on.
+    assert!(run.stderr.contains("'crash'") && run.stderr.contains("bad setup"), "{}", run.stderr);
+
+    let bodies: Vec<Value> = server.requests().iter().map(|r| r.json().unwrap()).collect();
+    assert_eq!(bodies.len(), 2);
+    let offered: Vec<&str> = bodies[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    for tool in ["read_file", "py__greet", "py__fail", "py__look"] {
+        assert!(offered.contains(&tool), "{tool} not in {offered:?}");
+    }
+    let results: Vec<(String, String)> = bodies[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| (m["tool_call_id"].as_str().unwrap().to_owned(), content_text(&m["content"])))
+        .collect();
+    assert_eq!(results, [("call_m".to_string(), "hello qore".to_string())]);
+}
+
+#[tokio::test]
+async fn mcp_list_tools_add_and_rm() {
+    let config = config_with_servers();
+    let run = qore_in(&config, &["mcp", "list"]).await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let row = |name: &str| {
+        run.stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no row {name}: {}", run.stdout))
+            .to_string()
+    };
+    assert!(row("py").contains("running, 5 tools"), "{}", row("py"));
+    assert!(row("crash").contains("failed"), "{}", row("crash"));
+    assert!(row("off").contains("disabled"), "{}", row("off"));
+    assert!(run.stderr.contains("bad setup"), "{}", run.stderr);
+
+    let run = qore_in(&config, &["mcp", "tools", "py"]).await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let greet = run.stdout.lines().find(|l| l.contains("py__greet")).expect("py__greet");
+    assert!(greet.contains("confirm") && greet.contains("Greet someone."), "{greet}");
+    let cases: &[(&[&str], &str)] = &[
+        (&["mcp", "tools", "nope"], "no MCP server 'nope' is configured (known: crash, off, py)"),
+        (&["mcp", "tools", "crash"], "bad setup"),
+        (&["mcp", "rm", "nope"], "has no MCP server 'nope'"),
+    ];
+    for (args, want) in cases {
+        let run = qore_in(&config, args).await;
+        assert_eq!(run.code, Some(1), "{args:?}: {run:?}");
+        assert!(run.stderr.contains(want), "{args:?}: {}", run.stderr);
+    }
+
+    let run = qore_in(&config, &["mcp", "add", "echo", "--env", "A=1", "--", "echo-server", "--flag"]).await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.starts_with("added MCP server 'echo' in "), "{}", run.stdout);
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(config.0.join("mcp.json")).unwrap()).unwrap();
+    assert_eq!(
+        written["mcpServers"]["echo"],
+        json!({"command": "echo-server", "args": ["--flag"], "env": {"A": "1"}})
+    );
+    assert!(written["mcpServers"]["py"].is_object(), "the others stay");
+    let run = qore_in(&config, &["mcp", "rm", "echo"]).await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let run = qore_in(&config, &["mcp", "add", "x", "--env", "novalue", "--", "c"]).await;
+    assert_eq!(run.code, Some(2), "{run:?}");
+    let run = qore_in(&config, &["mcp", "add", "x"]).await;
+    assert_eq!(run.code, Some(2), "a command is required: {run:?}");
+}
