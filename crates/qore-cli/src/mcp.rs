@@ -84,7 +84,10 @@ pub async fn mcp(command: McpCommand) -> ExitCode {
 
 fn status_text(status: &Status, tools: usize) -> String {
     match status {
-        Status::Running => format!("running, {tools} {}", if tools == 1 { "tool" } else { "tools" }),
+        Status::Running => format!(
+            "running, {tools} {}",
+            if tools == 1 { "tool" } else { "tools" }
+        ),
         Status::Disabled => "disabled".into(),
         Status::NotTrusted => "not started (project server, not trusted)".into(),
         Status::Failed(_) => "failed".into(),
@@ -97,13 +100,17 @@ async fn list() -> ExitCode {
         let place = config_dir().map(|d| user_json(&d).display().to_string());
         outln!(
             "no MCP servers configured (add one with `qore mcp add NAME -- COMMAND ARGS...`{})",
-            place.map(|p| format!(", written to {p}")).unwrap_or_default()
+            place
+                .map(|p| format!(", written to {p}"))
+                .unwrap_or_default()
         );
         return ExitCode::SUCCESS;
     }
     let started = McpTools::start(&config, [], false).await;
     let mut table = Table::new();
-    table.load_preset(NOTHING).set_header(["NAME", "STATUS", "SOURCE"]);
+    table
+        .load_preset(NOTHING)
+        .set_header(["NAME", "STATUS", "SOURCE"]);
     for report in &started.reports {
         table.add_row([
             report.config.name.clone(),
@@ -124,7 +131,11 @@ async fn tools(name: &str) -> ExitCode {
         let known: Vec<&str> = config.servers.iter().map(|s| s.name.as_str()).collect();
         return fail(format!(
             "no MCP server '{name}' is configured (known: {})",
-            if known.is_empty() { "none".into() } else { known.join(", ") }
+            if known.is_empty() {
+                "none".into()
+            } else {
+                known.join(", ")
+            }
         ));
     };
     let only = McpConfig {
@@ -144,10 +155,22 @@ async fn tools(name: &str) -> ExitCode {
         other => return fail(format!("MCP server '{name}': {}", status_text(other, 0))),
     }
     let mut table = Table::new();
-    table.load_preset(NOTHING).set_header(["TOOL", "APPROVAL", "DESCRIPTION"]);
+    table
+        .load_preset(NOTHING)
+        .set_header(["TOOL", "APPROVAL", "DESCRIPTION"]);
     for tool in &started.tools {
-        let description = tool.spec().description.lines().next().unwrap_or_default().to_string();
-        let approval = if tool.destructive() { "confirm" } else { "read-only" };
+        let description = tool
+            .spec()
+            .description
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        let approval = if tool.destructive() {
+            "confirm"
+        } else {
+            "read-only"
+        };
         table.add_row([tool.spec().name.clone(), approval.into(), description]);
     }
     outln!("{table}");
@@ -186,9 +209,17 @@ fn rm(name: &str) -> ExitCode {
         Ok(false) => {
             let elsewhere = load()
                 .get(name)
-                .map(|s| format!(" (it is configured in {}; edit that file)", s.source.display()))
+                .map(|s| {
+                    format!(
+                        " (it is configured in {}; edit that file)",
+                        s.source.display()
+                    )
+                })
                 .unwrap_or_default();
-            fail(format!("{} has no MCP server '{name}'{elsewhere}", path.display()))
+            fail(format!(
+                "{} has no MCP server '{name}'{elsewhere}",
+                path.display()
+            ))
         }
         Err(err) => fail(err),
     }

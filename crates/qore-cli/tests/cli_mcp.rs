@@ -6,13 +6,14 @@ mod common;
 
 use common::config::{qore_in, ConfigDir};
 use common::turns::{answer, turn, MODEL};
-use common::{command, content_text, run_cmd};
+use common::{command, content_text, run_cmd, Run};
 use qore_testkit::mcp_env::{mcp_env, PY_SERVER};
-use qore_testkit::ReplayServer;
+use qore_testkit::{ReplayServer, Reply};
 use serde_json::{json, Value};
 
-/// A config dir whose mcp.json has `py` (the Python server), `crash` (exits at start) and
-/// `off` (disabled); its `marks` dir and script live inside it.
+/// A config dir whose mcp.json has `py` (the Python server), `pyt` (the same, trusted, only
+/// its read-only `look`), `crash` (exits at start) and `off` (disabled); its `marks` dir and
+/// script live inside it.
 fn config_with_servers() -> ConfigDir {
     let python = mcp_env("python").unwrap_or_else(|e| panic!("{e}"));
     let config = ConfigDir::new(&[("server.py", PY_SERVER)]);
@@ -21,35 +22,80 @@ fn config_with_servers() -> ConfigDir {
     let mcp = json!({"mcpServers": {
         "py": {"command": python, "args": [config.0.join("server.py"), marks]},
         "crash": {"command": python, "args": ["-c", "import sys; print('bad setup', file=sys.stderr); sys.exit(2)"]},
-        "off": {"command": "/nonexistent", "enabled": false}
+        "off": {"command": "/nonexistent", "enabled": false},
+        "pyt": {"command": python, "args": [config.0.join("server.py"), marks], "trusted": true,
+                "enabled_tools": ["look"]}
     }});
     std::fs::write(config.0.join("mcp.json"), mcp.to_string()).unwrap();
     config
 }
 
+/// `qore run --tools MODE` with `config` against a loopback model answering `replies`;
+/// the run and the request bodies the model received.
+async fn run_with_model(config: &ConfigDir, mode: &str, replies: Vec<Reply>) -> (Run, Vec<Value>) {
+    let server = ReplayServer::start(replies).await.expect("replay server");
+    let url = format!("{}/v1", server.url());
+    let project = config.0.join("marks");
+    let project = project.to_str().expect("UTF-8 path");
+    let args = [
+        "run",
+        "--url",
+        &url,
+        "--model",
+        MODEL,
+        "--tools",
+        mode,
+        "--project",
+        project,
+        "Go.",
+    ];
+    let mut cmd = command(&args);
+    cmd.env("QORE_CONFIG_DIR", &config.0);
+    let run = run_cmd(cmd).await;
+    let bodies = server
+        .requests()
+        .iter()
+        .map(|r| r.json().expect("JSON body"))
+        .collect();
+    (run, bodies)
+}
+
+/// The tool results a Chat Completions request carries: `(tool_call_id, content)`.
+fn tool_results(body: &Value) -> Vec<(String, String)> {
+    body["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().expect("id").to_owned(),
+                content_text(&m["content"]),
+            )
+        })
+        .collect()
+}
+
 #[tokio::test]
 async fn a_model_calls_an_mcp_tool_through_qore_run_and_gets_its_result() {
     let config = config_with_servers();
-    let server = ReplayServer::start(vec![
-        turn("Greeting.", &[("call_m", "py__greet", json!({"name": "qore"}))]),
+    let replies = vec![
+        turn(
+            "Greeting.",
+            &[("call_m", "py__greet", json!({"name": "qore"}))],
+        ),
         answer("Done."),
-    ])
-    .await
-    .expect("replay server");
-    let url = format!("{}/v1", server.url());
-    let project = config.0.join("marks");
-    let mut cmd = command(&[
-        "run", "--url", &url, "--model", MODEL, "--tools", "auto", "--project",
-        project.to_str().unwrap(), "Greet qore.",
-    ]);
-    cmd.env("QORE_CONFIG_DIR", &config.0);
-    let run = run_cmd(cmd).await;
+    ];
+    let (run, bodies) = run_with_model(&config, "auto", replies).await;
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_eq!(run.stdout, "Greeting.\nDone.\n");
     // The crashed server is a warning naming it and its stderr; the run goes on.
-    assert!(run.stderr.contains("'crash'") && run.stderr.contains("bad setup"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("'crash'") && run.stderr.contains("bad setup"),
+        "{}",
+        run.stderr
+    );
 
-    let bodies: Vec<Value> = server.requests().iter().map(|r| r.json().unwrap()).collect();
     assert_eq!(bodies.len(), 2);
     let offered: Vec<&str> = bodies[0]["tools"]
         .as_array()
@@ -60,14 +106,29 @@ async fn a_model_calls_an_mcp_tool_through_qore_run_and_gets_its_result() {
     for tool in ["read_file", "py__greet", "py__fail", "py__look"] {
         assert!(offered.contains(&tool), "{tool} not in {offered:?}");
     }
-    let results: Vec<(String, String)> = bodies[1]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| (m["tool_call_id"].as_str().unwrap().to_owned(), content_text(&m["content"])))
-        .collect();
+    let results = tool_results(&bodies[1]);
     assert_eq!(results, [("call_m".to_string(), "hello qore".to_string())]);
+}
+
+#[tokio::test]
+async fn read_only_runs_only_a_trusted_servers_read_only_tools() {
+    let config = config_with_servers();
+    let calls = [
+        ("c1", "py__greet", json!({"name": "x"})),
+        ("c2", "py__look", json!({})),
+        ("c3", "pyt__look", json!({})),
+    ];
+    let replies = vec![turn("", &calls), answer("Done.")];
+    let (run, bodies) = run_with_model(&config, "read-only", replies).await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let results = tool_results(&bodies[1]);
+    assert_eq!(results.len(), 3, "{results:?}");
+    assert!(results[0].1.contains("read-only"), "{results:?}");
+    assert!(
+        results[1].1.contains("read-only"),
+        "untrusted hints do not count: {results:?}"
+    );
+    assert_eq!(results[2], ("c3".to_string(), "looked".to_string()));
 }
 
 #[tokio::test]
@@ -89,10 +150,20 @@ async fn mcp_list_tools_add_and_rm() {
 
     let run = qore_in(&config, &["mcp", "tools", "py"]).await;
     assert_eq!(run.code, Some(0), "{run:?}");
-    let greet = run.stdout.lines().find(|l| l.contains("py__greet")).expect("py__greet");
-    assert!(greet.contains("confirm") && greet.contains("Greet someone."), "{greet}");
+    let greet = run
+        .stdout
+        .lines()
+        .find(|l| l.contains("py__greet"))
+        .expect("py__greet");
+    assert!(
+        greet.contains("confirm") && greet.contains("Greet someone."),
+        "{greet}"
+    );
     let cases: &[(&[&str], &str)] = &[
-        (&["mcp", "tools", "nope"], "no MCP server 'nope' is configured (known: crash, off, py)"),
+        (
+            &["mcp", "tools", "nope"],
+            "no MCP server 'nope' is configured (known: crash, off, py, pyt)",
+        ),
         (&["mcp", "tools", "crash"], "bad setup"),
         (&["mcp", "rm", "nope"], "has no MCP server 'nope'"),
     ];
@@ -102,9 +173,26 @@ async fn mcp_list_tools_add_and_rm() {
         assert!(run.stderr.contains(want), "{args:?}: {}", run.stderr);
     }
 
-    let run = qore_in(&config, &["mcp", "add", "echo", "--env", "A=1", "--", "echo-server", "--flag"]).await;
+    let run = qore_in(
+        &config,
+        &[
+            "mcp",
+            "add",
+            "echo",
+            "--env",
+            "A=1",
+            "--",
+            "echo-server",
+            "--flag",
+        ],
+    )
+    .await;
     assert_eq!(run.code, Some(0), "{run:?}");
-    assert!(run.stdout.starts_with("added MCP server 'echo' in "), "{}", run.stdout);
+    assert!(
+        run.stdout.starts_with("added MCP server 'echo' in "),
+        "{}",
+        run.stdout
+    );
     let written: Value =
         serde_json::from_str(&std::fs::read_to_string(config.0.join("mcp.json")).unwrap()).unwrap();
     assert_eq!(

@@ -90,15 +90,7 @@ fn large_results_are_cut_with_a_note() {
     ];
     for (limit, want) in cases {
         let out = run(input.clone(), *limit);
-        let texts: Vec<&str> = out
-            .content
-            .iter()
-            .filter_map(|p| match p {
-                ToolResultPart::Text { text } => Some(text.as_str()),
-                ToolResultPart::Image(_) => None,
-            })
-            .collect();
-        assert_eq!(&texts, want, "limit {limit}");
+        assert_eq!(out.text_content(), want.join("\n"), "limit {limit}");
         assert_eq!(out.content.len(), want.len() + 1, "the image stays");
     }
 }

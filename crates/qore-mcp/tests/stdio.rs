@@ -110,60 +110,48 @@ async fn real_servers_start_together_and_their_tools_answer() {
     assert_eq!(schema["type"], "object");
     assert_eq!(schema["properties"]["name"]["type"], "string");
 
-    // Text, isError, server-everything's echo and add (initialize-era protocol).
-    let out = call(&tools, "py__greet_2", json!({"name": "qore"})).await;
-    assert_eq!(
-        (out.text_content().as_str(), out.is_error),
-        ("hello qore", false)
-    );
-    let out = call(&tools, "py__fail", json!({})).await;
-    assert!(
-        out.is_error && out.text_content().contains("it broke"),
-        "{out:?}"
-    );
-    let out = call(&tools, "everything__echo", json!({"message": "ping"})).await;
-    assert!(
-        !out.is_error && out.text_content().contains("ping"),
-        "{out:?}"
-    );
-    let out = call(&tools, "everything__get-sum", json!({"a": 2, "b": 3})).await;
-    assert!(
-        !out.is_error && out.text_content().contains('5'),
-        "{out:?} in {:?}",
-        names(&tools)
-    );
-    let out = call(&tools, "py__greet_2", json!([1])).await;
-    assert!(
-        out.is_error && out.text_content().contains("JSON object"),
-        "{out:?}"
-    );
-
-    // A slow call hits tool_timeout_sec; the server hears notifications/cancelled.
-    let out = call(&tools, "py__slow", json!({"seconds": 30})).await;
-    assert!(
-        out.is_error && out.text_content().contains("tool_timeout_sec"),
-        "{out:?}"
-    );
-    let cancelled = env.marks.join("cancelled");
-    for _ in 0..100 {
-        if cancelled.exists() {
-            break;
+    // In order: text, isError, server-everything's echo and sum (initialize-era protocol),
+    // arguments that are no object, a slow call hitting tool_timeout_sec, a server dying
+    // during a call and the call after it (which starts the server again).
+    let cases: &[(&str, Value, bool, &str)] = &[
+        ("py__greet_2", json!({"name": "qore"}), false, "hello qore"),
+        ("py__fail", json!({}), true, "it broke"),
+        (
+            "everything__echo",
+            json!({"message": "ping"}),
+            false,
+            "ping",
+        ),
+        ("everything__get-sum", json!({"a": 2, "b": 3}), false, "5"),
+        ("py__greet_2", json!([1]), true, "JSON object"),
+        ("py__slow", json!({"seconds": 30}), true, "tool_timeout_sec"),
+        ("py__die", json!({}), true, "started again"),
+        (
+            "py__greet_2",
+            json!({"name": "again"}),
+            false,
+            "hello again",
+        ),
+    ];
+    for (name, args, is_error, text) in cases {
+        let out = call(&tools, name, args.clone()).await;
+        assert!(
+            out.is_error == *is_error && out.text_content().contains(text),
+            "{name} {args}: {out:?}"
+        );
+        if *name == "py__slow" {
+            // Its cancellation reached the server as notifications/cancelled.
+            let cancelled = env.marks.join("cancelled");
+            for _ in 0..100 {
+                if cancelled.exists() {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            assert!(cancelled.exists(), "the server never saw the cancellation");
         }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    assert!(cancelled.exists(), "the server never saw the cancellation");
 
-    // A server that dies: the pending call gets an error, the next call restarts it.
-    let out = call(&tools, "py__die", json!({})).await;
-    assert!(
-        out.is_error && out.text_content().contains("started again"),
-        "{out:?}"
-    );
-    let out = call(&tools, "py__greet_2", json!({"name": "again"})).await;
-    assert_eq!(
-        (out.text_content().as_str(), out.is_error),
-        ("hello again", false)
-    );
     let images = call(&tools, "everything__get-tiny-image", json!({})).await;
     assert!(
         images
