@@ -5,8 +5,8 @@
 mod common;
 
 use common::config::{qore_in, ConfigDir};
-use common::turns::{answer, turn, MODEL};
-use common::{command, content_text, run_cmd, Run};
+use common::turns::{answer, tool_results, turn, MODEL};
+use common::{command, run_cmd, Run};
 use qore_testkit::mcp_env::{mcp_env, PY_SERVER};
 use qore_testkit::{ReplayServer, Reply};
 use serde_json::{json, Value};
@@ -58,22 +58,6 @@ async fn run_with_model(config: &ConfigDir, mode: &str, replies: Vec<Reply>) -> 
         .map(|r| r.json().expect("JSON body"))
         .collect();
     (run, bodies)
-}
-
-/// The tool results a Chat Completions request carries: `(tool_call_id, content)`.
-fn tool_results(body: &Value) -> Vec<(String, String)> {
-    body["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| {
-            (
-                m["tool_call_id"].as_str().expect("id").to_owned(),
-                content_text(&m["content"]),
-            )
-        })
-        .collect()
 }
 
 #[tokio::test]
