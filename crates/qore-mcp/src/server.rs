@@ -3,7 +3,9 @@
 //! Promises:
 //! - the child runs `command` with `args`, `env` (added to qore's environment) and `cwd`;
 //!   its stderr goes to qore's log (tracing target `qore_mcp::stderr`), never the terminal,
-//!   and its last lines explain a server that fails to start;
+//!   and its last lines explain a server that fails to start; an HTTP server is reached
+//!   over streamable HTTP at `url` with its `headers` and, when `bearer_token_env_var` is
+//!   set, `Authorization: Bearer` with that variable's value (unset: an error naming it);
 //! - the handshake is rmcp's automatic one: `server/discover` for servers without
 //!   `initialize` (protocol 2026-07-28), `initialize` for the others; starting and listing
 //!   tools together have the server's startup timeout;
@@ -138,14 +140,26 @@ impl Server {
     }
 
     async fn connect(&self) -> Result<Service, McpError> {
-        let Transport::Stdio {
-            command,
-            args,
-            env,
-            cwd,
-        } = &self.config.transport
-        else {
-            return Err(self.error("streamable HTTP servers are not supported yet".into()));
+        let (command, args, env, cwd) = match &self.config.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => (command, args, env, cwd),
+            Transport::Http {
+                url,
+                headers,
+                bearer_token_env_var,
+            } => {
+                let transport =
+                    crate::http::transport(url, headers, bearer_token_env_var.as_deref())
+                        .map_err(|message| self.error(message))?;
+                return self
+                    .handshake(transport)
+                    .await
+                    .map_err(|why| self.error(why));
+            }
         };
         let mut cmd = tokio::process::Command::new(command);
         cmd.args(args).envs(env);
@@ -159,22 +173,9 @@ impl Server {
         let tail = Arc::new(StdMutex::new(VecDeque::new()));
         let pump = stderr
             .map(|stderr| tokio::spawn(pump_stderr(self.name().to_string(), stderr, tail.clone())));
-        let lifecycle = ClientLifecycleMode::Auto {
-            preferred_versions: vec![ProtocolVersion::LATEST],
-            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
-        };
-        let started = tokio::time::timeout(
-            self.config.startup_timeout,
-            ().serve_with_lifecycle(transport, lifecycle),
-        )
-        .await;
-        let why = match started {
-            Ok(Ok(service)) => return Ok(service),
-            Ok(Err(err)) => format!("it did not start: {err}"),
-            Err(_) => format!(
-                "it did not answer within {} s (startup_timeout_sec)",
-                self.config.startup_timeout.as_secs_f64()
-            ),
+        let why = match self.handshake(transport).await {
+            Ok(service) => return Ok(service),
+            Err(why) => why,
         };
         // A crashed child closes stderr: let the pump read its last words.
         if let Some(pump) = pump {
@@ -189,6 +190,33 @@ impl Server {
         } else {
             format!("{why}; its stderr ended with:\n  {}", tail.join("\n  "))
         }))
+    }
+}
+
+impl Server {
+    /// rmcp's handshake over `transport`, within the startup timeout.
+    async fn handshake<T, E, A>(&self, transport: T) -> Result<Service, String>
+    where
+        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let lifecycle = ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::LATEST],
+            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+        };
+        let started = tokio::time::timeout(
+            self.config.startup_timeout,
+            ().serve_with_lifecycle(transport, lifecycle),
+        )
+        .await;
+        match started {
+            Ok(Ok(service)) => Ok(service),
+            Ok(Err(err)) => Err(format!("it did not start: {err}")),
+            Err(_) => Err(format!(
+                "it did not answer within {} s (startup_timeout_sec)",
+                self.config.startup_timeout.as_secs_f64()
+            )),
+        }
     }
 }
 

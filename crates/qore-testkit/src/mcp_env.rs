@@ -29,10 +29,12 @@ pub fn mcp_env(action: &str) -> Result<String, String> {
 
 /// A stdio MCP server (Python `mcp` 2.x MCPServer): `greet(name)` answers text, `look` is
 /// annotated read-only, `fail` raises a ToolError (an `isError` result), `slow(seconds)`
-/// sleeps and marks `cancelled` in the directory when cancelled, `die` exits the process.
+/// sleeps and marks `cancelled` in the directory when cancelled, `die` exits the process,
+/// `headers` tells the `Authorization` and `X-Team` headers it got (HTTP). Arguments: the
+/// marks directory, then `http PORT` to serve streamable HTTP on 127.0.0.1:PORT/mcp.
 pub const PY_SERVER: &str = r#"
 import os, sys, anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
@@ -65,5 +67,13 @@ async def slow(seconds: float) -> str:
 def die() -> str:
     os._exit(1)
 
-server.run()
+@server.tool()
+def headers(ctx: Context) -> str:
+    h = ctx.headers or {}
+    return f"auth={h.get('authorization')} team={h.get('x-team')}"
+
+if len(sys.argv) > 3 and sys.argv[2] == "http":
+    server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[3]))
+else:
+    server.run()
 "#;

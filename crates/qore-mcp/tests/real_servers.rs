@@ -1,5 +1,6 @@
-//! Real MCP servers over stdio, installed by scripts/mcp-env.sh: qore-testkit's Python
-//! MCPServer (FastMCP), npm's server-everything, and servers that crash or are missing.
+//! Real MCP servers, installed by scripts/mcp-env.sh: qore-testkit's Python MCPServer
+//! (FastMCP) over stdio and streamable HTTP, npm's server-everything, and servers that
+//! crash or are missing.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -76,7 +77,7 @@ async fn real_servers_start_together_and_their_tools_answer() {
             .unwrap();
         (r.status.clone(), r.tools.len())
     };
-    assert_eq!(status("py"), (Status::Running, 5));
+    assert_eq!(status("py"), (Status::Running, 6));
     assert_eq!(
         status("pytrusted"),
         (Status::Running, 2),
@@ -160,4 +161,58 @@ async fn real_servers_start_together_and_their_tools_answer() {
             .any(|p| matches!(p, ToolResultPart::Image(_))),
         "{images:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamable_http_servers_get_their_headers_and_bearer_token() {
+    let python = mcp_env("python");
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("server.py");
+    std::fs::write(&script, PY_SERVER).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = tokio::process::Command::new(&python)
+        .arg(&script)
+        .arg(dir.path())
+        .args(["http", &port.to_string()])
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let json = json!({"mcpServers": {
+        "web": {"type": "http", "url": url, "headers": {"X-Team": "${QORE_TEST_TEAM:-core}"},
+                "bearer_token_env_var": "CARGO_PKG_NAME"},
+        "nobearer": {"url": url, "bearer_token_env_var": "QORE_TEST_SURELY_UNSET"},
+        "badheader": {"url": url, "headers": {"Bad Name": "x"}}
+    }});
+    std::fs::write(dir.path().join("mcp.json"), json.to_string()).unwrap();
+    let config = McpConfig::load(Some(dir.path()), None);
+    let tools = McpTools::start(&config, [], false).await;
+    let failed: Vec<String> = tools.warnings();
+    assert_eq!(failed.len(), 2, "{failed:?}");
+    assert!(
+        failed[1].contains("QORE_TEST_SURELY_UNSET (bearer_token_env_var) is not set"),
+        "{failed:?}"
+    );
+    assert!(failed[0].contains("header name \"Bad Name\""), "{failed:?}");
+    let out = call(&tools, "web__headers", json!({})).await;
+    // Cargo sets CARGO_PKG_NAME for the test process.
+    assert_eq!(
+        out.text_content(),
+        "auth=Bearer qore-mcp team=core",
+        "{out:?}"
+    );
+    let out = call(&tools, "web__greet", json!({"name": "web"})).await;
+    assert_eq!(out.text_content(), "hello web");
+    child.kill().await.unwrap();
 }
