@@ -7,6 +7,11 @@
 //! report, on stderr); `tools NAME` starts that one server (also when disabled) and exits 1
 //! when it cannot; a project's servers are never started here (they run only once trusted);
 //! `add`/`rm` touch only `<config dir>/mcp.json` and say which file they changed.
+//!
+//! A project's `.mcp.json` runs commands a repository brought: its servers start only once
+//! trusted ([`project_trusted`]: asked once on a terminal, or `qore mcp trust`), and the
+//! decision holds for that project and that file's content (qore-mcp's trust store,
+//! `mcp-trust.json` in the data dir).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -18,6 +23,7 @@ use qore_core::Tool as _;
 use qore_mcp::config::{user_json, McpConfig, ServerConfig};
 use qore_mcp::edit::{add_server, remove_server};
 use qore_mcp::servers::{McpTools, Status};
+use qore_mcp::trust::{ProjectServers, TrustStore, TRUST_FILE};
 
 use crate::console::{note, outln};
 
@@ -43,6 +49,15 @@ pub enum McpCommand {
     },
     /// Remove server NAME from <config dir>/mcp.json.
     Rm { name: String },
+    /// Let the servers of a project's .mcp.json start (--deny: never), until the file
+    /// changes.
+    Trust {
+        /// The project (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+        #[arg(long)]
+        deny: bool,
+    },
 }
 
 fn env_pair(text: &str) -> Result<(String, String), String> {
@@ -79,6 +94,7 @@ pub async fn mcp(command: McpCommand) -> ExitCode {
         McpCommand::Tools { name } => tools(&name).await,
         McpCommand::Add { name, env, command } => add(&name, env, &command),
         McpCommand::Rm { name } => rm(&name),
+        McpCommand::Trust { project, deny } => trust(project, !deny),
     }
 }
 
@@ -106,7 +122,8 @@ async fn list() -> ExitCode {
         );
         return ExitCode::SUCCESS;
     }
-    let started = McpTools::start(&config, [], false).await;
+    let allow_project = std::env::current_dir().is_ok_and(|p| project_trusted(&p, false));
+    let started = McpTools::start(&config, [], allow_project).await;
     let mut table = Table::new();
     table
         .load_preset(NOTHING)
@@ -145,7 +162,8 @@ async fn tools(name: &str) -> ExitCode {
         }],
         ..McpConfig::default()
     };
-    let started = McpTools::start(&only, [], false).await;
+    let allow_project = std::env::current_dir().is_ok_and(|p| project_trusted(&p, false));
+    let started = McpTools::start(&only, [], allow_project).await;
     let Some(report) = started.reports.first() else {
         return fail(format!("MCP server '{name}' did not start"));
     };
@@ -220,6 +238,83 @@ fn rm(name: &str) -> ExitCode {
                 "{} has no MCP server '{name}'{elsewhere}",
                 path.display()
             ))
+        }
+        Err(err) => fail(err),
+    }
+}
+
+fn trust_store() -> Result<TrustStore, String> {
+    let dir = qore_store::data_dir().map_err(|e| e.to_string())?;
+    TrustStore::open(&dir.join(TRUST_FILE)).map_err(|e| e.to_string())
+}
+
+/// Whether `project`'s `.mcp.json` servers may start: the remembered decision, else (when
+/// `ask`) the answer to a question on the terminal, remembered.
+pub fn project_trusted(project: &std::path::Path, ask: bool) -> bool {
+    let Some(servers) = ProjectServers::of(project) else {
+        return false;
+    };
+    let mut store = match trust_store() {
+        Ok(store) => store,
+        Err(err) => {
+            note!("qore: {err}: the project's MCP servers are not started");
+            return false;
+        }
+    };
+    if let Some(decision) = store.decision(&servers) {
+        return decision;
+    }
+    if !ask {
+        return false;
+    }
+    let listed = McpConfig::load(None, Some(project));
+    eprintln!(
+        "qore: {}/.mcp.json wants to start these MCP servers:",
+        servers.project.display()
+    );
+    for server in &listed.servers {
+        eprintln!("  {}: {}", server.name, describe(server));
+    }
+    eprint!("Start them (remembered until the file changes)? [y/N] ");
+    let mut answer = String::new();
+    let trusted = std::io::stdin().read_line(&mut answer).is_ok()
+        && matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes");
+    if let Err(err) = store.remember(&servers, trusted) {
+        note!("qore: {err}: the answer holds for this run only");
+    }
+    trusted
+}
+
+fn describe(server: &ServerConfig) -> String {
+    match &server.transport {
+        qore_mcp::config::Transport::Stdio { command, args, .. } => {
+            std::iter::once(command.as_str())
+                .chain(args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+        qore_mcp::config::Transport::Http { url, .. } => url.clone(),
+    }
+}
+
+fn trust(project: Option<PathBuf>, trusted: bool) -> ExitCode {
+    let project = match project.map(Ok).unwrap_or_else(std::env::current_dir) {
+        Ok(project) => project,
+        Err(err) => return fail(format!("the current directory cannot be used: {err}")),
+    };
+    let Some(servers) = ProjectServers::of(&project) else {
+        return fail(format!("{} has no .mcp.json", project.display()));
+    };
+    let result = trust_store()
+        .and_then(|mut store| store.remember(&servers, trusted).map_err(|e| e.to_string()));
+    match result {
+        Ok(()) => {
+            let verb = if trusted { "trusted" } else { "denied" };
+            outln!(
+                "{verb}: the MCP servers of {}/.mcp.json",
+                servers.project.display()
+            );
+            ExitCode::SUCCESS
         }
         Err(err) => fail(err),
     }

@@ -58,7 +58,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
     let cancel = cancel_on_ctrl_c();
     console::cancel_on_closed_stdout(&cancel);
     let mcp = tokio::select! {
-        mcp = mcp_tools(&args.tools, mode) => mcp,
+        mcp = mcp_tools(&args.tools, mode, interactive) => mcp,
         () = cancel.cancelled() => return ExitCode::from(CANCELLED),
     };
     let tools = match tool_set(&args.tools, mode, json, mcp.as_deref()) {

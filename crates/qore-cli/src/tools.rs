@@ -56,13 +56,21 @@ fn project_dir(args: &ToolArgs) -> Result<std::path::PathBuf, ErrorInfo> {
 }
 
 /// The configured MCP servers, started, when tools are on (`mode` is some); their warnings
-/// go to stderr.
-pub async fn mcp_tools(args: &ToolArgs, mode: Option<ApprovalMode>) -> Option<Arc<McpTools>> {
+/// go to stderr. The project's `.mcp.json` servers start when trusted (asked on the terminal
+/// when `interactive` and not yet decided).
+pub async fn mcp_tools(
+    args: &ToolArgs,
+    mode: Option<ApprovalMode>,
+    interactive: bool,
+) -> Option<Arc<McpTools>> {
     mode?;
     let project = project_dir(args).ok();
     let config_dir = qore_agents::config::default_dir();
+    let allow_project = project
+        .as_deref()
+        .is_some_and(|p| crate::mcp::project_trusted(p, interactive));
     let (tools, warnings) =
-        qore_session::start_mcp(config_dir.as_deref(), project.as_deref(), false).await;
+        qore_session::start_mcp(config_dir.as_deref(), project.as_deref(), allow_project).await;
     for warning in warnings {
         note!("qore: {warning}");
     }

@@ -33,9 +33,18 @@ fn config_with_servers() -> ConfigDir {
 /// `qore run --tools MODE` with `config` against a loopback model answering `replies`;
 /// the run and the request bodies the model received.
 async fn run_with_model(config: &ConfigDir, mode: &str, replies: Vec<Reply>) -> (Run, Vec<Value>) {
+    run_in(config, &config.0.join("marks"), mode, replies).await
+}
+
+/// [`run_with_model`] on `project`.
+async fn run_in(
+    config: &ConfigDir,
+    project: &std::path::Path,
+    mode: &str,
+    replies: Vec<Reply>,
+) -> (Run, Vec<Value>) {
     let server = ReplayServer::start(replies).await.expect("replay server");
     let url = format!("{}/v1", server.url());
-    let project = config.0.join("marks");
     let project = project.to_str().expect("UTF-8 path");
     let args = [
         "run",
@@ -190,4 +199,76 @@ async fn mcp_list_tools_add_and_rm() {
     assert_eq!(run.code, Some(2), "{run:?}");
     let run = qore_in(&config, &["mcp", "add", "x"]).await;
     assert_eq!(run.code, Some(2), "a command is required: {run:?}");
+}
+
+#[tokio::test]
+async fn a_projects_servers_start_only_once_trusted_and_until_the_file_changes() {
+    let python = mcp_env("python").unwrap_or_else(|e| panic!("{e}"));
+    let config = ConfigDir::new(&[("server.py", PY_SERVER)]);
+    let project = config.0.join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let mcp_json = |extra: &str| {
+        let mut servers =
+            json!({"proj": {"command": python, "args": [config.0.join("server.py"), &project]}});
+        if !extra.is_empty() {
+            servers[extra] = json!({"command": "/nonexistent"});
+        }
+        std::fs::write(
+            project.join(".mcp.json"),
+            json!({"mcpServers": servers}).to_string(),
+        )
+        .unwrap();
+    };
+    mcp_json("");
+    let offered = |body: &Value| -> Vec<String> {
+        body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+
+    // Not trusted yet and nobody to ask: not started, and stderr says how to allow them.
+    let (run, bodies) = run_in(&config, &project, "auto", vec![answer("No.")]).await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stderr.contains("not started") && run.stderr.contains("qore mcp trust"),
+        "{}",
+        run.stderr
+    );
+    assert!(!offered(&bodies[0]).contains(&"proj__greet".to_string()));
+
+    let mut trust = command(&["mcp", "trust", "--project", project.to_str().unwrap()]);
+    trust.env("QORE_CONFIG_DIR", &config.0);
+    let run = run_cmd(trust).await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stdout.starts_with("trusted: "), "{}", run.stdout);
+
+    let replies = vec![
+        turn("", &[("call_p", "proj__greet", json!({"name": "p"}))]),
+        answer("Ok."),
+    ];
+    let (run, bodies) = run_in(&config, &project, "auto", replies).await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(
+        tool_results(&bodies[1]),
+        [("call_p".to_string(), "hello p".to_string())]
+    );
+
+    // `qore mcp list` in the project shows it running; a changed file is untrusted again.
+    let mut list = command(&["mcp", "list"]);
+    list.env("QORE_CONFIG_DIR", &config.0).current_dir(&project);
+    let run = run_cmd(list).await;
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.contains("proj") && l.contains("running")),
+        "{}",
+        run.stdout
+    );
+    mcp_json("added");
+    let (run, bodies) = run_in(&config, &project, "auto", vec![answer("No.")]).await;
+    assert!(run.stderr.contains("not started"), "{}", run.stderr);
+    assert!(!offered(&bodies[0]).contains(&"proj__greet".to_string()));
 }

@@ -18,5 +18,6 @@ pub mod schema;
 pub mod server;
 pub mod servers;
 pub mod tool;
+pub mod trust;
 
 pub use error::McpError;

@@ -127,7 +127,7 @@ pub async fn start_mcp(
     if !skipped.is_empty() {
         warnings.push(format!(
             "MCP servers from the project's .mcp.json not started (a project's commands run \
-             only once trusted): {}",
+             only once trusted: `qore mcp trust`): {}",
             skipped.join(", ")
         ));
     }

@@ -71,7 +71,7 @@ pub async fn chat(args: ChatArgs) -> ExitCode {
         _ => None,
     };
     let tool_args = args.tools.clone();
-    let mcp = mcp_tools(&tool_args, mode).await;
+    let mcp = mcp_tools(&tool_args, mode, terminal).await;
     let make_tools: MakeTools = Box::new(move || {
         let mut tools = tool_set(&tool_args, mode, json, mcp.as_deref())?;
         if let (Some(tools), Some(asker)) = (&mut tools, &approver) {
