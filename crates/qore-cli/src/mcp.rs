@@ -5,8 +5,10 @@
 //! Promises: `list` starts every enabled server (in parallel) to report its status and tool
 //! count, and exits 0 whatever the servers do (config problems and failures are in the
 //! report, on stderr); `tools NAME` starts that one server (also when disabled) and exits 1
-//! when it cannot; a project's servers are never started here (they run only once trusted);
-//! `add`/`rm` touch only `<config dir>/mcp.json` and say which file they changed.
+//! when it cannot; a project's servers start here only when already trusted (nobody is
+//! asked); `add`/`rm` touch only `<config dir>/mcp.json` and say which file they changed;
+//! `serve` offers the built-in tools inside `--root` over stdio (stdout carries nothing but
+//! the protocol), the reading ones unless `--allow-write`.
 //!
 //! A project's `.mcp.json` runs commands a repository brought: its servers start only once
 //! trusted ([`project_trusted`]: asked once on a terminal, or `qore mcp trust`), and the
@@ -49,6 +51,15 @@ pub enum McpCommand {
     },
     /// Remove server NAME from <config dir>/mcp.json.
     Rm { name: String },
+    /// Serve qore's built-in tools over MCP on stdin/stdout, inside --root: the reading
+    /// tools, and with --allow-write also those that write files and run commands.
+    Serve {
+        /// The directory the tools work in (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        root: Option<PathBuf>,
+        #[arg(long)]
+        allow_write: bool,
+    },
     /// Let the servers of a project's .mcp.json start (--deny: never), until the file
     /// changes.
     Trust {
@@ -95,6 +106,7 @@ pub async fn mcp(command: McpCommand) -> ExitCode {
         McpCommand::Add { name, env, command } => add(&name, env, &command),
         McpCommand::Rm { name } => rm(&name),
         McpCommand::Trust { project, deny } => trust(project, !deny),
+        McpCommand::Serve { root, allow_write } => serve(root, allow_write).await,
     }
 }
 
@@ -316,6 +328,25 @@ fn trust(project: Option<PathBuf>, trusted: bool) -> ExitCode {
             );
             ExitCode::SUCCESS
         }
+        Err(err) => fail(err),
+    }
+}
+
+async fn serve(root: Option<PathBuf>, allow_write: bool) -> ExitCode {
+    let root = match root.map(Ok).unwrap_or_else(std::env::current_dir) {
+        Ok(root) => root,
+        Err(err) => return fail(format!("the current directory cannot be used: {err}")),
+    };
+    let sandbox = match qore_tools::Sandbox::new(&root) {
+        Ok(sandbox) => sandbox,
+        Err(err) => return fail(format!("--root {}: {err}", root.display())),
+    };
+    let tools = qore_tools::builtin_tools(sandbox, &qore_tools::ToolOptions::default())
+        .into_iter()
+        .filter(|tool| allow_write || !tool.destructive())
+        .collect();
+    match qore_mcp::serve::ToolServer::new(tools).serve_stdio().await {
+        Ok(()) => ExitCode::SUCCESS,
         Err(err) => fail(err),
     }
 }

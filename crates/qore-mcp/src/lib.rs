@@ -15,6 +15,7 @@ mod http;
 pub mod names;
 pub mod result;
 pub mod schema;
+pub mod serve;
 pub mod server;
 pub mod servers;
 pub mod tool;
