@@ -19,6 +19,7 @@ mod prompt;
 mod refactor;
 mod run;
 mod sessions;
+mod skills;
 mod tools;
 
 use std::path::PathBuf;
@@ -89,6 +90,12 @@ enum Command {
     Mcp {
         #[command(subcommand)]
         command: mcp::McpCommand,
+    },
+    /// Skills (folders with a SKILL.md in <config dir>/skills/, .qore/skills/,
+    /// .claude/skills/): list, show NAME.
+    Skills {
+        #[command(subcommand)]
+        command: skills::SkillsCommand,
     },
     /// Print a shell completion script (`qore completions bash > ~/.local/share/bash-completion/completions/qore`).
     Completions {
@@ -294,6 +301,7 @@ async fn main() -> ExitCode {
         Command::Complete(args) => complete::complete(args).await,
         Command::Refactor(args) => refactor::refactor(args).await,
         Command::Mcp { command } => mcp::mcp(command).await,
+        Command::Skills { command } => skills::skills(command),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "qore", &mut script);

@@ -176,6 +176,9 @@ async fn run_turn(
     if let Some(project) = &project {
         setup.layers = setup.layers.with_project_rules(project)?;
     }
+    if let Some(tools) = &tools {
+        tools.extend_layers(&mut setup.layers);
+    }
     setup.tools = tools;
     let session = session(&manager, args, setup, project).map_err(SessionError::into_info)?;
     let json = args.endpoint.json;

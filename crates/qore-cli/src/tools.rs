@@ -6,13 +6,15 @@
 //! ask becomes `read-only` (stderr says so) unless `--yes`; the project is `--project` or
 //! the current directory, and one that cannot be used is an error naming it; with tools on,
 //! the configured MCP servers start once per process ([`mcp_tools`]) and their tools join
-//! every tool set, each server that fails a warning on stderr.
+//! every tool set, each server that fails a warning on stderr; the skills of the config dir
+//! and the project join too (a broken one is a warning).
 
 use qore_client::tool_loop::{ApprovalMode, Approver, LoopConfig, ToolProtocol as LoopProtocol};
 use std::sync::Arc;
 
 use qore_core::ErrorInfo;
 use qore_mcp::servers::McpTools;
+use qore_session::skills::Skills;
 use qore_session::ToolSet;
 
 use crate::approve::{JsonApprover, NobodyAsked, TerminalApprover};
@@ -104,6 +106,14 @@ pub fn tool_set(
     };
     let auto = args.tool_protocol == ToolProtocol::Auto;
     let mut tools = ToolSet::builtin(&project, mode, approver, config, auto)?;
+    let skills = Skills::load(
+        qore_agents::config::default_dir().as_deref(),
+        Some(&project),
+    );
+    for warning in &skills.warnings {
+        note!("qore: {warning}");
+    }
+    tools.add_skills(&skills)?;
     if let Some(mcp) = mcp {
         for warning in tools.add_mcp(mcp) {
             note!("qore: {warning}");

@@ -4,11 +4,11 @@
 
 mod common;
 
-use common::config::{qore_in, ConfigDir};
-use common::turns::{answer, tool_results, turn, MODEL};
+use common::config::{qore_in, run_tools_in, ConfigDir};
+use common::turns::{answer, tool_results, turn};
 use common::{command, run_cmd, Run};
 use qore_testkit::mcp_env::{mcp_env, PY_SERVER};
-use qore_testkit::{ReplayServer, Reply};
+use qore_testkit::Reply;
 use serde_json::{json, Value};
 
 /// A config dir whose mcp.json has `py` (the Python server), `pyt` (the same, trusted, only
@@ -33,40 +33,7 @@ fn config_with_servers() -> ConfigDir {
 /// `qore run --tools MODE` with `config` against a loopback model answering `replies`;
 /// the run and the request bodies the model received.
 async fn run_with_model(config: &ConfigDir, mode: &str, replies: Vec<Reply>) -> (Run, Vec<Value>) {
-    run_in(config, &config.0.join("marks"), mode, replies).await
-}
-
-/// [`run_with_model`] on `project`.
-async fn run_in(
-    config: &ConfigDir,
-    project: &std::path::Path,
-    mode: &str,
-    replies: Vec<Reply>,
-) -> (Run, Vec<Value>) {
-    let server = ReplayServer::start(replies).await.expect("replay server");
-    let url = format!("{}/v1", server.url());
-    let project = project.to_str().expect("UTF-8 path");
-    let args = [
-        "run",
-        "--url",
-        &url,
-        "--model",
-        MODEL,
-        "--tools",
-        mode,
-        "--project",
-        project,
-        "Go.",
-    ];
-    let mut cmd = command(&args);
-    cmd.env("QORE_CONFIG_DIR", &config.0);
-    let run = run_cmd(cmd).await;
-    let bodies = server
-        .requests()
-        .iter()
-        .map(|r| r.json().expect("JSON body"))
-        .collect();
-    (run, bodies)
+    run_tools_in(config, &config.0.join("marks"), mode, replies).await
 }
 
 #[tokio::test]
@@ -230,7 +197,7 @@ async fn a_projects_servers_start_only_once_trusted_and_until_the_file_changes()
     };
 
     // Not trusted yet and nobody to ask: not started, and stderr says how to allow them.
-    let (run, bodies) = run_in(&config, &project, "auto", vec![answer("No.")]).await;
+    let (run, bodies) = run_tools_in(&config, &project, "auto", vec![answer("No.")]).await;
     assert_eq!(run.code, Some(0), "{run:?}");
     assert!(
         run.stderr.contains("not started") && run.stderr.contains("qore mcp trust"),
@@ -249,7 +216,7 @@ async fn a_projects_servers_start_only_once_trusted_and_until_the_file_changes()
         turn("", &[("call_p", "proj__greet", json!({"name": "p"}))]),
         answer("Ok."),
     ];
-    let (run, bodies) = run_in(&config, &project, "auto", replies).await;
+    let (run, bodies) = run_tools_in(&config, &project, "auto", replies).await;
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_eq!(
         tool_results(&bodies[1]),
@@ -268,7 +235,7 @@ async fn a_projects_servers_start_only_once_trusted_and_until_the_file_changes()
         run.stdout
     );
     mcp_json("added");
-    let (run, bodies) = run_in(&config, &project, "auto", vec![answer("No.")]).await;
+    let (run, bodies) = run_tools_in(&config, &project, "auto", vec![answer("No.")]).await;
     assert!(run.stderr.contains("not started"), "{}", run.stderr);
     assert!(!offered(&bodies[0]).contains(&"proj__greet".to_string()));
 }

@@ -45,6 +45,7 @@ pub mod outcome;
 mod run_turn;
 pub mod sanitize;
 pub mod session;
+pub mod skills;
 pub mod target;
 pub mod tokens;
 pub mod toolset;

@@ -8,7 +8,8 @@
 //! stored turn (for undo); MCP servers' tools join the same registry ([`ToolSet::add_mcp`],
 //! [`start_mcp`]) under the same policy: they need confirmation unless the mode is `auto`
 //! (only a `trusted` server's `readOnlyHint` makes one a reading tool), and one the registry
-//! refuses is a warning, not a failure of the set.
+//! refuses is a warning, not a failure of the set; skills add the read-only `skill` tool and
+//! a prompt layer listing them ([`ToolSet::add_skills`], [`ToolSet::extend_layers`]).
 
 use std::future::Future;
 use std::path::Path;
@@ -22,6 +23,9 @@ use qore_client::tool_loop::{
 use qore_core::ErrorInfo;
 use qore_mcp::config::McpConfig;
 use qore_mcp::servers::McpTools;
+
+use crate::layers::Layers;
+use crate::skills::{SkillTool, Skills};
 use qore_tools::{builtin_tools, ChangeRecorder, Sandbox, ToolOptions};
 
 /// A session's tools, their policy and whoever approves them.
@@ -35,6 +39,8 @@ pub struct ToolSet {
     pub auto_protocol: bool,
     /// What the writing tools changed in the turn so far (for undo); `None`: not recorded.
     pub recorder: Option<ChangeRecorder>,
+    /// System prompt layers the tools bring (the skills' list), for the session's layers.
+    pub prompt_layers: Vec<String>,
 }
 
 /// The approver of modes that never ask (`auto`, `read-only`): any request it gets is denied.
@@ -79,6 +85,7 @@ impl ToolSet {
             config,
             auto_protocol,
             recorder: Some(recorder),
+            prompt_layers: Vec::new(),
         })
     }
 }
@@ -95,6 +102,26 @@ impl ToolSet {
             }
         }
         warnings
+    }
+}
+
+impl ToolSet {
+    /// Offer `skills`: their list as a prompt layer and the read-only `skill` tool (nothing
+    /// without skills).
+    pub fn add_skills(&mut self, skills: &Skills) -> Result<(), ErrorInfo> {
+        let Some(layer) = skills.prompt_layer() else {
+            return Ok(());
+        };
+        self.registry.add(Arc::new(SkillTool::new(skills)))?;
+        self.prompt_layers.push(layer);
+        Ok(())
+    }
+
+    /// Add the tools' prompt layers to `layers`.
+    pub fn extend_layers(&self, layers: &mut Layers) {
+        for layer in &self.prompt_layers {
+            layers.add(layer.clone());
+        }
     }
 }
 
