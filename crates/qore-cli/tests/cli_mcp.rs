@@ -5,10 +5,11 @@
 mod common;
 
 use common::config::{qore_in, run_tools_in, ConfigDir};
-use common::turns::{answer, tool_results, turn};
+use common::live::run_with_stdin;
+use common::turns::{answer, tool_results, turn, MODEL};
 use common::{command, run_cmd, Run};
 use qore_testkit::mcp_env::{mcp_env, PY_SERVER};
-use qore_testkit::Reply;
+use qore_testkit::{ReplayServer, Reply};
 use serde_json::{json, Value};
 
 /// A config dir whose mcp.json has `py` (the Python server), `pyt` (the same, trusted, only
@@ -68,6 +69,51 @@ async fn a_model_calls_an_mcp_tool_through_qore_run_and_gets_its_result() {
     }
     let results = tool_results(&bodies[1]);
     assert_eq!(results, [("call_m".to_string(), "hello qore".to_string())]);
+}
+
+#[tokio::test]
+async fn qore_chat_offers_mcp_tools_on_every_turn() {
+    let config = config_with_servers();
+    let server = ReplayServer::start(vec![
+        turn("", &[("c1", "py__greet", json!({"name": "one"}))]),
+        answer("First."),
+        turn("", &[("c2", "py__greet", json!({"name": "two"}))]),
+        answer("Second."),
+    ])
+    .await
+    .expect("replay server");
+    let url = format!("{}/v1", server.url());
+    let project = config.0.join("marks");
+    let args = [
+        "chat",
+        "--url",
+        &url,
+        "--model",
+        MODEL,
+        "--tools",
+        "auto",
+        "--ephemeral",
+        "--project",
+    ];
+    let mut cmd = command(&args);
+    cmd.arg(&project).env("QORE_CONFIG_DIR", &config.0);
+    let run = run_with_stdin(cmd, "Greet one.\nGreet two.\n").await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let bodies: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|r| r.json().unwrap())
+        .collect();
+    assert_eq!(bodies.len(), 4, "{run:?}");
+    assert_eq!(
+        tool_results(&bodies[1]),
+        [("c1".to_string(), "hello one".to_string())]
+    );
+    let second = tool_results(&bodies[3]);
+    assert_eq!(
+        second.last(),
+        Some(&("c2".to_string(), "hello two".to_string()))
+    );
 }
 
 #[tokio::test]
