@@ -18,15 +18,20 @@ fn mcp_env(action: &str) -> String {
 struct Env {
     _dir: tempfile::TempDir,
     marks: PathBuf,
+    fsroot: PathBuf,
     config: McpConfig,
 }
 
 fn env() -> Env {
     let python = mcp_env("python");
     let everything = mcp_env("everything");
+    let filesystem = mcp_env("filesystem");
     let dir = tempfile::tempdir().unwrap();
     let marks = dir.path().join("marks");
     std::fs::create_dir_all(&marks).unwrap();
+    let fsroot = dir.path().join("fsroot");
+    std::fs::create_dir_all(&fsroot).unwrap();
+    std::fs::write(fsroot.join("a.txt"), "filesystem says hi").unwrap();
     let script = dir.path().join("server.py");
     std::fs::write(&script, PY_SERVER).unwrap();
     let json = json!({"mcpServers": {
@@ -35,6 +40,7 @@ fn env() -> Env {
         "pytrusted": {"command": python, "args": [script, marks], "trusted": true,
                       "enabled_tools": ["look", "greet"]},
         "everything": {"command": "node", "args": [everything, "stdio"], "startup_timeout_sec": 60},
+        "fs": {"command": "node", "args": [filesystem, fsroot], "trusted": true},
         "crash": {"command": python, "args": ["-c", "import sys; print('no config here', file=sys.stderr); sys.exit(3)"]},
         "missing": {"command": "/nonexistent/mcp-server"},
         "off": {"command": "/nonexistent/mcp-server", "enabled": false}
@@ -45,6 +51,7 @@ fn env() -> Env {
     Env {
         _dir: dir,
         marks,
+        fsroot,
         config,
     }
 }
@@ -107,6 +114,9 @@ async fn real_servers_start_together_and_their_tools_answer() {
     assert!(tool(&tools, "py__look").destructive());
     assert!(!tool(&tools, "pytrusted__look").destructive());
     assert!(tool(&tools, "pytrusted__greet").destructive());
+    // server-filesystem annotates its tools: trusted, its reading tools need no approval.
+    assert!(!tool(&tools, "fs__read_text_file").destructive());
+    assert!(tool(&tools, "fs__write_file").destructive());
     let schema = &tool(&tools, "py__greet_2").spec().input_schema;
     assert_eq!(schema["type"], "object");
     assert_eq!(schema["properties"]["name"]["type"], "string");
@@ -125,6 +135,18 @@ async fn real_servers_start_together_and_their_tools_answer() {
         ),
         ("everything__get-sum", json!({"a": 2, "b": 3}), false, "5"),
         ("py__greet_2", json!([1]), true, "JSON object"),
+        (
+            "fs__read_text_file",
+            json!({"path": env.fsroot.join("a.txt")}),
+            false,
+            "filesystem says hi",
+        ),
+        (
+            "fs__read_text_file",
+            json!({"path": "/etc/hostname"}),
+            true,
+            "outside allowed directories",
+        ),
         ("py__slow", json!({"seconds": 30}), true, "tool_timeout_sec"),
         ("py__die", json!({}), true, "started again"),
         (
