@@ -139,11 +139,12 @@ async fn list() -> ExitCode {
     let mut table = Table::new();
     table
         .load_preset(NOTHING)
-        .set_header(["NAME", "STATUS", "SOURCE"]);
+        .set_header(["NAME", "STATUS", "PROTOCOL", "SOURCE"]);
     for report in &started.reports {
         table.add_row([
             report.config.name.clone(),
             status_text(&report.status, report.tools.len()),
+            report.protocol.clone().unwrap_or_default(),
             report.config.source.display().to_string(),
         ]);
     }

@@ -106,6 +106,14 @@ impl Server {
         }
     }
 
+    /// The protocol version the live connection negotiated (`2026-07-28` for a server
+    /// without `initialize`, an older one for the others).
+    pub async fn protocol(&self) -> Option<String> {
+        let live = self.live.lock().await;
+        let info = live.as_ref()?.peer_info()?;
+        Some(info.protocol_version.to_string())
+    }
+
     /// Whether a connection is up now.
     pub async fn running(&self) -> bool {
         matches!(&*self.live.lock().await, Some(service) if !service.is_closed())

@@ -30,6 +30,8 @@ pub enum Status {
 pub struct ServerReport {
     pub config: ServerConfig,
     pub status: Status,
+    /// The protocol version negotiated, for a running server.
+    pub protocol: Option<String>,
     pub tools: Vec<(String, McpToolInfo)>,
 }
 
@@ -60,15 +62,16 @@ impl McpTools {
                 .start()
                 .await
                 .map_err(|err| Status::Failed(err.to_string()));
-            (Some(server), listed)
+            let protocol = server.protocol().await;
+            (Some(server), listed.map(|tools| (tools, protocol)))
         });
         let started = futures_util::future::join_all(starting).await;
         let mut names = NameTable::avoiding(taken);
         let mut out = McpTools::default();
         for (cfg, (server, listed)) in config.servers.iter().zip(started) {
-            let (status, listed) = match listed {
-                Ok(listed) => (Status::Running, listed),
-                Err(status) => (status, Vec::new()),
+            let (status, listed, protocol) = match listed {
+                Ok((listed, protocol)) => (Status::Running, listed, protocol),
+                Err(status) => (status, Vec::new(), None),
             };
             let mut tools = Vec::new();
             for info in listed.into_iter().filter(|t| cfg.offers(&t.name)) {
@@ -82,6 +85,7 @@ impl McpTools {
             out.reports.push(ServerReport {
                 config: cfg.clone(),
                 status,
+                protocol,
                 tools,
             });
         }
