@@ -8,7 +8,8 @@
 //! when it cannot; a project's servers start here only when already trusted (nobody is
 //! asked); `add`/`rm` touch only `<config dir>/mcp.json` and say which file they changed;
 //! `serve` offers the built-in tools inside `--root` over stdio (stdout carries nothing but
-//! the protocol), the reading ones unless `--allow-write`.
+//! the protocol), or streamable HTTP with `--http` (a bare port binds 127.0.0.1), the
+//! reading ones unless `--allow-write`.
 //!
 //! A project's `.mcp.json` runs commands a repository brought: its servers start only once
 //! trusted ([`project_trusted`]: asked once on a terminal, or `qore mcp trust`), and the
@@ -59,6 +60,10 @@ pub enum McpCommand {
         root: Option<PathBuf>,
         #[arg(long)]
         allow_write: bool,
+        /// Serve streamable HTTP instead, on PORT (127.0.0.1) or ADDR (HOST:PORT; port 0
+        /// picks one); the server's URL is printed on stdout.
+        #[arg(long, value_name = "PORT|ADDR", value_parser = http_addr)]
+        http: Option<std::net::SocketAddr>,
     },
     /// Let the servers of a project's .mcp.json start (--deny: never), until the file
     /// changes.
@@ -76,6 +81,14 @@ fn env_pair(text: &str) -> Result<(String, String), String> {
         Some((key, value)) if !key.is_empty() => Ok((key.into(), value.into())),
         _ => Err(format!("expected K=V, not {text:?}")),
     }
+}
+
+fn http_addr(text: &str) -> Result<std::net::SocketAddr, String> {
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    text.parse()
+        .map_err(|_| format!("expected a port or HOST:PORT, not {text:?}"))
 }
 
 fn fail(message: impl std::fmt::Display) -> ExitCode {
@@ -106,7 +119,11 @@ pub async fn mcp(command: McpCommand) -> ExitCode {
         McpCommand::Add { name, env, command } => add(&name, env, &command),
         McpCommand::Rm { name } => rm(&name),
         McpCommand::Trust { project, deny } => trust(project, !deny),
-        McpCommand::Serve { root, allow_write } => serve(root, allow_write).await,
+        McpCommand::Serve {
+            root,
+            allow_write,
+            http,
+        } => serve(root, allow_write, http).await,
     }
 }
 
@@ -333,7 +350,11 @@ fn trust(project: Option<PathBuf>, trusted: bool) -> ExitCode {
     }
 }
 
-async fn serve(root: Option<PathBuf>, allow_write: bool) -> ExitCode {
+async fn serve(
+    root: Option<PathBuf>,
+    allow_write: bool,
+    http: Option<std::net::SocketAddr>,
+) -> ExitCode {
     let root = match root.map(Ok).unwrap_or_else(std::env::current_dir) {
         Ok(root) => root,
         Err(err) => return fail(format!("the current directory cannot be used: {err}")),
@@ -346,7 +367,17 @@ async fn serve(root: Option<PathBuf>, allow_write: bool) -> ExitCode {
         .into_iter()
         .filter(|tool| allow_write || !tool.destructive())
         .collect();
-    match qore_mcp::serve::ToolServer::new(tools).serve_stdio().await {
+    let server = qore_mcp::serve::ToolServer::new(tools);
+    let served = match http {
+        Some(addr) => {
+            let bound = |addr| {
+                outln!("http://{addr}/mcp");
+            };
+            server.serve_http(addr, bound).await
+        }
+        None => server.serve_stdio().await,
+    };
+    match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => fail(err),
     }

@@ -5,6 +5,8 @@
 //! others); a call runs the tool with its own timeout and the request's cancellation; a
 //! tool's error is an `isError` result carrying its message; an unknown tool is a JSON-RPC
 //! `invalid params` error naming it; image results are MCP images, image URLs a text line.
+//! Over stdio ([`ToolServer::serve_stdio`]) or streamable HTTP ([`ToolServer::serve_http`]:
+//! on the address given, rmcp's default host check allowing only localhost names).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -47,6 +49,52 @@ impl ToolServer {
             .map_err(|e| fail(e.to_string()))?;
         service.waiting().await.map_err(|e| fail(e.to_string()))?;
         Ok(())
+    }
+
+    /// Serve streamable HTTP on `addr` until the process ends; `bound` hears the address
+    /// actually bound (port 0 picks one).
+    pub async fn serve_http(
+        self,
+        addr: std::net::SocketAddr,
+        bound: impl FnOnce(std::net::SocketAddr),
+    ) -> Result<(), McpError> {
+        use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+        use rmcp::transport::streamable_http_server::{
+            StreamableHttpServerConfig, StreamableHttpService,
+        };
+        let fail = |message: String| McpError::Server {
+            server: format!("qore mcp serve on {addr}"),
+            message,
+        };
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| fail(e.to_string()))?;
+        bound(listener.local_addr().map_err(|e| fail(e.to_string()))?);
+        let server = self.clone();
+        let service = StreamableHttpService::new(
+            move || Ok(server.clone()),
+            Arc::new(LocalSessionManager::default()),
+            StreamableHttpServerConfig::default(),
+        );
+        loop {
+            let (stream, peer) = match listener.accept().await {
+                Ok(accepted) => accepted,
+                Err(err) => {
+                    tracing::warn!("qore mcp serve: accept failed: {err}");
+                    continue;
+                }
+            };
+            let service = hyper_util::service::TowerToHyperService::new(service.clone());
+            tokio::spawn(async move {
+                let io = hyper_util::rt::TokioIo::new(stream);
+                let served = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(io, service)
+                    .await;
+                if let Err(err) = served {
+                    tracing::debug!("qore mcp serve: connection from {peer}: {err}");
+                }
+            });
+        }
     }
 }
 
