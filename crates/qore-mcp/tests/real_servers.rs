@@ -191,31 +191,28 @@ async fn streamable_http_servers_get_their_headers_and_bearer_token() {
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("server.py");
     std::fs::write(&script, PY_SERVER).unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut child = tokio::process::Command::new(&python)
+    let port = free_port();
+    let mut child = tokio::process::Command::new(&python);
+    child
         .arg(&script)
         .arg(dir.path())
-        .args(["http", &port.to_string()])
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    for _ in 0..200 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+        .args(["http", &port.to_string()]);
+    let mut child = listening(&mut child, port).await;
+    // server-everything over streamable HTTP (it listens on every interface, on PORT).
+    let everything_port = free_port();
+    let mut everything = tokio::process::Command::new("node");
+    everything
+        .arg(mcp_env("everything"))
+        .arg("streamableHttp")
+        .env("PORT", everything_port.to_string());
+    let mut everything = listening(&mut everything, everything_port).await;
     let url = format!("http://127.0.0.1:{port}/mcp");
     let json = json!({"mcpServers": {
         "web": {"type": "http", "url": url, "headers": {"X-Team": "${QORE_TEST_TEAM:-core}"},
                 "bearer_token_env_var": "CARGO_PKG_NAME"},
         "nobearer": {"url": url, "bearer_token_env_var": "QORE_TEST_SURELY_UNSET"},
-        "badheader": {"url": url, "headers": {"Bad Name": "x"}}
+        "badheader": {"url": url, "headers": {"Bad Name": "x"}},
+        "evhttp": {"url": format!("http://127.0.0.1:{everything_port}/mcp")}
     }});
     std::fs::write(dir.path().join("mcp.json"), json.to_string()).unwrap();
     let config = McpConfig::load(Some(dir.path()), None);
@@ -236,5 +233,33 @@ async fn streamable_http_servers_get_their_headers_and_bearer_token() {
     );
     let out = call(&tools, "web__greet", json!({"name": "web"})).await;
     assert_eq!(out.text_content(), "hello web");
+    let out = call(&tools, "evhttp__echo", json!({"message": "over http"})).await;
+    assert!(
+        !out.is_error && out.text_content().contains("over http"),
+        "{out:?}"
+    );
     child.kill().await.unwrap();
+    everything.kill().await.unwrap();
+}
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// Spawn `cmd` (stderr dropped) and wait until something listens on `port` (up to 10 s).
+async fn listening(cmd: &mut tokio::process::Command, port: u16) -> tokio::process::Child {
+    let child = cmd
+        .stderr(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    child
 }
