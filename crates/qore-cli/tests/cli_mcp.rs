@@ -6,7 +6,7 @@ mod common;
 
 use common::config::{qore_in, run_tools_in, ConfigDir};
 use common::live::run_with_stdin;
-use common::turns::{answer, tool_results, turn, MODEL};
+use common::turns::{answer, offered, tool_results, turn, MODEL};
 use common::{command, run_cmd, Run};
 use qore_testkit::mcp_env::{mcp_env, PY_SERVER};
 use qore_testkit::{ReplayServer, Reply};
@@ -58,14 +58,12 @@ async fn a_model_calls_an_mcp_tool_through_qore_run_and_gets_its_result() {
     );
 
     assert_eq!(bodies.len(), 2);
-    let offered: Vec<&str> = bodies[0]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t["function"]["name"].as_str())
-        .collect();
+    let offered = offered(&bodies[0]);
     for tool in ["read_file", "py__greet", "py__fail", "py__look"] {
-        assert!(offered.contains(&tool), "{tool} not in {offered:?}");
+        assert!(
+            offered.contains(&tool.to_string()),
+            "{tool} not in {offered:?}"
+        );
     }
     let results = tool_results(&bodies[1]);
     assert_eq!(results, [("call_m".to_string(), "hello qore".to_string())]);
@@ -233,14 +231,6 @@ async fn a_projects_servers_start_only_once_trusted_and_until_the_file_changes()
         .unwrap();
     };
     mcp_json("");
-    let offered = |body: &Value| -> Vec<String> {
-        body["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
-            .collect()
-    };
 
     // Not trusted yet and nobody to ask: not started, and stderr says how to allow them.
     let (run, bodies) = run_tools_in(&config, &project, "auto", vec![answer("No.")]).await;

@@ -3,7 +3,7 @@
 mod common;
 
 use common::config::{qore_in, run_tools_in, ConfigDir};
-use common::turns::{answer, tool_results, turn};
+use common::turns::{answer, offered, tool_results, turn};
 use serde_json::json;
 
 fn dirs() -> ConfigDir {
@@ -75,13 +75,8 @@ async fn a_model_sees_the_skills_and_loads_one() {
         system.contains("- pdf: Fill PDF forms.\n- review: Review a diff."),
         "{system}"
     );
-    let tools: Vec<&str> = bodies[0]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t["function"]["name"].as_str())
-        .collect();
-    assert!(tools.contains(&"skill"), "{tools:?}");
+    let tools = offered(&bodies[0]);
+    assert!(tools.contains(&"skill".to_string()), "{tools:?}");
     let results = tool_results(&bodies[1]);
     assert_eq!(results.len(), 1);
     assert_eq!(results[0].0, "call_s");

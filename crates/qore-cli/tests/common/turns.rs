@@ -76,3 +76,13 @@ pub fn tool_results(body: &Value) -> Vec<(String, String)> {
         })
         .collect()
 }
+
+/// The names of the tools a request offers.
+pub fn offered(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| t["function"]["name"].as_str().expect("name").to_owned())
+        .collect()
+}
