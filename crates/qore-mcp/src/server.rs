@@ -58,14 +58,15 @@ impl Server {
     /// Start the server (if it is not running) and list its tools, within the startup
     /// timeout.
     pub async fn start(&self) -> Result<Vec<McpToolInfo>, McpError> {
-        let service = self.connection().await?;
-        let listing =
-            tokio::time::timeout(self.config.startup_timeout, service.peer().list_all_tools());
-        match listing.await {
-            Ok(Ok(tools)) => Ok(tools),
-            Ok(Err(err)) => Err(self.error(format!("listing its tools failed: {err}"))),
+        let starting = async {
+            let service = self.connection().await?;
+            (service.peer().list_all_tools().await)
+                .map_err(|err| self.error(format!("listing its tools failed: {err}")))
+        };
+        match tokio::time::timeout(self.config.startup_timeout, starting).await {
+            Ok(listed) => listed,
             Err(_) => Err(self.error(format!(
-                "listing its tools took longer than {} s (startup_timeout_sec)",
+                "it did not start and list its tools within {} s (startup_timeout_sec)",
                 self.config.startup_timeout.as_secs_f64()
             ))),
         }
@@ -229,9 +230,17 @@ impl Server {
 }
 
 /// The child's stderr into the log, keeping the last lines.
+/// Bytes that are not UTF-8 are replaced, so the pipe is read to its end whatever comes.
 async fn pump_stderr(server: String, stderr: ChildStderr, tail: Arc<StdMutex<VecDeque<String>>>) {
-    let mut lines = BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
+    let mut reader = BufReader::new(stderr);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match reader.read_until(b'\n', &mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let line = String::from_utf8_lossy(&buf).trim_end().to_string();
         tracing::info!(target: "qore_mcp::stderr", server = %server, "{line}");
         let mut kept = match tail.lock() {
             Ok(kept) => kept,

@@ -41,7 +41,7 @@ fn env() -> Env {
                       "enabled_tools": ["look", "greet"]},
         "everything": {"command": "node", "args": [everything, "stdio"], "startup_timeout_sec": 60},
         "fs": {"command": "node", "args": [filesystem, fsroot], "trusted": true},
-        "crash": {"command": python, "args": ["-c", "import sys; print('no config here', file=sys.stderr); sys.exit(3)"]},
+        "crash": {"command": python, "args": ["-c", "import sys; sys.stderr.buffer.write(b'\\xff not utf-8\\n'); sys.stderr.flush(); print('no config here', file=sys.stderr); sys.exit(3)"]},
         "missing": {"command": "/nonexistent/mcp-server"},
         "off": {"command": "/nonexistent/mcp-server", "enabled": false}
     }});
