@@ -14,11 +14,13 @@ mod connect;
 mod console;
 mod flags;
 mod lsp;
+mod mcp;
 mod output;
 mod prompt;
 mod refactor;
 mod run;
 mod sessions;
+mod skills;
 mod tools;
 
 use std::path::PathBuf;
@@ -85,6 +87,18 @@ enum Command {
     Sessions {
         #[command(subcommand)]
         command: sessions::SessionsCommand,
+    },
+    /// MCP servers: list (status, tool count), tools NAME, add NAME [--env K=V] -- COMMAND
+    /// ARGS..., rm NAME (config: <config dir>/mcp.json and config.toml's [mcp_servers]).
+    Mcp {
+        #[command(subcommand)]
+        command: mcp::McpCommand,
+    },
+    /// Skills (folders with a SKILL.md in <config dir>/skills/, .qore/skills/,
+    /// .claude/skills/): list, show NAME.
+    Skills {
+        #[command(subcommand)]
+        command: skills::SkillsCommand,
     },
     /// Print a shell completion script (`qore completions bash > ~/.local/share/bash-completion/completions/qore`).
     Completions {
@@ -290,6 +304,8 @@ async fn main() -> ExitCode {
         Command::Complete(args) => complete::complete(args).await,
         Command::Refactor(args) => refactor::refactor(args).await,
         Command::Lsp => lsp::lsp().await,
+        Command::Mcp { command } => mcp::mcp(command).await,
+        Command::Skills { command } => skills::skills(command),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "qore", &mut script);

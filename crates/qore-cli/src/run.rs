@@ -26,7 +26,7 @@ use crate::connect::{notes, target_spec};
 use crate::console::{self, note, CLOSED_STDOUT};
 use crate::output::{json_line, Output};
 use crate::prompt::{self, Sources};
-use crate::tools::{approval_mode, tool_set};
+use crate::tools::{approval_mode, mcp_tools, tool_set};
 use crate::RunArgs;
 
 const FAILURE: u8 = 1;
@@ -57,7 +57,11 @@ pub async fn run(args: RunArgs) -> ExitCode {
     // After the prompt is read: until then, Ctrl-C ends the process as usual.
     let cancel = cancel_on_ctrl_c();
     console::cancel_on_closed_stdout(&cancel);
-    let tools = match tool_set(&args.tools, mode, json) {
+    let mcp = tokio::select! {
+        mcp = mcp_tools(&args.tools, mode, interactive) => mcp,
+        () = cancel.cancelled() => return ExitCode::from(CANCELLED),
+    };
+    let tools = match tool_set(&args.tools, mode, json, mcp.as_deref()) {
         Ok(tools) => tools,
         Err(error) => {
             Output::new(json).error(&error);
@@ -171,6 +175,9 @@ async fn run_turn(
     let mut setup = SessionSetup::new(target);
     if let Some(project) = &project {
         setup.layers = setup.layers.with_project_rules(project)?;
+    }
+    if let Some(tools) = &tools {
+        tools.extend_layers(&mut setup.layers);
     }
     setup.tools = tools;
     let session = session(&manager, args, setup, project).map_err(SessionError::into_info)?;

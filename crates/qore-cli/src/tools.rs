@@ -4,10 +4,17 @@
 //! Promises: the mode follows `--tools` and `--yes`, defaulting to `confirm` when someone
 //! can be asked (stdin and stderr a terminal) and `off` otherwise; `confirm` with nobody to
 //! ask becomes `read-only` (stderr says so) unless `--yes`; the project is `--project` or
-//! the current directory, and one that cannot be used is an error naming it.
+//! the current directory, and one that cannot be used is an error naming it; with tools on,
+//! the configured MCP servers start once per process ([`mcp_tools`]) and their tools join
+//! every tool set, each server that fails a warning on stderr; the skills of the config dir
+//! and the project join too (a broken one is a warning).
 
 use qore_client::tool_loop::{ApprovalMode, Approver, LoopConfig, ToolProtocol as LoopProtocol};
+use std::sync::Arc;
+
 use qore_core::ErrorInfo;
+use qore_mcp::servers::McpTools;
+use qore_session::skills::Skills;
 use qore_session::ToolSet;
 
 use crate::approve::{JsonApprover, NobodyAsked, TerminalApprover};
@@ -39,23 +46,51 @@ pub fn approval_mode(args: &ToolArgs, json: bool, interactive: bool) -> Option<A
     })
 }
 
-/// The built-in tools over the project, or `None` for `--tools off`.
-pub fn tool_set(
-    args: &ToolArgs,
-    mode: Option<ApprovalMode>,
-    json: bool,
-) -> Result<Option<ToolSet>, ErrorInfo> {
-    let Some(mode) = mode else {
-        return Ok(None);
-    };
-    let project = match &args.project {
-        Some(dir) => dir.clone(),
+fn project_dir(args: &ToolArgs) -> Result<std::path::PathBuf, ErrorInfo> {
+    match &args.project {
+        Some(dir) => Ok(dir.clone()),
         None => std::env::current_dir().map_err(|err| {
             ErrorInfo::config(format!(
                 "the current directory cannot be used as the project: {err}; pass --project"
             ))
-        })?,
+        }),
+    }
+}
+
+/// The configured MCP servers, started, when tools are on (`mode` is some); their warnings
+/// go to stderr. The project's `.mcp.json` servers start when trusted (asked on the terminal
+/// when `interactive` and not yet decided).
+pub async fn mcp_tools(
+    args: &ToolArgs,
+    mode: Option<ApprovalMode>,
+    interactive: bool,
+) -> Option<Arc<McpTools>> {
+    mode?;
+    let project = project_dir(args).ok();
+    let config_dir = qore_agents::config::default_dir();
+    let allow_project = project
+        .as_deref()
+        .is_some_and(|p| crate::mcp::project_trusted(p, interactive));
+    let (tools, warnings) =
+        qore_session::start_mcp(config_dir.as_deref(), project.as_deref(), allow_project).await;
+    for warning in warnings {
+        note!("qore: {warning}");
+    }
+    Some(tools)
+}
+
+/// The built-in tools over the project and the MCP servers' tools, or `None` for `--tools
+/// off`.
+pub fn tool_set(
+    args: &ToolArgs,
+    mode: Option<ApprovalMode>,
+    json: bool,
+    mcp: Option<&McpTools>,
+) -> Result<Option<ToolSet>, ErrorInfo> {
+    let Some(mode) = mode else {
+        return Ok(None);
     };
+    let project = project_dir(args)?;
     let approver: Box<dyn Approver> = match mode {
         ApprovalMode::Confirm if json => Box::<JsonApprover>::default(),
         ApprovalMode::Confirm => Box::<TerminalApprover>::default(),
@@ -70,7 +105,21 @@ pub fn tool_set(
         ..LoopConfig::default()
     };
     let auto = args.tool_protocol == ToolProtocol::Auto;
-    ToolSet::builtin(&project, mode, approver, config, auto).map(Some)
+    let mut tools = ToolSet::builtin(&project, mode, approver, config, auto)?;
+    let skills = Skills::load(
+        qore_agents::config::default_dir().as_deref(),
+        Some(&project),
+    );
+    for warning in &skills.warnings {
+        note!("qore: {warning}");
+    }
+    tools.add_skills(&skills)?;
+    if let Some(mcp) = mcp {
+        for warning in tools.add_mcp(mcp) {
+            note!("qore: {warning}");
+        }
+    }
+    Ok(Some(tools))
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use std::time::Duration;
 use common::live::Live;
 #[cfg(target_os = "linux")]
 use common::pty::{has_script, in_pty, read_until_count};
-use common::turns::{answer, turn, MODEL};
+use common::turns::{answer, offered, tool_results, turn, MODEL};
 use common::{command, content_text, run_cmd, run_with_limit, Run};
 use qore_testkit::{ReplayServer, Reply};
 use serde_json::{json, Value};
@@ -32,32 +32,6 @@ fn bodies(server: &ReplayServer) -> Vec<Value> {
         .requests()
         .iter()
         .map(|r| r.json().expect("a JSON request body"))
-        .collect()
-}
-
-/// The tool results a Chat Completions request carries: `(tool_call_id, content)`.
-fn tool_results(body: &Value) -> Vec<(String, String)> {
-    body["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| {
-            (
-                m["tool_call_id"].as_str().expect("tool_call_id").to_owned(),
-                content_text(&m["content"]),
-            )
-        })
-        .collect()
-}
-
-/// The names of the tools a request offers.
-fn offered(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|t| t["function"]["name"].as_str().expect("name").to_owned())
         .collect()
 }
 

@@ -5,17 +5,27 @@
 //! built-in tools read, write and run only inside it; the approver is the caller's (a front
 //! end asks its user), and [`NobodyAsked`] serves the modes that never ask; the writing
 //! tools record what they change into the set's recorder, which the session takes into each
-//! stored turn (for undo).
+//! stored turn (for undo); MCP servers' tools join the same registry ([`ToolSet::add_mcp`],
+//! [`start_mcp`]) under the same policy: they need confirmation unless the mode is `auto`
+//! (only a `trusted` server's `readOnlyHint` makes one a reading tool), and one the registry
+//! refuses is a warning, not a failure of the set; skills add the read-only `skill` tool and
+//! a prompt layer listing them ([`ToolSet::add_skills`], [`ToolSet::extend_layers`]).
 
 use std::future::Future;
 use std::path::Path;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use qore_client::tool_loop::{
     ApprovalDecision, ApprovalMode, ApprovalPolicy, ApprovalRequest, Approver, LoopConfig,
     ToolRegistry,
 };
 use qore_core::ErrorInfo;
+use qore_mcp::config::McpConfig;
+use qore_mcp::servers::McpTools;
+
+use crate::layers::Layers;
+use crate::skills::{SkillTool, Skills};
 use qore_tools::{builtin_tools, ChangeRecorder, Sandbox, ToolOptions};
 
 /// A session's tools, their policy and whoever approves them.
@@ -29,6 +39,8 @@ pub struct ToolSet {
     pub auto_protocol: bool,
     /// What the writing tools changed in the turn so far (for undo); `None`: not recorded.
     pub recorder: Option<ChangeRecorder>,
+    /// System prompt layers the tools bring (the skills' list), for the session's layers.
+    pub prompt_layers: Vec<String>,
 }
 
 /// The approver of modes that never ask (`auto`, `read-only`): any request it gets is denied.
@@ -73,6 +85,78 @@ impl ToolSet {
             config,
             auto_protocol,
             recorder: Some(recorder),
+            prompt_layers: Vec::new(),
         })
     }
+}
+
+impl ToolSet {
+    /// Register the started MCP servers' tools; the warnings name the tools the registry
+    /// refused (a schema it cannot compile, a taken name).
+    pub fn add_mcp(&mut self, mcp: &McpTools) -> Vec<String> {
+        let mut warnings = Vec::new();
+        for tool in mcp.as_tools() {
+            let name = tool.spec().name.clone();
+            if let Err(err) = self.registry.add(tool) {
+                warnings.push(format!("MCP tool {name} left out: {}", err.message));
+            }
+        }
+        warnings
+    }
+}
+
+impl ToolSet {
+    /// Offer `skills`: their list as a prompt layer and the read-only `skill` tool (nothing
+    /// without skills).
+    pub fn add_skills(&mut self, skills: &Skills) -> Result<(), ErrorInfo> {
+        let Some(layer) = skills.prompt_layer() else {
+            return Ok(());
+        };
+        self.registry.add(Arc::new(SkillTool::new(skills)))?;
+        self.prompt_layers.push(layer);
+        Ok(())
+    }
+
+    /// Add the tools' prompt layers to `layers`.
+    pub fn extend_layers(&self, layers: &mut Layers) {
+        for layer in &self.prompt_layers {
+            layers.add(layer.clone());
+        }
+    }
+}
+
+/// The MCP servers configured in `config_dir` (`config.toml`, `mcp.json`) and `project`'s
+/// `.mcp.json`, started (a project's servers only when `allow_project`), with every
+/// warning: config problems, servers that failed, project servers not started.
+pub async fn start_mcp(
+    config_dir: Option<&Path>,
+    project: Option<&Path>,
+    allow_project: bool,
+) -> (Arc<McpTools>, Vec<String>) {
+    let config = McpConfig::load(config_dir, project);
+    let mut warnings: Vec<String> = config
+        .errors
+        .iter()
+        .map(|e| format!("MCP config: {e}"))
+        .collect();
+    warnings.extend(config.warnings.iter().cloned());
+    if config.servers.is_empty() {
+        return (Arc::new(McpTools::default()), warnings);
+    }
+    let tools = McpTools::start(&config, [], allow_project).await;
+    warnings.extend(tools.warnings());
+    let skipped: Vec<&str> = tools
+        .reports
+        .iter()
+        .filter(|r| r.status == qore_mcp::servers::Status::NotTrusted)
+        .map(|r| r.config.name.as_str())
+        .collect();
+    if !skipped.is_empty() {
+        warnings.push(format!(
+            "MCP servers from the project's .mcp.json not started (a project's commands run \
+             only once trusted: `qore mcp trust`): {}",
+            skipped.join(", ")
+        ));
+    }
+    (Arc::new(tools), warnings)
 }

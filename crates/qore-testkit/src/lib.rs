@@ -29,6 +29,7 @@ pub mod chat;
 pub mod fim_model;
 pub mod fuzz_seeds;
 pub mod lsp;
+pub mod mcp_env;
 pub mod proxy;
 mod reply;
 pub mod server;

@@ -215,6 +215,9 @@ fn setup(spec: &TargetSpec, target: &Target, tools: &MakeTools) -> Result<Sessio
         setup.layers = Layers::with_project_rules(setup.layers, &project)?;
     }
     setup.tools = tools()?;
+    if let Some(tools) = &setup.tools {
+        tools.extend_layers(&mut setup.layers);
+    }
     Ok(setup)
 }
 

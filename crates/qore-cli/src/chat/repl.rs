@@ -29,7 +29,7 @@ use crate::connect::{notes, target_spec};
 use crate::console::{self, note, CLOSED_STDOUT};
 use crate::output::{json_line, Output};
 use crate::run::announce_compressed;
-use crate::tools::{approval_mode, tool_set};
+use crate::tools::{approval_mode, mcp_tools, tool_set};
 use crate::ToolProtocol;
 
 /// Exit code of a chat cancelled by Ctrl-C before it could start.
@@ -71,8 +71,9 @@ pub async fn chat(args: ChatArgs) -> ExitCode {
         _ => None,
     };
     let tool_args = args.tools.clone();
+    let mcp = mcp_tools(&tool_args, mode, terminal).await;
     let make_tools: MakeTools = Box::new(move || {
-        let mut tools = tool_set(&tool_args, mode, json)?;
+        let mut tools = tool_set(&tool_args, mode, json, mcp.as_deref())?;
         if let (Some(tools), Some(asker)) = (&mut tools, &approver) {
             tools.approver = asker.approver();
         }

@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 
 use qore_testkit::Reply;
 
-use super::IRREGULAR;
+use super::{content_text, IRREGULAR};
 
 /// The model id the streams name.
 pub const MODEL: &str = "m";
@@ -59,4 +59,30 @@ pub fn turn(text: &str, calls: &[(&str, &str, Value)]) -> Reply {
 
 pub fn answer(text: &str) -> Reply {
     turn(text, &[])
+}
+
+/// The tool results a Chat Completions request carries: `(tool_call_id, content)`.
+pub fn tool_results(body: &Value) -> Vec<(String, String)> {
+    body["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().expect("tool_call_id").to_owned(),
+                content_text(&m["content"]),
+            )
+        })
+        .collect()
+}
+
+/// The names of the tools a request offers.
+pub fn offered(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| t["function"]["name"].as_str().expect("name").to_owned())
+        .collect()
 }
