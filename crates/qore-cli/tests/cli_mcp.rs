@@ -147,7 +147,7 @@ async fn mcp_list_tools_add_and_rm() {
             .unwrap_or_else(|| panic!("no row {name}: {}", run.stdout))
             .to_string()
     };
-    assert!(row("py").contains("running, 6 tools"), "{}", row("py"));
+    assert!(row("py").contains("running, 7 tools"), "{}", row("py"));
     assert!(row("crash").contains("failed"), "{}", row("crash"));
     assert!(row("off").contains("disabled"), "{}", row("off"));
     assert!(run.stderr.contains("bad setup"), "{}", run.stderr);

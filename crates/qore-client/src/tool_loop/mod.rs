@@ -18,6 +18,6 @@ pub use approval::{
 };
 pub use execute::{run_calls, CallReport, RoundResults, ToolCall};
 pub use outcome::{from_stream, LoopStop, TurnOutcome};
-pub use registry::{Registered, ToolRegistry, ToolSource};
+pub use registry::{Registered, ToolRegistry};
 pub use runner::{AtRoundLimit, LoopConfig, LoopEvent, ToolLoopRunner, ToolProtocol};
 pub use text_turn::{is_text_call_id, request_history as text_request_history};

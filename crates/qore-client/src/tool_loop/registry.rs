@@ -12,21 +12,9 @@
 //! registry untouched otherwise.
 
 use std::collections::HashMap;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
-use qore_core::{ErrorInfo, Tool, ToolSpec};
-
-/// Tools that can change while a session runs.
-pub trait ToolSource: Send + Sync {
-    /// The tools as last fetched, and the version they reflect.
-    fn snapshot(&self) -> (u64, Vec<Arc<dyn Tool>>);
-    /// The version now: it differs from the snapshot's when the tools may have changed.
-    fn version(&self) -> u64;
-    /// Fetch the tools again (what the next [`ToolSource::snapshot`] answers).
-    fn refetch(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;
-}
+use qore_core::{ErrorInfo, Tool, ToolSource, ToolSpec};
 
 /// A registered tool and its compiled argument validator.
 pub struct Registered {

@@ -1,3 +1,5 @@
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Mutex;
 
 use qore_core::{CancellationToken, ToolFuture, ToolOutput};
