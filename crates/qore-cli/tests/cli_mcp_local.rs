@@ -1,14 +1,17 @@
-//! MCP tools on the local model (SmolLM2-135M on llama.cpp, which has no tool calling, so
-//! the text protocol): the MCP server's tools are described in the system prompt beside
-//! the built-in ones, and the run ends with an answer or a stop. The model is tiny: the
-//! test asserts structure, never words.
+//! MCP tools on the local model. SmolLM2-135M on llama.cpp has no tool calling, so the
+//! text protocol: the MCP server's tools are described in the system prompt beside the
+//! built-in ones, and the run ends with an answer or a stop. The same model under
+//! `scripts/tool-model.sh` (llama-cpp-python's function calling) calls the MCP tool for
+//! real when a profile names it in `tool_choice` (the tiny model would otherwise pick any
+//! of the tools on offer), and its result reaches the next request with its call id. The
+//! model is tiny: the tests assert structure, never words.
 
 mod common;
 
 use std::time::Duration;
 
 use common::config::ConfigDir;
-use common::local::{proxied_local_server, proxy_port};
+use common::local::{proxied_local_server, proxied_tool_server, proxy_port};
 use common::{command, run_with_limit};
 use qore_testkit::mcp_env::{mcp_env, PY_SERVER};
 use serde_json::json;
@@ -56,4 +59,79 @@ async fn the_text_protocol_describes_mcp_tools_to_the_local_model() {
             "{tool} not in the system prompt: {system}"
         );
     }
+}
+
+/// A profile for the tool server, made to call `py__greet` (see the module doc), not
+/// streamed (the server streams no tool calls).
+const FORCED_GREET: &str = r#"schema_version = 1
+name = "greeter"
+extends = "base-openai-chat"
+description = "The local tool model, made to call py__greet."
+provider = "toolmodel"
+model = "smollm2-135m-instruct"
+
+[body]
+stream = false
+stream_options = ""
+max_tokens = 48
+temperature = 0
+tool_choice = "{% if ctx.tools %}{\"type\": \"function\", \"function\": {\"name\": \"py__greet\"}}{% endif %}"
+"#;
+
+#[tokio::test]
+async fn the_local_tool_model_calls_an_mcp_tool_through_qore_run() {
+    let python = mcp_env("python").unwrap_or_else(|e| panic!("{e}"));
+    let proxy = proxied_tool_server().await;
+    let provider = format!(
+        "name = \"toolmodel\"\nprotocol = \"openai-chat\"\nurl = \"{}/v1\"\n",
+        proxy.url()
+    );
+    let config = ConfigDir::new(&[
+        ("server.py", PY_SERVER),
+        ("project/a.txt", "a"),
+        ("agents/greeter.toml", FORCED_GREET),
+        ("providers/toolmodel.toml", &provider),
+    ]);
+    let mcp = json!({"mcpServers": {"py": {"command": python, "args": [config.0.join("server.py"), config.0.join("project")]}}});
+    std::fs::write(config.0.join("mcp.json"), mcp.to_string()).unwrap();
+    let project = config.0.join("project");
+    let args = [
+        "run",
+        "--agent",
+        "greeter",
+        "--tool-protocol",
+        "native",
+        "--tools",
+        "auto",
+        "--max-rounds",
+        "1",
+        "--json",
+        "--project",
+        project.to_str().unwrap(),
+        "Greet qore.",
+    ];
+    let mut cmd = command(&args);
+    cmd.env("QORE_CONFIG_DIR", &config.0);
+    let run = run_with_limit(cmd, Duration::from_secs(300)).await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let results: Vec<_> = (run.json_lines().into_iter())
+        .filter(|l| l["type"] == "tool_result" && l["ran"] == true)
+        .collect();
+    assert_eq!(results.len(), 1, "{run:?}");
+    let (id, content) = (&results[0]["id"], &results[0]["content"]);
+    assert_eq!(results[0]["tool"], "py__greet");
+    assert!(content.as_str().unwrap().starts_with("hello "), "{content}");
+    let chats: Vec<_> = (proxy.requests().iter())
+        .filter(|r| r.path.ends_with("/chat/completions"))
+        .filter_map(|r| r.json())
+        .collect();
+    assert!(chats.len() >= 2, "{run:?}");
+    let offered: Vec<&str> = (chats[0]["tools"].as_array().unwrap().iter())
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(offered.contains(&"py__greet"), "{offered:?}");
+    let answered = (chats[1]["messages"].as_array().unwrap().iter())
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == *id)
+        .unwrap_or_else(|| panic!("no result for {id} in {}", chats[1]));
+    assert_eq!(answered["content"], *content);
 }
