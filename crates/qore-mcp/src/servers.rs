@@ -146,7 +146,10 @@ impl McpTools {
             match server.start().await {
                 Ok(now) => {
                     *seen = count;
-                    *tools = now.into_iter().filter(|t| server.config.offers(&t.name)).collect();
+                    *tools = now
+                        .into_iter()
+                        .filter(|t| server.config.offers(&t.name))
+                        .collect();
                 }
                 Err(err) => tracing::warn!("{err}; its last list of tools stays"),
             }

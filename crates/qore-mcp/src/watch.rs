@@ -61,7 +61,10 @@ pub fn listen(server: &str, peer: &Peer<RoleClient>, changes: &Changes) {
             }
         };
         while let Ok(Some(notification)) = stream.next().await {
-            if matches!(notification, ServerNotification::ToolListChangedNotification(_)) {
+            if matches!(
+                notification,
+                ServerNotification::ToolListChangedNotification(_)
+            ) {
                 changes.bump();
             }
         }

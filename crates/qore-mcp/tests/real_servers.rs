@@ -284,7 +284,10 @@ async fn tools_list_changed_refreshes_a_servers_tools() {
     let (version, listed) = tools.snapshot();
     assert_eq!(version, now);
     let grown = listed.iter().find(|t| t.spec().name == "py__grown");
-    let out = grown.unwrap().call(json!({}), CancellationToken::new()).await;
+    let out = grown
+        .unwrap()
+        .call(json!({}), CancellationToken::new())
+        .await;
     assert_eq!(out.text_content(), "grown here");
     // Nothing changed since: a refetch keeps the list.
     tools.refetch().await;
@@ -293,7 +296,11 @@ async fn tools_list_changed_refreshes_a_servers_tools() {
     // server-everything (2025-11-25, with initialize) adds its task tool once initialized
     // and says so with a plain notification.
     let tools = McpTools::start(&only(&["everything"]), [], false).await;
-    assert_ne!(changed(&tools, 0).await, 0, "server-everything's change never arrived");
+    assert_ne!(
+        changed(&tools, 0).await,
+        0,
+        "server-everything's change never arrived"
+    );
     tools.refetch().await;
     let names = snapshot_names(&tools);
     assert!(

@@ -72,11 +72,20 @@ async fn a_source_that_changed_swaps_its_tools_on_refresh() {
     registry.add(tool("skill")).unwrap();
     // (the source's new list or None: unchanged, what the registry offers after refresh,
     // how many tools it refused)
-    let cases: &[(Option<&[&'static str]>, &[&str], usize)] = &[
+    type Case<'a> = (Option<&'a [&'static str]>, &'a [&'a str], usize);
+    let cases: &[Case] = &[
         (None, &["read_file", "mcp__a", "mcp__b", "skill"], 0),
-        (Some(&["mcp__b", "mcp__c"]), &["read_file", "skill", "mcp__b", "mcp__c"], 0),
+        (
+            Some(&["mcp__b", "mcp__c"]),
+            &["read_file", "skill", "mcp__b", "mcp__c"],
+            0,
+        ),
         (None, &["read_file", "skill", "mcp__b", "mcp__c"], 0),
-        (Some(&["skill", "mcp__d"]), &["read_file", "skill", "mcp__d"], 1),
+        (
+            Some(&["skill", "mcp__d"]),
+            &["read_file", "skill", "mcp__d"],
+            1,
+        ),
         (Some(&[]), &["read_file", "skill"], 0),
     ];
     for (change, expected, refused) in cases {
