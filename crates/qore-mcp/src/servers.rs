@@ -7,7 +7,7 @@
 //! every run; the tool filters (`enabled_tools`/`disabled_tools`) apply before naming.
 //! As a [`ToolSource`], the tools follow the servers' changes: a server that said its tools
 //! changed (or was started again) is asked for its list again, and every name is claimed
-//! again by the same rule; a server that cannot answer keeps its last list (a log line).
+//! again by the same rule; a server that cannot answer keeps its last list (a log line) until its next change.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -143,13 +143,15 @@ impl McpTools {
             if count == *seen {
                 continue;
             }
+            // Asked once per change: a server that cannot answer keeps its last list
+            // until it says its tools changed again.
+            *seen = count;
             match server.start().await {
                 Ok(now) => {
-                    *seen = count;
                     *tools = now
                         .into_iter()
                         .filter(|t| server.config.offers(&t.name))
-                        .collect();
+                        .collect()
                 }
                 Err(err) => tracing::warn!("{err}; its last list of tools stays"),
             }
