@@ -18,7 +18,8 @@ use qore_testkit::RecordingProxy;
 use serde_json::{json, Value};
 
 /// `qore run FLAGS --tools auto --max-rounds 1 --json --project P PROMPT` with the Python
-/// MCP server as `py` in a config dir that also holds `files`, and `env` set.
+/// MCP server as `py` in a config dir that also holds `files`, and `env` set; `qore chat`
+/// (ephemeral, the prompt its one line of stdin) when `flags` start with "chat".
 async fn run_with_py(files: &[(&str, &str)], flags: &[&str], env: &[(&str, &str)]) -> Run {
     let python = mcp_env("python").unwrap_or_else(|e| panic!("{e}"));
     let mut all = vec![("server.py", PY_SERVER), ("project/a.txt", "a")];
@@ -92,8 +93,10 @@ temperature = 0
 tool_choice = "{% if ctx.tools %}{\"type\": \"function\", \"function\": {\"name\": \"py__greet\"}}{% endif %}"
 "#;
 
+/// `qore run` and `qore chat` on the tool model: the model calls `py__greet`, the server
+/// answers, and the next request carries the answer with the call's id.
 #[tokio::test]
-async fn the_local_tool_model_calls_an_mcp_tool_through_qore_run() {
+async fn the_local_tool_model_calls_an_mcp_tool_through_qore_run_and_chat() {
     let proxy = proxied_tool_server().await;
     let provider = format!(
         "name = \"toolmodel\"\nprotocol = \"openai-chat\"\nurl = \"{}/v1\"\n",
@@ -103,24 +106,29 @@ async fn the_local_tool_model_calls_an_mcp_tool_through_qore_run() {
         ("agents/greeter.toml", FORCED_GREET),
         ("providers/toolmodel.toml", provider.as_str()),
     ];
-    let flags = ["--agent", "greeter", "--tool-protocol", "native"];
-    let run = run_with_py(&files, &flags, &[]).await;
-    assert_eq!(run.code, Some(0), "{run:?}");
-    let results: Vec<_> = (run.json_lines().into_iter())
-        .filter(|l| l["type"] == "tool_result" && l["ran"] == true)
-        .collect();
-    assert_eq!(results.len(), 1, "{run:?}");
-    let (id, content) = (&results[0]["id"], &results[0]["content"]);
-    assert_eq!(results[0]["tool"], "py__greet");
-    assert!(content.as_str().unwrap().starts_with("hello "), "{content}");
-    let chats = chats(&proxy);
-    assert!(chats.len() >= 2, "{run:?}");
-    let offered: Vec<&str> = (chats[0]["tools"].as_array().unwrap().iter())
-        .filter_map(|t| t["function"]["name"].as_str())
-        .collect();
-    assert!(offered.contains(&"py__greet"), "{offered:?}");
-    let answered = (chats[1]["messages"].as_array().unwrap().iter())
-        .find(|m| m["role"] == "tool" && m["tool_call_id"] == *id)
-        .unwrap_or_else(|| panic!("no result for {id} in {}", chats[1]));
-    assert_eq!(answered["content"], *content);
+    for front in ["run", "chat"] {
+        let seen = chats(&proxy).len();
+        let mut flags = vec!["--agent", "greeter", "--tool-protocol", "native"];
+        if front == "chat" {
+            flags.insert(0, "chat");
+        }
+        let run = run_with_py(&files, &flags, &[]).await;
+        assert_eq!(run.code, Some(0), "{front}: {run:?}");
+        let bodies = chats(&proxy).split_off(seen);
+        assert!(bodies.len() >= 2, "{front}: {run:?}");
+        let offered: Vec<&str> = (bodies[0]["tools"].as_array().unwrap().iter())
+            .filter_map(|t| t["function"]["name"].as_str())
+            .collect();
+        assert!(offered.contains(&"py__greet"), "{front}: {offered:?}");
+        let messages = bodies[1]["messages"].as_array().unwrap();
+        let call = (messages.iter())
+            .find_map(|m| m["tool_calls"].as_array().and_then(|c| c.first()))
+            .unwrap_or_else(|| panic!("{front}: no tool call in {}", bodies[1]));
+        assert_eq!(call["function"]["name"], "py__greet", "{front}");
+        let answered = (messages.iter())
+            .find(|m| m["role"] == "tool" && m["tool_call_id"] == call["id"])
+            .unwrap_or_else(|| panic!("{front}: no result for {call} in {}", bodies[1]));
+        let content = answered["content"].as_str().unwrap_or_default();
+        assert!(content.starts_with("hello "), "{front}: {content}");
+    }
 }
