@@ -85,7 +85,7 @@ pub fn tool_set(
     args: &ToolArgs,
     mode: Option<ApprovalMode>,
     json: bool,
-    mcp: Option<&McpTools>,
+    mcp: Option<&Arc<McpTools>>,
 ) -> Result<Option<ToolSet>, ErrorInfo> {
     let Some(mode) = mode else {
         return Ok(None);

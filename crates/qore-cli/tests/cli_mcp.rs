@@ -69,13 +69,21 @@ async fn a_model_calls_an_mcp_tool_through_qore_run_and_gets_its_result() {
     assert_eq!(results, [("call_m".to_string(), "hello qore".to_string())]);
 }
 
+/// Turn one greets and calls `py__grow`, which adds `grown` and says the tools changed
+/// (`notifications/tools/list_changed`); turn two is offered `py__grown` and calls it.
 #[tokio::test]
-async fn qore_chat_offers_mcp_tools_on_every_turn() {
+async fn qore_chat_offers_mcp_tools_on_every_turn_and_follows_their_changes() {
     let config = config_with_servers();
     let server = ReplayServer::start(vec![
-        turn("", &[("c1", "py__greet", json!({"name": "one"}))]),
+        turn(
+            "",
+            &[
+                ("c1", "py__greet", json!({"name": "one"})),
+                ("c2", "py__grow", json!({})),
+            ],
+        ),
         answer("First."),
-        turn("", &[("c2", "py__greet", json!({"name": "two"}))]),
+        turn("", &[("c3", "py__grown", json!({}))]),
         answer("Second."),
     ])
     .await
@@ -95,7 +103,7 @@ async fn qore_chat_offers_mcp_tools_on_every_turn() {
     ];
     let mut cmd = command(&args);
     cmd.arg(&project).env("QORE_CONFIG_DIR", &config.0);
-    let run = run_with_stdin(cmd, "Greet one.\nGreet two.\n").await;
+    let run = run_with_stdin(cmd, "Greet one.\nUse the new tool.\n").await;
     assert_eq!(run.code, Some(0), "{run:?}");
     let bodies: Vec<Value> = server
         .requests()
@@ -103,14 +111,21 @@ async fn qore_chat_offers_mcp_tools_on_every_turn() {
         .map(|r| r.json().unwrap())
         .collect();
     assert_eq!(bodies.len(), 4, "{run:?}");
+    assert!(!offered(&bodies[0]).contains(&"py__grown".to_string()));
     assert_eq!(
         tool_results(&bodies[1]),
-        [("c1".to_string(), "hello one".to_string())]
+        [
+            ("c1".to_string(), "hello one".to_string()),
+            ("c2".to_string(), "grew".to_string())
+        ]
     );
+    let offered = offered(&bodies[2]);
+    assert!(offered.contains(&"py__grown".to_string()), "{offered:?}");
+    assert!(offered.contains(&"py__greet".to_string()), "{offered:?}");
     let second = tool_results(&bodies[3]);
     assert_eq!(
         second.last(),
-        Some(&("c2".to_string(), "hello two".to_string()))
+        Some(&("c3".to_string(), "grown here".to_string()))
     );
 }
 
@@ -147,7 +162,7 @@ async fn mcp_list_tools_add_and_rm() {
             .unwrap_or_else(|| panic!("no row {name}: {}", run.stdout))
             .to_string()
     };
-    assert!(row("py").contains("running, 6 tools"), "{}", row("py"));
+    assert!(row("py").contains("running, 7 tools"), "{}", row("py"));
     assert!(row("crash").contains("failed"), "{}", row("crash"));
     assert!(row("off").contains("disabled"), "{}", row("off"));
     assert!(run.stderr.contains("bad setup"), "{}", run.stderr);

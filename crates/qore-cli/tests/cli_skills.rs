@@ -1,4 +1,6 @@
-//! Skills: `qore skills list|show` and a loopback model loading a skill through `qore run`.
+//! Skills: `qore skills list|show` and a loopback model loading a skill through `qore run`;
+//! skills come from `<config dir>/skills/`, the project's `.qore/skills/` and
+//! `.claude/skills/`, and a broken SKILL.md is a warning naming the file.
 
 mod common;
 
@@ -17,6 +19,10 @@ fn dirs() -> ConfigDir {
             "project/.qore/skills/review/SKILL.md",
             "---\nname: review\ndescription: Review a diff.\n---\nRead it twice.\n",
         ),
+        (
+            "project/.claude/skills/lint/SKILL.md",
+            "---\nname: lint\ndescription: Lint the code.\n---\nRun the linter.\n",
+        ),
     ])
 }
 
@@ -31,7 +37,14 @@ async fn skills_are_listed_shown_and_broken_ones_warned_about() {
         (
             &["skills", "list", "--project", project],
             Some(0),
-            &["pdf ", "Fill PDF forms.", "review ", "Review a diff."],
+            &[
+                "pdf ",
+                "Fill PDF forms.",
+                "review ",
+                "Review a diff.",
+                "lint ",
+                "Lint the code.",
+            ],
             "broken/SKILL.md",
         ),
         (

@@ -23,4 +23,4 @@ pub use error::{ErrorCategory, ErrorInfo, ProviderDetail};
 pub use event::{DeltaText, ResponseEvent, StopReason, ToolArgsError, ToolCallInput, Usage};
 pub use fold::{MessageAssembler, StreamOutcome};
 pub use message::{History, Message, Role};
-pub use tool::{CancellationToken, Tool, ToolFuture, ToolOutput, ToolSpec};
+pub use tool::{CancellationToken, Tool, ToolFuture, ToolOutput, ToolSource, ToolSpec};

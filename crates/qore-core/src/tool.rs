@@ -6,10 +6,12 @@
 //! (default false) and a timeout. [`Tool::call`] never panics on bad input: arguments that
 //! do not fit come back as an error [`ToolOutput`] the model can read. The future it returns
 //! owns what it needs (`'static`), so the loop can run several at once and drop them on
-//! cancellation. No runtime is needed to define one.
+//! cancellation. No runtime is needed to define one. A [`ToolSource`] is a set of tools that
+//! can change while a session runs (an MCP server's), fetched again when its version moves.
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -95,6 +97,16 @@ pub trait Tool: Send + Sync + 'static {
 
     /// Run it with `input` (the parsed arguments object). Stop early when `cancel` fires.
     fn call(&self, input: serde_json::Value, cancel: CancellationToken) -> ToolFuture;
+}
+
+/// Tools that can change while a session runs.
+pub trait ToolSource: Send + Sync {
+    /// The tools as last fetched, and the version they reflect.
+    fn snapshot(&self) -> (u64, Vec<Arc<dyn Tool>>);
+    /// The version now: it differs from the snapshot's when the tools may have changed.
+    fn version(&self) -> u64;
+    /// Fetch the tools again (what the next [`ToolSource::snapshot`] answers).
+    fn refetch(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;
 }
 
 #[cfg(test)]

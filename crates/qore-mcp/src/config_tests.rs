@@ -242,3 +242,44 @@ fn later_files_replace_servers_and_unknown_keys_warn() {
     assert!(warnings.contains("unknown key 'colour'"), "{warnings}");
     assert!(warnings.contains("replaces the one in"), "{warnings}");
 }
+
+/// Each per-server key, spelled the same in a `mcpServers` JSON entry and a
+/// `[mcp_servers.NAME]` TOML table, means the same; each one changes the server it is in.
+#[test]
+fn every_key_is_spelled_the_same_in_json_and_toml() {
+    // (key, its value in JSON, in TOML)
+    let cases: &[(&str, &str, &str)] = &[
+        ("enabled", "false", "false"),
+        ("startup_timeout_sec", "7", "7"),
+        ("tool_timeout_sec", "2.5", "2.5"),
+        ("enabled_tools", r#"["a"]"#, r#"["a"]"#),
+        ("disabled_tools", r#"["b"]"#, r#"["b"]"#),
+        ("trusted", "true", "true"),
+        ("env", r#"{"K": "${GH_TOKEN}"}"#, r#"{ K = "${GH_TOKEN}" }"#),
+        ("cwd", r#""/srv""#, r#""/srv""#),
+    ];
+    let server = |json: Option<&str>, toml: Option<&str>| {
+        let mut files = Vec::new();
+        let (json_text, toml_text);
+        if let Some(extra) = json {
+            json_text = format!(r#"{{"mcpServers": {{"s": {{"command": "c"{extra}}}}}}}"#);
+            files.push(("config/mcp.json", json_text.as_str()));
+        }
+        if let Some(extra) = toml {
+            toml_text = format!("[mcp_servers.s]\ncommand = \"c\"\n{extra}");
+            files.push(("config/config.toml", toml_text.as_str()));
+        }
+        let (_dir, mut c) = load(&files);
+        assert!(c.errors.is_empty() && c.warnings.is_empty(), "{c:?}");
+        let mut s = c.servers.remove(0);
+        s.source = PathBuf::new();
+        s
+    };
+    let plain = server(Some(""), None);
+    for (key, json, toml) in cases {
+        let from_json = server(Some(&format!(r#", "{key}": {json}"#)), None);
+        let from_toml = server(None, Some(&format!("{key} = {toml}\n")));
+        assert_eq!(from_json, from_toml, "{key}");
+        assert_ne!(from_json, plain, "{key} had no effect");
+    }
+}

@@ -20,5 +20,6 @@ pub mod server;
 pub mod servers;
 pub mod tool;
 pub mod trust;
+pub mod watch;
 
 pub use error::McpError;

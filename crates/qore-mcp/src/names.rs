@@ -1,7 +1,8 @@
 //! Tool names as models see them: `<server>__<tool>`, valid for every provider.
 //!
-//! Promises: every name matches `^[a-zA-Z0-9_-]{1,64}$` (the strictest providers' rule):
-//! other characters become `_`; a name longer than 64 keeps its start and ends in `_` and 8
+//! Promises: every name matches `^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$` (the strictest providers'
+//! rules: OpenAI's and Anthropic's characters and length, and Gemini's start with a letter
+//! or `_`): other characters become `_`, a name starting otherwise gets a `_` in front; a name longer than 64 keeps its start and ends in `_` and 8
 //! hex digits of a hash of the full name (FNV-1a, stable across runs and platforms); a name
 //! already given out gets `_2`, `_3`, … (shortened to fit), so the same servers and tools in
 //! the same order always get the same names.
@@ -53,8 +54,8 @@ pub fn valid(raw: &str) -> String {
             }
         })
         .collect();
-    if name.is_empty() {
-        name.push('_');
+    if !name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        name.insert(0, '_');
     }
     if name.len() > MAX_NAME {
         let hash = format!("_{:08x}", fnv1a(raw.as_bytes()) as u32);
@@ -76,6 +77,7 @@ mod tests {
 
     fn ok(name: &str) -> bool {
         (1..=MAX_NAME).contains(&name.len())
+            && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
             && name
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
@@ -91,6 +93,8 @@ mod tests {
             ("fs", "read_file", "fs__read_file_2"),
             ("fs", "read.file", "fs__read_file_3"),
             ("", "", "__"),
+            ("1password", "get", "_1password__get"),
+            ("-x", "y", "_-x__y"),
         ];
         let mut table = NameTable::default();
         for (server, tool, want) in cases {

@@ -12,7 +12,9 @@
 //! - [`Server::call`] never fails: every problem is an error result the model can read; a
 //!   call has the tool timeout, and a call dropped early (timeout, cancellation) sends
 //!   `notifications/cancelled` (rmcp's cancel-on-drop); a server that died gives the
-//!   pending call an error result and is started again on the next call.
+//!   pending call an error result and is started again on the next call;
+//! - [`Server::changes`] moves whenever the server says its tools changed
+//!   ([`crate::watch`]) and when it was started again.
 
 use std::collections::VecDeque;
 use std::process::Stdio;
@@ -31,16 +33,18 @@ use tokio::sync::Mutex;
 use crate::config::{ServerConfig, Transport};
 use crate::error::McpError;
 use crate::result::{to_output, MAX_RESULT_CHARS};
+use crate::watch::{listen, Changes, Watch};
 
 /// How many of the child's last stderr lines explain a failed start.
 const STDERR_TAIL: usize = 8;
 
-type Service = RunningService<RoleClient, ()>;
+type Service = RunningService<RoleClient, Watch>;
 
 /// A server and its connection, started when first needed and again after it died.
 pub struct Server {
     pub config: ServerConfig,
     live: Mutex<Option<Arc<Service>>>,
+    changes: Changes,
 }
 
 impl Server {
@@ -48,7 +52,13 @@ impl Server {
         Server {
             config,
             live: Mutex::new(None),
+            changes: Changes::default(),
         }
+    }
+
+    /// A count that moves whenever the server's tools may have changed (see the module doc).
+    pub fn changes(&self) -> u64 {
+        self.changes.count()
     }
 
     pub fn name(&self) -> &str {
@@ -142,6 +152,7 @@ impl Server {
         }
         if live.take().is_some() {
             tracing::warn!(server = %self.name(), "MCP server stopped; starting it again");
+            self.changes.bump();
         }
         let service = Arc::new(self.connect().await?);
         *live = Some(service.clone());
@@ -215,11 +226,17 @@ impl Server {
         };
         let started = tokio::time::timeout(
             self.config.startup_timeout,
-            ().serve_with_lifecycle(transport, lifecycle),
+            Watch {
+                changes: self.changes.clone(),
+            }
+            .serve_with_lifecycle(transport, lifecycle),
         )
         .await;
         match started {
-            Ok(Ok(service)) => Ok(service),
+            Ok(Ok(service)) => {
+                listen(self.name(), service.peer(), &self.changes);
+                Ok(service)
+            }
             Ok(Err(err)) => Err(format!("it did not start: {err}")),
             Err(_) => Err(format!(
                 "it did not answer within {} s (startup_timeout_sec)",

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use qore_core::{CancellationToken, Tool, ToolOutput, ToolResultPart};
+use qore_core::{CancellationToken, Tool, ToolOutput, ToolResultPart, ToolSource};
 use qore_mcp::config::McpConfig;
 use qore_mcp::servers::{McpTools, Status};
 use qore_testkit::mcp_env::PY_SERVER;
@@ -84,7 +84,7 @@ async fn real_servers_start_together_and_their_tools_answer() {
             .unwrap();
         (r.status.clone(), r.tools.len())
     };
-    assert_eq!(status("py"), (Status::Running, 6));
+    assert_eq!(status("py"), (Status::Running, 7));
     assert_eq!(
         status("pytrusted"),
         (Status::Running, 2),
@@ -240,6 +240,73 @@ async fn streamable_http_servers_get_their_headers_and_bearer_token() {
     );
     child.kill().await.unwrap();
     everything.kill().await.unwrap();
+}
+
+/// Wait (up to 20 s) until `tools` heard of a change since `seen`.
+async fn changed(tools: &McpTools, seen: u64) -> u64 {
+    for _ in 0..400 {
+        if tools.version() != seen {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    tools.version()
+}
+
+fn snapshot_names(tools: &McpTools) -> Vec<String> {
+    (tools.snapshot().1.iter())
+        .map(|t| t.spec().name.clone())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_list_changed_refreshes_a_servers_tools() {
+    let env = env();
+    let only = |names: &[&str]| McpConfig {
+        servers: (env.config.servers.iter())
+            .filter(|s| names.contains(&s.name.as_str()))
+            .cloned()
+            .collect(),
+        ..McpConfig::default()
+    };
+    // The Python server speaks 2026-07-28: the change rides a subscriptions/listen stream.
+    let tools = McpTools::start(&only(&["py"]), [], false).await;
+    assert_eq!(tools.reports[0].protocol.as_deref(), Some("2026-07-28"));
+    let before = tools.version();
+    assert!(!snapshot_names(&tools).contains(&"py__grown".to_string()));
+    let grew = tools.snapshot().1;
+    let grow = grew.iter().find(|t| t.spec().name == "py__grow").unwrap();
+    let out = grow.call(json!({}), CancellationToken::new()).await;
+    assert_eq!(out.text_content(), "grew", "{out:?}");
+    let now = changed(&tools, before).await;
+    assert_ne!(now, before, "the change never arrived");
+    tools.refetch().await;
+    let (version, listed) = tools.snapshot();
+    assert_eq!(version, now);
+    let grown = listed.iter().find(|t| t.spec().name == "py__grown");
+    let out = grown
+        .unwrap()
+        .call(json!({}), CancellationToken::new())
+        .await;
+    assert_eq!(out.text_content(), "grown here");
+    // Nothing changed since: a refetch keeps the list.
+    tools.refetch().await;
+    assert_eq!(tools.snapshot().0, version);
+
+    // server-everything (2025-11-25, with initialize) adds its task tool once initialized
+    // and says so with a plain notification.
+    let tools = McpTools::start(&only(&["everything"]), [], false).await;
+    assert_ne!(
+        changed(&tools, 0).await,
+        0,
+        "server-everything's change never arrived"
+    );
+    tools.refetch().await;
+    let names = snapshot_names(&tools);
+    assert!(
+        names.contains(&"everything__simulate-research-query".to_string()),
+        "{names:?}"
+    );
 }
 
 fn free_port() -> u16 {

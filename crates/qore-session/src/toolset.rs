@@ -91,17 +91,14 @@ impl ToolSet {
 }
 
 impl ToolSet {
-    /// Register the started MCP servers' tools; the warnings name the tools the registry
-    /// refused (a schema it cannot compile, a taken name).
-    pub fn add_mcp(&mut self, mcp: &McpTools) -> Vec<String> {
-        let mut warnings = Vec::new();
-        for tool in mcp.as_tools() {
-            let name = tool.spec().name.clone();
-            if let Err(err) = self.registry.add(tool) {
-                warnings.push(format!("MCP tool {name} left out: {}", err.message));
-            }
-        }
-        warnings
+    /// Register the started MCP servers' tools, as a source whose tools follow the servers'
+    /// changes; the warnings name the tools the registry refused (a schema it cannot
+    /// compile, a taken name).
+    pub fn add_mcp(&mut self, mcp: &Arc<McpTools>) -> Vec<String> {
+        (self.registry.add_source(mcp.clone()))
+            .into_iter()
+            .map(|err| format!("MCP tool left out: {}", err.message))
+            .collect()
     }
 }
 

@@ -30,7 +30,9 @@ pub fn mcp_env(action: &str) -> Result<String, String> {
 /// A stdio MCP server (Python `mcp` 2.x MCPServer): `greet(name)` answers text, `look` is
 /// annotated read-only, `fail` raises a ToolError (an `isError` result), `slow(seconds)`
 /// sleeps and marks `cancelled` in the directory when cancelled, `die` exits the process,
-/// `headers` tells the `Authorization` and `X-Team` headers it got (HTTP). Arguments: the
+/// `headers` tells the `Authorization` and `X-Team` headers it got (HTTP), `grow` adds the
+/// tool `grown` and says its tools changed (`notifications/tools/list_changed`: on a
+/// `subscriptions/listen` stream at 2026-07-28, as it is on older protocols). Arguments: the
 /// marks directory, then `http PORT` to serve streamable HTTP on 127.0.0.1:PORT/mcp.
 pub const PY_SERVER: &str = r#"
 import os, sys, anyio
@@ -71,6 +73,15 @@ def die() -> str:
 def headers(ctx: Context) -> str:
     h = ctx.headers or {}
     return f"auth={h.get('authorization')} team={h.get('x-team')}"
+
+@server.tool()
+async def grow(ctx: Context) -> str:
+    server.add_tool(lambda: "grown here", name="grown", description="Added by grow.")
+    if ctx.protocol_version and ctx.protocol_version >= "2026-07-28":
+        await ctx.notify_tools_changed()
+    else:
+        await ctx.session.send_tool_list_changed()
+    return "grew"
 
 if len(sys.argv) > 3 and sys.argv[2] == "http":
     server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[3]))

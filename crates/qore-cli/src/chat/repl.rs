@@ -73,7 +73,7 @@ pub async fn chat(args: ChatArgs) -> ExitCode {
     let tool_args = args.tools.clone();
     let mcp = mcp_tools(&tool_args, mode, terminal).await;
     let make_tools: MakeTools = Box::new(move || {
-        let mut tools = tool_set(&tool_args, mode, json, mcp.as_deref())?;
+        let mut tools = tool_set(&tool_args, mode, json, mcp.as_ref())?;
         if let (Some(tools), Some(asker)) = (&mut tools, &approver) {
             tools.approver = asker.approver();
         }
