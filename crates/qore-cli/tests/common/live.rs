@@ -12,15 +12,24 @@ use tokio::process::{Child, ChildStdout};
 use super::Run;
 
 /// Run a prepared command with `stdin` written into its stdin, then closed (30 s at most).
-pub async fn run_with_stdin(mut cmd: tokio::process::Command, stdin: &str) -> Run {
+pub async fn run_with_stdin(cmd: tokio::process::Command, stdin: &str) -> Run {
+    run_with_stdin_within(cmd, stdin, Duration::from_secs(30)).await
+}
+
+/// [`run_with_stdin`] within `limit`.
+pub async fn run_with_stdin_within(
+    mut cmd: tokio::process::Command,
+    stdin: &str,
+    limit: Duration,
+) -> Run {
     cmd.stdin(Stdio::piped());
     let mut child = cmd.spawn().expect("qore starts");
     let mut pipe = child.stdin.take().expect("stdin");
     pipe.write_all(stdin.as_bytes()).await.expect("write stdin");
     drop(pipe);
-    let output = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+    let output = tokio::time::timeout(limit, child.wait_with_output())
         .await
-        .expect("qore ends within 30 s")
+        .unwrap_or_else(|_| panic!("qore did not finish within {limit:?}"))
         .expect("qore runs");
     Run {
         code: output.status.code(),
