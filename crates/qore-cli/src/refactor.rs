@@ -78,8 +78,10 @@ pub fn spliced(text: &str, range: &Range, new: &str) -> String {
     [&text[..from], new, &text[to..]].concat()
 }
 
-/// A unified diff from `old` to `new` of the file `name`.
+/// A unified diff from `old` to `new` of the file `name` (an absolute path loses its leading
+/// `/` under `a/` and `b/`, as `git diff --no-index` writes it).
 pub fn unified_diff(name: &str, old: &str, new: &str) -> String {
+    let name = name.trim_start_matches('/');
     similar::TextDiff::from_lines(old, new)
         .unified_diff()
         .header(&format!("a/{name}"), &format!("b/{name}"))

@@ -52,19 +52,16 @@ fn the_new_text_replaces_the_range() {
 
 #[test]
 fn the_diff_names_the_file_under_a_and_b() {
-    let diff = unified_diff("src/x.py", "a\nb\n", "a\nc\n");
-    let lines: Vec<&str> = diff.lines().collect();
-    assert_eq!(
-        lines,
-        [
-            "--- a/src/x.py",
-            "+++ b/src/x.py",
-            "@@ -1,2 +1,2 @@",
-            " a",
-            "-b",
-            "+c"
-        ]
-    );
+    for (name, shown) in [("src/x.py", "src/x.py"), ("/tmp/x.py", "tmp/x.py")] {
+        let diff = unified_diff(name, "a\nb\n", "a\nc\n");
+        let lines: Vec<&str> = diff.lines().collect();
+        let (old, new) = (format!("--- a/{shown}"), format!("+++ b/{shown}"));
+        assert_eq!(
+            lines,
+            [&old, &new, "@@ -1,2 +1,2 @@", " a", "-b", "+c"],
+            "{name}"
+        );
+    }
 }
 
 #[test]

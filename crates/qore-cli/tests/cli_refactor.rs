@@ -90,6 +90,7 @@ async fn a_reindented_reply_as_a_diff_and_as_json() {
     let (_server, _config, file, run) =
         refactor(chat_answer(reply), &[&whole[..], &["--diff"]].concat()).await;
     assert_eq!(run.code, Some(0), "{run:?}");
+    let file = file.trim_start_matches('/');
     let want = format!(
         "--- a/{file}\n+++ b/{file}\n@@ -1,4 +1,4 @@\n def add(a, b):\n-    return a+b\n+    return a + b\n \n print(add(1, 2))\n"
     );

@@ -232,7 +232,8 @@ impl SessionManager {
     }
 
     /// `spec`'s agent, else the one `roster` routes `file` to (its first without a file),
-    /// reached; a code-completion agent only for the code_completion roster.
+    /// reached; a code-completion agent only for the code_completion roster. An empty roster
+    /// reaches `spec`'s model without an agent, as a chat model.
     async fn reach_routed(
         &self,
         roster: Roster,
@@ -241,6 +242,15 @@ impl SessionManager {
     ) -> Result<Target, ErrorInfo> {
         let agent = match &spec.agent {
             Some(agent) => agent.clone(),
+            // No roster: the model `qore run` would reach (the local one, or `--url`'s, by
+            // default over openai-chat), as a chat model.
+            None if roster_names(&self.config, roster).0.is_empty() => {
+                let mut plain = spec.clone();
+                if plain.endpoint.protocol.is_empty() {
+                    plain.endpoint.protocol = "openai-chat".into();
+                }
+                return self.reach(&plain).await;
+            }
             None => {
                 let project = file.and_then(|_| resolve_project(spec.project.as_deref()).ok());
                 routed_agent(&self.config, roster, file, project.as_deref())?

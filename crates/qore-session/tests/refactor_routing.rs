@@ -151,3 +151,33 @@ async fn a_files_agent_is_routed_by_its_roster_and_match_rules() {
         }
     }
 }
+
+#[tokio::test]
+async fn without_a_roster_a_file_reaches_the_plain_model_as_a_chat_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let manager = SessionManager::new(
+        None,
+        Config::load(Some(dir.path())),
+        qore_session::traced_notes(),
+    );
+    let spec = TargetSpec {
+        endpoint: qore_session::EndpointSpec {
+            url: Some("http://127.0.0.1:9/v1".into()),
+            ..Default::default()
+        },
+        model: Some("plain".into()),
+        ..TargetSpec::default()
+    };
+    let file = Path::new("lib/a.py");
+    for target in [
+        manager.reach_completer_for(&spec, file).await,
+        manager.reach_refactorer_for(&spec, file).await,
+    ] {
+        let target = target.expect("the plain model");
+        assert_eq!(
+            (target.agent.is_none(), target.model.as_str()),
+            (true, "plain")
+        );
+        assert_eq!(target.client.protocol().name(), "openai-chat");
+    }
+}
