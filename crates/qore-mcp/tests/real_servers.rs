@@ -43,6 +43,8 @@ fn env() -> Env {
         "fs": {"command": "node", "args": [filesystem, fsroot], "trusted": true},
         "crash": {"command": python, "args": ["-c", "import sys; sys.stderr.buffer.write(b'\\xff not utf-8\\n'); sys.stderr.flush(); print('no config here', file=sys.stderr); sys.exit(3)"]},
         "missing": {"command": "/nonexistent/mcp-server"},
+        "hang": {"command": python, "args": ["-c", "import time; time.sleep(30)"],
+                 "startup_timeout_sec": 1},
         "off": {"command": "/nonexistent/mcp-server", "enabled": false}
     }});
     std::fs::write(dir.path().join("mcp.json"), json.to_string()).unwrap();
@@ -102,7 +104,11 @@ async fn real_servers_start_together_and_their_tools_answer() {
         panic!("missing did not fail")
     };
     assert!(why.contains("/nonexistent/mcp-server"), "{why}");
-    assert_eq!(tools.warnings().len(), 2);
+    let Status::Failed(why) = status("hang").0 else {
+        panic!("a server that never answers did not fail")
+    };
+    assert!(why.contains("startup_timeout_sec"), "{why}");
+    assert_eq!(tools.warnings().len(), 3);
 
     // Names: a taken name moves aside; every name fits the providers' rule.
     let all = names(&tools);
