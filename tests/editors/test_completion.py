@@ -138,10 +138,11 @@ async def test_an_ignored_file_gets_nothing_and_is_never_sent(
 
 
 async def test_a_provider_error_is_one_line_and_the_server_lives_on(editor, provider):
-    provider.standing = Reply(*recorded(SERVER_ERROR))  # every retry meets it too
+    provider.standing = Reply(*recorded(SERVER_ERROR))  # every request meets it
     client, uri = await editor()
     with pytest.raises(JsonRpcException) as error:
         await inline_texts(client, uri)
+    assert len(provider.seen) == 1, provider.seen  # a completion is not retried
     provider.standing = None
     provider.queue(sse(infill_stream(["a + b"])))
     message = error.value.message or ""

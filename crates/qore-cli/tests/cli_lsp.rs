@@ -136,18 +136,19 @@ async fn malformed_frames_are_answered_and_the_server_goes_on() {
 
 #[tokio::test]
 async fn a_provider_failure_is_an_error_of_one_line_and_the_server_goes_on() {
-    // The client retries a 500 (four attempts in all); the server says to retry at once.
+    // A completion is not retried: the 500 reaches the editor at once (a retry would get the
+    // completion and no error).
     let failure = Reply::json(
         500,
         r#"{"error": {"message": "model crashed\nstack: ..."}}"#,
     )
     .with_header("retry-after-ms", "0");
-    let mut replies = vec![failure; 4];
-    replies.push(infill(&["a + b"]));
+    let replies = vec![failure, infill(&["a + b"])];
     let mut editor = Editor::start(replies).await;
     let uri = editor.open("add.py", ADD).await;
     let reply = editor.inline(&uri, 1, 11).await;
     assert_eq!(error_code(&reply), Some(-32803), "{reply}");
+    assert_eq!(editor.server.requests().len(), 1, "one attempt");
     let message = reply["error"]["message"].as_str().unwrap_or_default();
     assert!(!message.is_empty() && !message.contains('\n'), "{reply}");
     assert!(

@@ -118,6 +118,13 @@ impl Client {
         self
     }
 
+    /// The same client sending each request by `policy` (e.g. [`RetryPolicy::none`] where a
+    /// newer request will soon ask again).
+    pub fn with_retry(mut self, policy: RetryPolicy) -> Self {
+        self.config.retry = policy;
+        self
+    }
+
     pub fn protocol(&self) -> &Arc<dyn Protocol> {
         &self.protocol
     }

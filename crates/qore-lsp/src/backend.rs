@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
+use qore_client::RetryPolicy;
 use qore_session::{SessionManager, Target};
 use serde_json::Value;
 use tower_lsp_server::jsonrpc::Result;
@@ -123,7 +124,13 @@ impl Backend {
             ..Default::default()
         };
         let target = match job {
-            Job::Completion => self.manager.reach_completer_for(&spec, file).await?,
+            // A completion is not retried: the editor's next keystroke asks again, sooner
+            // than a backoff would.
+            Job::Completion => {
+                let mut target = self.manager.reach_completer_for(&spec, file).await?;
+                target.client = target.client.with_retry(RetryPolicy::none());
+                target
+            }
             Job::Refactor => self.manager.reach_refactorer_for(&spec, file).await?,
         };
         let name = target.agent.as_ref().map(|a| a.name.clone());
