@@ -17,6 +17,7 @@ use qore_session::completion::context::{CompletionContext, Cursor, OpenFile, Win
 use qore_session::completion::request::complete as ask;
 use qore_session::{SessionManager, TargetSpec};
 
+use crate::fail;
 use crate::refactor::format_range;
 
 #[derive(Args)]
@@ -51,11 +52,6 @@ pub fn parse_position(position: &str) -> Option<(PathBuf, Cursor)> {
         character: col.saturating_sub(1),
     };
     Some((PathBuf::from(file), cursor))
-}
-
-fn fail(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("qore: {message}");
-    ExitCode::FAILURE
 }
 
 pub async fn complete(args: CompleteArgs) -> ExitCode {

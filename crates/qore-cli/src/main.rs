@@ -262,6 +262,12 @@ pub enum ToolProtocol {
     Text,
 }
 
+/// One error line on stderr (`qore: message`) and exit code 1.
+pub fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("qore: {message}");
+    ExitCode::FAILURE
+}
+
 /// Exit with a usage error (code 2) saying `message`.
 pub fn usage_error(message: impl std::fmt::Display) -> ! {
     Cli::command()

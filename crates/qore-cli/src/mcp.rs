@@ -29,8 +29,7 @@ use qore_mcp::servers::{McpTools, Status};
 use qore_mcp::trust::{ProjectServers, TrustStore, TRUST_FILE};
 
 use crate::console::{note, outln};
-
-const FAILURE: u8 = 1;
+use crate::fail;
 
 #[derive(Subcommand)]
 pub enum McpCommand {
@@ -89,11 +88,6 @@ fn http_addr(text: &str) -> Result<std::net::SocketAddr, String> {
     }
     text.parse()
         .map_err(|_| format!("expected a port or HOST:PORT, not {text:?}"))
-}
-
-fn fail(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("qore: {message}");
-    ExitCode::from(FAILURE)
 }
 
 fn config_dir() -> Option<PathBuf> {

@@ -17,6 +17,8 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::fail;
+
 use clap::Args;
 use qore_client::CancellationToken;
 use qore_session::completion::context::{Cursor, Range};
@@ -100,11 +102,6 @@ pub fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     file.as_file().sync_all()?;
     file.persist(&path).map_err(|e| e.error)?;
     Ok(())
-}
-
-fn fail(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("qore: {message}");
-    ExitCode::FAILURE
 }
 
 pub async fn refactor(args: RefactorArgs) -> ExitCode {

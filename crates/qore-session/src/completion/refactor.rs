@@ -20,7 +20,7 @@
 use std::path::Path;
 
 use qore_client::{CancellationToken, ChatRequest};
-use qore_core::{ErrorCategory, ErrorInfo, History, Message, StreamOutcome};
+use qore_core::{ErrorCategory, ErrorInfo, History, Message};
 
 use super::clean::clean_refactor;
 use super::context::{language_of, refactor_prompt, Cursor, Range};
@@ -63,7 +63,7 @@ pub async fn refactor(
     }
     user.push_str(&format!("File: {}\n\n{}", path.display(), prompt.message));
     let history = History::from(vec![
-        Message::system(system_prompt(target)),
+        Message::system(super::system_prompt(target, BUILT_IN_SYSTEM)),
         Message::user(user),
     ]);
     let request = ChatRequest {
@@ -72,16 +72,8 @@ pub async fn refactor(
         tools: &[],
         options: &target.options,
     };
-    let reply = match target.client.stream(&request, cancel).finish().await {
-        StreamOutcome::Finished { message, .. } => message.text(),
-        StreamOutcome::Failed { error, .. } => return Err(error),
-        StreamOutcome::Cancelled { .. } => {
-            return Err(ErrorInfo::new(
-                ErrorCategory::Limit,
-                "the refactor was cancelled",
-            ))
-        }
-    };
+    let stream = target.client.stream(&request, cancel);
+    let reply = super::answer_text(stream, "the refactor").await?;
     let Some(new_text) = clean_refactor(&reply, &prompt.indent) else {
         return Err(ErrorInfo::new(
             ErrorCategory::Provider,
@@ -117,14 +109,6 @@ fn fitted(text: &str, mut range: Range, new_text: String) -> Refactored {
 }
 
 /// The system prompt: the agent's, else the target's own, else [`BUILT_IN_SYSTEM`].
-fn system_prompt(target: &Target) -> String {
-    let own = match &target.agent {
-        Some(agent) => agent.system.clone(),
-        None => target.system.clone(),
-    };
-    own.unwrap_or_else(|| BUILT_IN_SYSTEM.to_owned())
-}
-
 /// `selection` clamped to `text` and read from its earlier end.
 pub fn clamped(text: &str, selection: Range) -> Range {
     let (a, b) = (

@@ -18,7 +18,7 @@
 use std::path::Path;
 
 use qore_client::{CancellationToken, ChatRequest, FimFile, FimRequest};
-use qore_core::{ErrorCategory, ErrorInfo, History, Message, StreamOutcome};
+use qore_core::{ErrorInfo, History, Message};
 
 use super::clean::{clean_completion, Completion, CursorText, Mode};
 use super::context::{language_of, CompletionContext, OpenFile};
@@ -63,9 +63,7 @@ pub async fn complete(
         };
         target.client.complete_fim(&request, cancel)
     } else {
-        let system = (target.agent.as_ref().and_then(|a| a.system.as_deref()))
-            .or(target.system.as_deref())
-            .unwrap_or(CHAT_SYSTEM);
+        let system = super::system_prompt(target, CHAT_SYSTEM);
         let history = History::from(vec![
             Message::system(system),
             Message::user(ctx.chat_prompt(path, language_of(path), extra)),
@@ -78,17 +76,12 @@ pub async fn complete(
         };
         target.client.stream(&request, cancel)
     };
-    let reply = match stream.finish().await {
-        StreamOutcome::Finished { message, .. } => message.text(),
-        StreamOutcome::Failed { error, .. } if fim => return Err(cannot_infill(target, error)),
-        StreamOutcome::Failed { error, .. } => return Err(error),
-        StreamOutcome::Cancelled { .. } => {
-            return Err(ErrorInfo::new(
-                ErrorCategory::Limit,
-                "the completion was cancelled",
-            ))
-        }
-    };
+    let reply = super::answer_text(stream, "the completion")
+        .await
+        .map_err(|error| match fim {
+            true => cannot_infill(target, error),
+            false => error,
+        })?;
     let cursor = CursorText {
         before: &ctx.prefix,
         after: &ctx.suffix,
