@@ -8,7 +8,7 @@
 
 use std::collections::VecDeque;
 
-use qore_core::{ErrorInfo, History, Message, ResponseEvent, ToolSpec};
+use qore_core::{ErrorInfo, History, Message, ResponseEvent, ResponseFormat, ToolChoice, ToolSpec};
 
 use crate::transport::sse::SseFrame;
 use crate::ModelInfo;
@@ -211,6 +211,29 @@ pub trait Protocol: Send + Sync + 'static {
         let mut fields = serde_json::Map::new();
         fields.insert("tool_choice".into(), "none".into());
         fields
+    }
+
+    /// Body fields (merged into [`RequestOptions::extra`]) that ask the model to use tools as
+    /// `choice` says; `None` when this wire has no way to say it (the caller refuses the
+    /// request rather than drop it).
+    fn tool_choice_fields(
+        &self,
+        _choice: &ToolChoice,
+    ) -> Option<serde_json::Map<String, serde_json::Value>> {
+        None
+    }
+
+    /// Body fields that ask for an answer in `format`; `None` when this wire cannot.
+    fn response_format_fields(
+        &self,
+        _format: &ResponseFormat,
+    ) -> Option<serde_json::Map<String, serde_json::Value>> {
+        None
+    }
+
+    /// Body fields that stop the answer at any of `stop`; `None` when this wire cannot.
+    fn stop_fields(&self, _stop: &[String]) -> Option<serde_json::Map<String, serde_json::Value>> {
+        None
     }
 
     /// The model listing body.

@@ -3,7 +3,8 @@
 //! This crate promises:
 //! - plain data types for conversations ([`ContentBlock`], [`Message`], [`History`]),
 //!   for what a provider stream says ([`ResponseEvent`], [`Usage`], [`StopReason`]) and for
-//!   what went wrong ([`ErrorInfo`]);
+//!   what went wrong ([`ErrorInfo`]), and what a request asks beyond its conversation
+//!   ([`ToolChoice`], [`ResponseFormat`]);
 //! - a lossless JSON round trip for every one of them (serde), so history can be persisted
 //!   and replayed byte-for-byte in meaning;
 //! - [`MessageAssembler`], the one place where a stream of events is folded into the
@@ -16,6 +17,7 @@ mod error;
 mod event;
 mod fold;
 mod message;
+mod request;
 mod tool;
 
 pub use content::{ContentBlock, ImageData, ImageSource, ToolResultPart};
@@ -23,4 +25,5 @@ pub use error::{ErrorCategory, ErrorInfo, ProviderDetail};
 pub use event::{DeltaText, ResponseEvent, StopReason, ToolArgsError, ToolCallInput, Usage};
 pub use fold::{MessageAssembler, StreamOutcome};
 pub use message::{History, Message, Role};
+pub use request::{ResponseFormat, ToolChoice};
 pub use tool::{CancellationToken, Tool, ToolFuture, ToolOutput, ToolSource, ToolSpec};

@@ -1,0 +1,21 @@
+//! qore-serve: `qore serve`, the HTTP front end. Every tool that speaks OpenAI Chat
+//! Completions, OpenAI Responses or Anthropic Messages reaches every model qore reaches,
+//! with qore's agents, tools and stored sessions, through one base URL and one set of keys.
+//!
+//! Promises:
+//! - each inbound API is one [`dialect`] module with the same file set; it decodes the
+//!   vendor's request into an [`Inbound`] (qore-core's messages) and writes replies, streams
+//!   and errors in the vendor's own shapes; any dialect reaches any outbound wire;
+//! - a request's `model` names an agent or `provider/model`; what the target cannot carry
+//!   and would change the answer is a 400 naming it; hints it cannot carry are dropped and
+//!   named (`x-qore-dropped` header, a debug line, a metric), never silently;
+//! - keys are stored hashed; a refused request (401, 403, 429) never reaches a provider;
+//!   usage is recorded per key, model, agent and day;
+//! - a client that goes away cancels its upstream request; SIGTERM drains streams in flight.
+
+pub mod dialect;
+mod error;
+mod inbound;
+
+pub use error::{ErrorKind, ServeError};
+pub use inbound::{Inbound, ReplyMeta};
