@@ -41,6 +41,28 @@ impl Default for RequestOptions {
     }
 }
 
+impl RequestOptions {
+    /// Merge body `fields` (what [`Protocol::tool_choice_fields`],
+    /// [`Protocol::response_format_fields`] or [`Protocol::stop_fields`] gave) into
+    /// [`RequestOptions::extra`]. Where a field is an object and `extra` already holds an
+    /// object under its name, their members are merged one level deep, so two settings
+    /// writing into the same wire object both survive (Gemini's `generationConfig` carries
+    /// both the response format and the stop sequences); any other field replaces what was
+    /// there.
+    pub fn merge_extra(&mut self, fields: serde_json::Map<String, serde_json::Value>) {
+        for (key, value) in fields {
+            match (self.extra.get_mut(&key), value) {
+                (Some(serde_json::Value::Object(ours)), serde_json::Value::Object(theirs)) => {
+                    ours.extend(theirs);
+                }
+                (_, value) => {
+                    self.extra.insert(key, value);
+                }
+            }
+        }
+    }
+}
+
 /// What to send: a model, the history to encode, the tools on offer, options.
 #[derive(Debug, Clone, Copy)]
 pub struct ChatRequest<'a> {

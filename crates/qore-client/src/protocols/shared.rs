@@ -1,7 +1,8 @@
 //! Pieces several protocol modules use the same way, kept here so each exists once:
-//! request-body helpers of the OpenAI-shaped wires, the reading of `{"error": …}` members,
-//! stream error frames and undecodable frames, and [`delegate_chat!`], the chat side of a protocol that
-//! speaks Chat Completions for chat.
+//! request-body helpers of the OpenAI-shaped wires, [`one_field`] (what a request setting
+//! adds), the reading of `{"error": …}` members, stream error frames and undecodable
+//! frames, and [`delegate_chat!`], the chat side of a protocol that speaks Chat Completions
+//! for chat.
 //!
 //! Promise: each helper does exactly what the modules using it did inline before; a wire
 //! whose rule differs (another key, another fallback) keeps its own code.
@@ -101,6 +102,14 @@ pub fn finish_body(
         body.insert(key.clone(), value.clone());
     }
     Value::Object(body)
+}
+
+/// Body fields holding the one field `key: value` (what one request setting adds to
+/// [`RequestOptions::extra`]).
+pub fn one_field(key: &str, value: Value) -> Map<String, Value> {
+    let mut fields = Map::new();
+    fields.insert(key.into(), value);
+    fields
 }
 
 /// The message and type of an `error` member that is a string (the message) or an object

@@ -9,7 +9,8 @@
 //! as incomplete. Requests replay history exactly as the API needs it back: thinking with
 //! signatures, redacted thinking, tool calls, tool results first in their user turn, and
 //! optional prompt-cache breakpoints. Every request carries `anthropic-version`; the key
-//! goes in `x-api-key`.
+//! goes in `x-api-key`. Tool choice, a JSON Schema for the answer and stop sequences are
+//! said in the wire's own fields (`settings.rs`); "any JSON object" cannot be.
 //!
 //! Left out on purpose: blocks of tools the provider runs itself (`server_tool_use`,
 //! `web_search_tool_result`, ...) and citations are skipped when decoding: history has no
@@ -20,10 +21,12 @@ mod error;
 mod fast;
 mod models;
 mod request;
+mod settings;
 mod stream;
 mod wire;
 
-use qore_core::ErrorInfo;
+use qore_core::{ErrorInfo, ResponseFormat, ToolChoice};
+use serde_json::{Map, Value};
 
 use crate::codec::{ChatRequest, Protocol, StreamDecoder};
 use crate::ModelInfo;
@@ -75,10 +78,21 @@ impl Protocol for Anthropic {
         Box::new(MessagesStreamDecoder::new())
     }
 
-    fn forbid_tool_calls(&self) -> serde_json::Map<String, serde_json::Value> {
-        let mut fields = serde_json::Map::new();
-        fields.insert("tool_choice".into(), serde_json::json!({"type": "none"}));
-        fields
+    fn forbid_tool_calls(&self) -> Map<String, Value> {
+        settings::tool_choice(&ToolChoice::None)
+    }
+
+    fn tool_choice_fields(&self, choice: &ToolChoice) -> Option<Map<String, Value>> {
+        Some(settings::tool_choice(choice))
+    }
+
+    /// `None` for [`ResponseFormat::JsonObject`]: the wire asks for JSON by schema only.
+    fn response_format_fields(&self, format: &ResponseFormat) -> Option<Map<String, Value>> {
+        settings::response_format(format)
+    }
+
+    fn stop_fields(&self, stop: &[String]) -> Option<Map<String, Value>> {
+        Some(settings::stop(stop))
     }
 
     fn error(&self, status: u16, body: &str) -> ErrorInfo {

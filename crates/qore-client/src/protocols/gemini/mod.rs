@@ -11,7 +11,9 @@
 //! thoughts counted as output, error envelopes also inside a 200 answer. Requests are
 //! encoded from history (`request.rs`) with every signature replayed on its part and tool
 //! schemas reduced to the OpenAPI subset Gemini accepts (`schema.rs`). [`retry_delay`]
-//! reads the server's retry advice from an error body.
+//! reads the server's retry advice from an error body. Tool choice (`toolConfig`), response
+//! format and stop sequences (in `generationConfig`) are said in the wire's own fields
+//! (`settings.rs`).
 
 mod error;
 mod fast;
@@ -20,10 +22,12 @@ mod ids;
 mod models;
 mod request;
 mod schema;
+mod settings;
 mod stream;
 mod wire;
 
-use qore_core::ErrorInfo;
+use qore_core::{ErrorInfo, ResponseFormat, ToolChoice};
+use serde_json::{Map, Value};
 
 use crate::codec::{ChatRequest, Protocol, StreamDecoder};
 use crate::ModelInfo;
@@ -80,13 +84,20 @@ impl Protocol for Gemini {
         Box::new(GeminiStreamDecoder::new())
     }
 
-    fn forbid_tool_calls(&self) -> serde_json::Map<String, serde_json::Value> {
-        let mut fields = serde_json::Map::new();
-        fields.insert(
-            "toolConfig".into(),
-            serde_json::json!({"functionCallingConfig": {"mode": "NONE"}}),
-        );
-        fields
+    fn forbid_tool_calls(&self) -> Map<String, Value> {
+        settings::tool_choice(&ToolChoice::None)
+    }
+
+    fn tool_choice_fields(&self, choice: &ToolChoice) -> Option<Map<String, Value>> {
+        Some(settings::tool_choice(choice))
+    }
+
+    fn response_format_fields(&self, format: &ResponseFormat) -> Option<Map<String, Value>> {
+        Some(settings::response_format(format))
+    }
+
+    fn stop_fields(&self, stop: &[String]) -> Option<Map<String, Value>> {
+        Some(settings::stop(stop))
     }
 
     fn error(&self, status: u16, body: &str) -> ErrorInfo {

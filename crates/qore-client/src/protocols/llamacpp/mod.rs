@@ -16,7 +16,8 @@
 //! [`LlamaCpp::fim`] names (see [`LlamaFim`] for how `/completion` builds its prompt) and
 //! streams as text deltas with usage and a stop reason ([`CompletionDecoder`]); a model
 //! without FIM tokens answers `/infill` with 501, which comes out as a provider error that
-//! keeps the status and body. [`health`] and [`props`] are typed probes.
+//! keeps the status and body. [`health`] and [`props`] are typed probes. Request settings
+//! are Chat Completions' fields, except that a tool cannot be named in `tool_choice`.
 
 mod error;
 mod fast;
@@ -25,10 +26,11 @@ mod request;
 mod stream;
 mod wire;
 
-use qore_core::ErrorInfo;
+use qore_core::{ErrorInfo, ResponseFormat, ToolChoice};
+use serde_json::{Map, Value};
 
 use crate::codec::{FimRequest, Protocol, StreamDecoder};
-use crate::protocols::openai_chat::OpenAiChat;
+use crate::protocols::openai_chat::{settings, OpenAiChat};
 use crate::protocols::shared::delegate_chat;
 
 pub use probe::{health, parse_props, props, supports_tools, Health, Props};
@@ -64,6 +66,26 @@ impl Protocol for LlamaCpp {
 
     // Chat: paths, credentials, encoding, decoding, errors and listings of Chat Completions.
     delegate_chat!(chat);
+
+    /// The server reads `tool_choice` as a string only (`auto`, `none`, `required`); an
+    /// object naming a tool is not understood (the server falls back to `auto`), so a
+    /// named tool is refused.
+    fn tool_choice_fields(&self, choice: &ToolChoice) -> Option<Map<String, Value>> {
+        match choice {
+            ToolChoice::Tool { .. } => None,
+            _ => Some(settings::tool_choice(choice, "required")),
+        }
+    }
+
+    /// `response_format` as on Chat Completions: the server turns `json_object` and
+    /// `json_schema` into a grammar.
+    fn response_format_fields(&self, format: &ResponseFormat) -> Option<Map<String, Value>> {
+        Some(settings::response_format(format))
+    }
+
+    fn stop_fields(&self, stop: &[String]) -> Option<Map<String, Value>> {
+        Some(settings::stop(stop))
+    }
 
     fn fim_path(&self, _model: &str, _stream: bool) -> Option<String> {
         Some(match self.fim {

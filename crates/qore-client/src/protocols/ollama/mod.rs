@@ -12,15 +12,19 @@
 //! Fill-in-the-middle goes to `POST {base}/api/generate` with `prompt` and `suffix`; its
 //! NDJSON lines carry the text in `response` and end the same way.
 //! Ollama's own server needs no key; a key (Ollama's hosted API) is sent as a bearer token.
+//! Response format (`format`) and stop sequences (`options.stop`) are said in the wire's
+//! own fields (`settings.rs`); a tool choice other than `auto` cannot be.
 
 mod error;
 mod fast;
 mod models;
 mod request;
+mod settings;
 mod stream;
 mod wire;
 
-use qore_core::ErrorInfo;
+use qore_core::{ErrorInfo, ResponseFormat, ToolChoice};
+use serde_json::{Map, Value};
 
 use crate::codec::{ChatRequest, FimRequest, Protocol, StreamDecoder};
 use crate::ModelInfo;
@@ -76,6 +80,19 @@ impl Protocol for Ollama {
         let mut fields = serde_json::Map::new();
         fields.insert("tools".into(), serde_json::Value::Null);
         fields
+    }
+
+    /// `None` for every choice but `auto`: `/api/chat` has no `tool_choice`.
+    fn tool_choice_fields(&self, choice: &ToolChoice) -> Option<Map<String, Value>> {
+        settings::tool_choice(choice)
+    }
+
+    fn response_format_fields(&self, format: &ResponseFormat) -> Option<Map<String, Value>> {
+        Some(settings::response_format(format))
+    }
+
+    fn stop_fields(&self, stop: &[String]) -> Option<Map<String, Value>> {
+        Some(settings::stop(stop))
     }
 
     fn error(&self, status: u16, body: &str) -> ErrorInfo {

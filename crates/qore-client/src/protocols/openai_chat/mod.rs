@@ -7,7 +7,8 @@
 //! come once or in every chunk; usage with cached and reasoning tokens; finish reasons;
 //! error envelopes, also inside a 200 stream. Fill-in-the-middle goes to the Completions
 //! endpoint (`POST {base}/completions` with `prompt` and `suffix`, [`completions`]), whose
-//! answers carry `choices[].text`.
+//! answers carry `choices[].text`. Tool choice, response format and stop sequences are
+//! all said in this wire's own fields ([`settings`]).
 
 mod chunk;
 pub mod completions;
@@ -15,10 +16,12 @@ pub(crate) mod error;
 mod fast;
 pub(crate) mod models;
 mod request;
+pub(crate) mod settings;
 mod stream;
 mod wire;
 
-use qore_core::ErrorInfo;
+use qore_core::{ErrorInfo, ResponseFormat, ToolChoice};
+use serde_json::{Map, Value};
 
 use crate::codec::{ChatRequest, FimRequest, Protocol, StreamDecoder};
 use crate::ModelInfo;
@@ -83,6 +86,18 @@ impl Protocol for OpenAiChat {
 
     fn fim_decoder(&self) -> Box<dyn StreamDecoder> {
         Box::new(completions::TextCompletionDecoder::new())
+    }
+
+    fn tool_choice_fields(&self, choice: &ToolChoice) -> Option<Map<String, Value>> {
+        Some(settings::tool_choice(choice, "required"))
+    }
+
+    fn response_format_fields(&self, format: &ResponseFormat) -> Option<Map<String, Value>> {
+        Some(settings::response_format(format))
+    }
+
+    fn stop_fields(&self, stop: &[String]) -> Option<Map<String, Value>> {
+        Some(settings::stop(stop))
     }
 
     fn error(&self, status: u16, body: &str) -> ErrorInfo {

@@ -8,17 +8,21 @@
 //! the final arguments; usage with cached and reasoning tokens; stop reasons from the
 //! terminal event (`completed`, `incomplete`, `failed`, `error`); a stream without a
 //! terminal event fails. Requests replay history statelessly (`store: false`, encrypted
-//! reasoning included and sent back). Error envelopes keep status, type and body.
+//! reasoning included and sent back). Error envelopes keep status, type and body. Tool
+//! choice and response format are said in the wire's own fields (`settings.rs`); stop
+//! sequences cannot be (the API has no such parameter).
 
 mod error;
 mod fast;
 mod items;
 mod models;
 mod request;
+mod settings;
 mod stream;
 mod wire;
 
-use qore_core::ErrorInfo;
+use qore_core::{ErrorInfo, ResponseFormat, ToolChoice};
+use serde_json::{Map, Value};
 
 use crate::codec::{ChatRequest, Protocol, StreamDecoder};
 use crate::ModelInfo;
@@ -65,6 +69,19 @@ impl Protocol for OpenAiResponses {
 
     fn decoder(&self) -> Box<dyn StreamDecoder> {
         Box::new(ResponsesDecoder::new())
+    }
+
+    fn tool_choice_fields(&self, choice: &ToolChoice) -> Option<Map<String, Value>> {
+        Some(settings::tool_choice(choice))
+    }
+
+    fn response_format_fields(&self, format: &ResponseFormat) -> Option<Map<String, Value>> {
+        Some(settings::response_format(format))
+    }
+
+    /// `None` for any stop sequence: the Responses API has no stop parameter.
+    fn stop_fields(&self, stop: &[String]) -> Option<Map<String, Value>> {
+        settings::stop(stop)
     }
 
     fn error(&self, status: u16, body: &str) -> ErrorInfo {
