@@ -53,6 +53,9 @@ pub struct Agent {
     pub cache_breakpoints: Vec<CacheBreakpoint>,
     /// The model's context window in tokens (`context_window`), when the profile sets it.
     pub context_window: Option<u64>,
+    /// Agents or `provider/model` names tried in order when this one cannot answer
+    /// (`fallbacks`; `qore serve`).
+    pub fallbacks: Vec<String>,
     pub is_abstract: bool,
     pub hidden: bool,
     pub matcher: MatchRules,
@@ -340,6 +343,7 @@ fn agent(
             (None, _) => Vec::new(),
         },
         context_window: f.context_window,
+        fallbacks: f.fallbacks.unwrap_or_default(),
         is_abstract: f.is_abstract.unwrap_or(false),
         hidden: f.hidden.unwrap_or(false),
         matcher: f.matcher.unwrap_or_default(),

@@ -37,6 +37,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "cache_ttl",
     "cache_breakpoints",
     "context_window",
+    "fallbacks",
     "extends",
     "abstract",
     "hidden",
@@ -70,6 +71,9 @@ pub struct Fields {
     /// The model's context window in tokens, when the model listing does not say (or says
     /// more than the server runs with).
     pub context_window: Option<u64>,
+    /// What answers when this agent cannot (a 429, a 5xx or a connection failure before
+    /// any output): other agents or `provider/model` names, tried in order (`qore serve`).
+    pub fallbacks: Option<Vec<String>>,
     pub extends: Option<String>,
     #[serde(rename = "abstract")]
     pub is_abstract: Option<bool>,

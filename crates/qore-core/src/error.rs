@@ -48,6 +48,10 @@ pub struct ErrorInfo {
     pub message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<ProviderDetail>,
+    /// How long the provider asked the caller to wait before trying again (`Retry-After`,
+    /// `retry-after-ms`, or its body's retry hint), in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
 }
 
 impl ErrorInfo {
@@ -56,6 +60,7 @@ impl ErrorInfo {
             category,
             message: message.into(),
             provider: None,
+            retry_after_ms: None,
         }
     }
 

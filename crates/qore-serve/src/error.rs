@@ -138,7 +138,7 @@ impl ServeError {
             status,
             message,
             param: None,
-            retry_after: None,
+            retry_after: error.retry_after_ms.map(|ms| ms.div_ceil(1000)),
         }
     }
 }

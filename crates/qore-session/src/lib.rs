@@ -42,6 +42,7 @@ mod error;
 pub mod layers;
 pub mod manager;
 pub mod outcome;
+pub mod provider_target;
 mod run_turn;
 pub mod sanitize;
 pub mod session;

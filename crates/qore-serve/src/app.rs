@@ -1,0 +1,250 @@
+//! The HTTP surface: routes, and the one path every chat request takes: authenticate,
+//! read the body under the limit, decode in the dialect, check the key's models and limits,
+//! route, open the upstream (fallbacks before the first byte), then answer whole or relay
+//! the stream. Every refusal is written in the caller's dialect; none reaches a provider.
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use qore_client::CancellationToken;
+use qore_session::SessionManager;
+
+use crate::config::ServeSettings;
+use crate::dialect::anthropic::AnthropicMessages;
+use crate::dialect::openai_chat::OpenAiChat;
+use crate::dialect::openai_responses::OpenAiResponses;
+use crate::dialect::Dialect;
+use crate::exchange::{After, Exchange};
+use crate::gate::{Caller, Gate};
+use crate::metrics::Metrics;
+use crate::relay::Relay;
+use crate::route::{Baked, Router};
+use crate::{upstream, ErrorKind, Inbound, ReplyMeta, ServeError};
+
+/// What every request handler shares.
+pub struct App {
+    pub manager: SessionManager,
+    pub router: Router,
+    pub gate: Gate,
+    pub metrics: Metrics,
+    pub settings: ServeSettings,
+    /// Cancelled when the drain time after SIGTERM is over: streams still open end.
+    pub shutdown: CancellationToken,
+}
+
+pub static CHAT: OpenAiChat = OpenAiChat;
+pub static MESSAGES: AnthropicMessages = AnthropicMessages;
+pub static RESPONSES: OpenAiResponses = OpenAiResponses;
+
+/// The routes.
+pub fn routes(app: Arc<App>) -> axum::Router {
+    axum::Router::new()
+        .route("/v1/chat/completions", post(chat))
+        .route("/chat/completions", post(chat))
+        .route("/v1/messages", post(messages))
+        .route("/v1/messages/count_tokens", post(crate::extra::count_tokens))
+        .route("/v1/responses", post(crate::stored::create))
+        .route("/responses", post(crate::stored::create))
+        .route(
+            "/v1/responses/{id}",
+            get(crate::stored::retrieve).delete(crate::stored::delete),
+        )
+        .route("/v1/completions", post(crate::extra::completions))
+        .route("/completions", post(crate::extra::completions))
+        .route("/v1/models", get(crate::extra::models))
+        .route("/models", get(crate::extra::models))
+        .route("/healthz", get(|| async { "ok\n" }))
+        .route("/readyz", get(crate::extra::ready))
+        .route("/metrics", get(metrics))
+        .layer(axum::extract::DefaultBodyLimit::disable())
+        .with_state(app)
+}
+
+async fn chat(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -> Response {
+    answer(app, &CHAT, headers, body, |_, _| Ok(None)).await
+}
+
+async fn messages(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -> Response {
+    answer(app, &MESSAGES, headers, body, |_, _| Ok(None)).await
+}
+
+async fn metrics(State(app): State<Arc<App>>) -> Response {
+    let mut response = app.metrics.render().into_response();
+    response.headers_mut().insert(
+        "content-type",
+        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    response
+}
+
+/// Prepares a decoded request before it is sent (history from the store) and returns what
+/// runs after the turn (storing it).
+pub type Prepare<'a> =
+    dyn FnOnce(&mut Inbound, &Caller) -> Result<Option<After>, ServeError> + Send + 'a;
+
+/// The one path of a chat request in `dialect`.
+pub async fn answer<F>(
+    app: Arc<App>,
+    dialect: &'static dyn Dialect,
+    headers: HeaderMap,
+    body: Body,
+    prepare: F,
+) -> Response
+where
+    F: FnOnce(&mut Inbound, &Caller) -> Result<Option<After>, ServeError> + Send,
+{
+    let endpoint = dialect.name();
+    let caller = match app.gate.authenticate(&headers) {
+        Ok(caller) => caller,
+        Err(error) => {
+            Exchange::new(app.clone(), endpoint, Caller::open(), "unknown").refused(&error);
+            return error_response(dialect, &error);
+        }
+    };
+    let mut exchange = Exchange::new(app.clone(), endpoint, caller.clone(), "unknown");
+    let bytes = match read_body(body, app.settings.body_limit).await {
+        Ok(bytes) => bytes,
+        Err(error) => return refuse(exchange, dialect, error),
+    };
+    let mut inbound = match dialect.decode(&bytes, &headers) {
+        Ok(inbound) => inbound,
+        Err(error) => return refuse(exchange, dialect, error),
+    };
+    if Router::knows(&app.manager, &inbound.model) {
+        exchange.model = inbound.model.clone();
+    }
+    if !app.gate.permits(&caller, &inbound.model) {
+        let error = ServeError::new(
+            ErrorKind::Permission,
+            format!("this key may not use the model {:?}", inbound.model),
+        );
+        return refuse(exchange, dialect, error);
+    }
+    let estimate = qore_session::tokens::estimate_messages(inbound.history.messages())
+        + qore_session::tokens::estimate_tools(&inbound.tools);
+    if let Err(error) = app.gate.admit(&caller, estimate) {
+        return refuse(exchange, dialect, error);
+    }
+    match prepare(&mut inbound, &caller) {
+        Ok(after) => exchange.after = after,
+        Err(error) => return refuse(exchange, dialect, error),
+    }
+    let baked = Baked {
+        max_tokens: inbound.max_tokens,
+        temperature: inbound.temperature,
+    };
+    let plan = match app.router.plan(&app.manager, &inbound.model, baked).await {
+        Ok(plan) => plan,
+        Err(error) => return refuse(exchange, dialect, error),
+    };
+    let cancel = CancellationToken::new();
+    let opened = match upstream::open(&plan, &inbound, &cancel).await {
+        Ok(opened) => opened,
+        Err(error) => return refuse(exchange, dialect, error),
+    };
+    exchange.agent = opened.candidate.agent.clone();
+    exchange.waited = opened.waited;
+    let meta = ReplyMeta {
+        id: dialect.new_id(),
+        model: inbound.model.clone(),
+        created: now_secs(),
+        include_usage: inbound.include_usage,
+    };
+    for hint in &inbound.dropped {
+        app.metrics.dropped(endpoint, hint);
+        tracing::debug!("{endpoint}: {hint} not passed on to {}", opened.candidate.name);
+    }
+    let mut response = if inbound.stream {
+        if let Some(qore_core::ResponseEvent::Error { error }) = &opened.first {
+            // Nothing was written yet: the failure gets its status.
+            let error = ServeError::from_upstream(error);
+            return refuse(exchange, dialect, error);
+        }
+        exchange.streaming();
+        let relay = Relay::new(
+            opened.stream,
+            opened.first,
+            dialect.encoder(&meta),
+            exchange,
+            app.shutdown.clone(),
+            cancel,
+        );
+        let mut response = Response::new(Body::from_stream(relay.into_body()));
+        let headers = response.headers_mut();
+        headers.insert("content-type", HeaderValue::from_static("text/event-stream"));
+        headers.insert("cache-control", HeaderValue::from_static("no-cache"));
+        response
+    } else {
+        let outcome = whole(opened).await;
+        exchange.mark_first_byte();
+        let response = match &outcome {
+            qore_core::StreamOutcome::Finished { .. } => {
+                axum::Json(dialect.response(&meta, &outcome)).into_response()
+            }
+            qore_core::StreamOutcome::Failed { error, .. } => {
+                let error = ServeError::from_upstream(error);
+                exchange.settle(&outcome);
+                return error_response(dialect, &error);
+            }
+            qore_core::StreamOutcome::Cancelled { .. } => {
+                let error = ServeError::new(ErrorKind::Overloaded, "the request was cancelled");
+                exchange.settle(&outcome);
+                return error_response(dialect, &error);
+            }
+        };
+        exchange.settle(&outcome);
+        response
+    };
+    if !inbound.dropped.is_empty() {
+        if let Ok(value) = HeaderValue::from_str(&inbound.dropped.join(", ")) {
+            response.headers_mut().insert("x-qore-dropped", value);
+        }
+    }
+    response
+}
+
+/// Receive the rest of an opened stream: its outcome.
+async fn whole(opened: upstream::Opened) -> qore_core::StreamOutcome {
+    opened.stream.finish().await
+}
+
+fn refuse(exchange: Exchange, dialect: &dyn Dialect, error: ServeError) -> Response {
+    exchange.refused(&error);
+    error_response(dialect, &error)
+}
+
+/// `error` in `dialect`'s envelope, with its status and `Retry-After`.
+pub fn error_response(dialect: &dyn Dialect, error: &ServeError) -> Response {
+    let status = StatusCode::from_u16(error.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = (status, axum::Json(dialect.error_body(error))).into_response();
+    if let Some(seconds) = error.retry_after {
+        if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
+            response.headers_mut().insert("retry-after", value);
+        }
+    }
+    response
+}
+
+/// The body, or 413 past `limit` bytes.
+pub async fn read_body(body: Body, limit: usize) -> Result<bytes::Bytes, ServeError> {
+    axum::body::to_bytes(body, limit).await.map_err(|_| {
+        ServeError::new(
+            ErrorKind::TooLarge,
+            format!("the request body is over the limit of {limit} bytes"),
+        )
+    })
+}
+
+pub fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The path parameter of `/v1/responses/{id}`.
+pub type IdPath = Path<String>;

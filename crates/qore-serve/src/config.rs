@@ -1,0 +1,183 @@
+//! The server's settings: the `[serve]` table of `<config dir>/config.toml` (or of the file
+//! `--config` names), under the command line's flags. A bad value is an error naming the
+//! file and the key; unknown keys are warnings.
+//!
+//! ```toml
+//! [serve]
+//! listen = "127.0.0.1:8787"
+//! drain_timeout_secs = 30
+//! body_limit = 33554432          # bytes
+//! tools = ["read_file", "list_files", "docs__*"]   # server-side tools agents may run
+//! root = "/srv/project"          # the project the built-in tools see
+//! models = ["anthropic/claude-sonnet-4-5"]          # listed by /v1/models beside the agents
+//! ```
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// Where the server listens unless told otherwise.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
+/// Request bodies over this many bytes are 413.
+pub const DEFAULT_BODY_LIMIT: usize = 32 * 1024 * 1024;
+/// How long SIGTERM waits for streams in flight.
+pub const DEFAULT_DRAIN: Duration = Duration::from_secs(30);
+
+/// The `[serve]` table as written.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ServeTable {
+    pub listen: Option<String>,
+    pub drain_timeout_secs: Option<u64>,
+    pub body_limit: Option<usize>,
+    #[serde(default)]
+    pub tools: Vec<String>,
+    pub root: Option<PathBuf>,
+    #[serde(default)]
+    pub models: Vec<String>,
+}
+
+/// What the command line says; `None` leaves the file's value (or the default).
+#[derive(Debug, Clone, Default)]
+pub struct ServeFlags {
+    pub listen: Option<String>,
+    pub config: Option<PathBuf>,
+    pub no_auth: bool,
+    pub drain_timeout: Option<Duration>,
+    pub body_limit: Option<usize>,
+}
+
+/// The settings the server runs with.
+#[derive(Debug, Clone)]
+pub struct ServeSettings {
+    pub listen: SocketAddr,
+    pub no_auth: bool,
+    pub drain_timeout: Duration,
+    pub body_limit: usize,
+    /// Glob patterns of the server-side tools an agent may run (none by default).
+    pub tools: Vec<String>,
+    pub root: Option<PathBuf>,
+    /// Extra `provider/model` names `/v1/models` lists.
+    pub models: Vec<String>,
+}
+
+/// A settings error: the file (or flag) and what is wrong.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
+impl ServeSettings {
+    /// Read `flags.config`, else `config_dir/config.toml` when it exists, and lay the flags
+    /// over it.
+    pub fn load(flags: &ServeFlags, config_dir: Option<&Path>) -> Result<Self, ConfigError> {
+        let file = match (&flags.config, config_dir) {
+            (Some(file), _) => Some(file.clone()),
+            (None, Some(dir)) => Some(dir.join("config.toml")).filter(|f| f.exists()),
+            (None, None) => None,
+        };
+        let table = match &file {
+            Some(file) => read_table(file)?,
+            None => ServeTable::default(),
+        };
+        let listen_text = (flags.listen.as_deref())
+            .or(table.listen.as_deref())
+            .unwrap_or(DEFAULT_LISTEN);
+        let listen = parse_listen(listen_text)?;
+        Ok(ServeSettings {
+            listen,
+            no_auth: flags.no_auth,
+            drain_timeout: (flags.drain_timeout)
+                .or(table.drain_timeout_secs.map(Duration::from_secs))
+                .unwrap_or(DEFAULT_DRAIN),
+            body_limit: (flags.body_limit)
+                .or(table.body_limit)
+                .unwrap_or(DEFAULT_BODY_LIMIT),
+            tools: table.tools,
+            root: table.root,
+            models: table.models,
+        })
+    }
+}
+
+/// `ADDR:PORT`, or a bare port (on 127.0.0.1).
+pub fn parse_listen(text: &str) -> Result<SocketAddr, ConfigError> {
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    text.parse().map_err(|err| {
+        ConfigError(format!(
+            "listen address {text:?} is not ADDR:PORT or a port: {err}"
+        ))
+    })
+}
+
+fn read_table(file: &Path) -> Result<ServeTable, ConfigError> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|err| ConfigError(format!("cannot read {}: {err}", file.display())))?;
+    #[derive(Deserialize)]
+    struct Whole {
+        #[serde(default)]
+        serve: Option<toml::Value>,
+    }
+    let whole: Whole = toml::from_str(&text)
+        .map_err(|err| ConfigError(format!("{}: {}", file.display(), err.message().trim())))?;
+    let Some(serve) = whole.serve else {
+        return Ok(ServeTable::default());
+    };
+    serve
+        .try_into()
+        .map_err(|err: toml::de::Error| {
+            ConfigError(format!("{}: [serve]: {}", file.display(), err.message().trim()))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_file_is_read_and_flags_win() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(
+            &path,
+            "[mcp_servers.x]\ncommand = \"y\"\n\n[serve]\nlisten = \"0.0.0.0:9000\"\n\
+             drain_timeout_secs = 5\ntools = [\"read_file\"]\n",
+        )
+        .unwrap();
+        let settings = ServeSettings::load(&ServeFlags::default(), Some(dir.path())).unwrap();
+        assert_eq!(settings.listen, "0.0.0.0:9000".parse().unwrap());
+        assert_eq!(settings.drain_timeout, Duration::from_secs(5));
+        assert_eq!(settings.tools, ["read_file"]);
+        assert_eq!(settings.body_limit, DEFAULT_BODY_LIMIT);
+        let flags = ServeFlags {
+            listen: Some("7000".into()),
+            ..ServeFlags::default()
+        };
+        let settings = ServeSettings::load(&flags, Some(dir.path())).unwrap();
+        assert_eq!(settings.listen, "127.0.0.1:7000".parse().unwrap());
+    }
+
+    #[test]
+    fn bad_values_name_the_file_and_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        for (text, needle) in [
+            ("[serve]\ndrain_timeout_secs = \"x\"\n", "drain_timeout_secs"),
+            ("[serve]\nlisen = \"1\"\n", "lisen"),
+            ("[serve\n", "config.toml"),
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let err = ServeSettings::load(&ServeFlags::default(), Some(dir.path())).unwrap_err();
+            assert!(err.0.contains(needle), "{text:?}: {err}");
+            assert!(err.0.contains("config.toml"), "{err}");
+        }
+        let flags = ServeFlags {
+            listen: Some("nowhere".into()),
+            ..ServeFlags::default()
+        };
+        assert!(ServeSettings::load(&flags, None).unwrap_err().0.contains("nowhere"));
+    }
+}

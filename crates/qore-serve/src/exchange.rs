@@ -1,0 +1,122 @@
+//! One request's bookkeeping from admission to its end: metrics, usage per key, the
+//! `after` hook (storing a turn), and the in-flight gauge. Settled exactly once: by the
+//! answer's end, or, when the client went away first, by its drop (as cancelled).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use qore_core::{StreamOutcome, Usage};
+
+use crate::app::App;
+use crate::gate::Caller;
+use crate::metrics::InFlight;
+use crate::ServeError;
+
+/// What runs once the turn has ended (a finished turn is stored, say).
+pub type After = Box<dyn FnOnce(&StreamOutcome) + Send>;
+
+pub struct Exchange {
+    pub app: Arc<App>,
+    pub endpoint: &'static str,
+    /// The model name as the caller gave it.
+    pub model: String,
+    pub agent: Option<String>,
+    pub caller: Caller,
+    pub started: Instant,
+    /// Time spent waiting on the provider.
+    pub waited: Duration,
+    pub first_byte: Option<Duration>,
+    pub after: Option<After>,
+    in_flight: Option<InFlight>,
+    settled: bool,
+}
+
+impl Exchange {
+    pub fn new(app: Arc<App>, endpoint: &'static str, caller: Caller, model: &str) -> Exchange {
+        Exchange {
+            app,
+            endpoint,
+            model: model.to_owned(),
+            agent: None,
+            caller,
+            started: Instant::now(),
+            waited: Duration::ZERO,
+            first_byte: None,
+            after: None,
+            in_flight: None,
+            settled: false,
+        }
+    }
+
+    /// Count this exchange as an open stream until it settles.
+    pub fn streaming(&mut self) {
+        self.in_flight = Some(self.app.metrics.stream_opened());
+    }
+
+    pub fn mark_first_byte(&mut self) {
+        if self.first_byte.is_none() {
+            let took = self.started.elapsed();
+            self.first_byte = Some(took);
+            self.app.metrics.first_byte(self.endpoint, took);
+        }
+    }
+
+    /// The request was refused or failed before any answer.
+    pub fn refused(mut self, error: &ServeError) {
+        self.settled = true;
+        let metrics = &self.app.metrics;
+        metrics.request(self.endpoint, &self.model);
+        metrics.error(self.endpoint, &self.model, error.kind.label());
+        // Refusals by the gate itself (401/403/429 before routing) are not usage of a model.
+        if !matches!(error.status, 401 | 403) {
+            self.app
+                .gate
+                .record(&self.caller, &self.model, self.agent.as_deref(), &Usage::default(), true);
+        }
+        metrics.finished(self.endpoint, self.started.elapsed(), self.waited);
+    }
+
+    /// The turn ended as `outcome`.
+    pub fn settle(&mut self, outcome: &StreamOutcome) {
+        if std::mem::replace(&mut self.settled, true) {
+            return;
+        }
+        let (usage, failed) = match outcome {
+            StreamOutcome::Finished { usage, .. } => (usage, false),
+            StreamOutcome::Failed { usage, .. } => (usage, true),
+            StreamOutcome::Cancelled { usage } => (usage, false),
+        };
+        let metrics = &self.app.metrics;
+        metrics.request(self.endpoint, &self.model);
+        if let StreamOutcome::Failed { error, .. } = outcome {
+            let kind = ServeError::from_upstream(error).kind;
+            metrics.error(self.endpoint, &self.model, kind.label());
+        }
+        if matches!(outcome, StreamOutcome::Cancelled { .. }) {
+            metrics.error(self.endpoint, &self.model, "cancelled");
+        }
+        metrics.tokens(
+            &self.model,
+            usage.input_tokens.unwrap_or(0),
+            usage.output_tokens.unwrap_or(0),
+        );
+        self.app
+            .gate
+            .record(&self.caller, &self.model, self.agent.as_deref(), usage, failed);
+        metrics.finished(self.endpoint, self.started.elapsed(), self.waited);
+        if let Some(after) = self.after.take() {
+            after(outcome);
+        }
+        self.in_flight = None;
+    }
+}
+
+impl Drop for Exchange {
+    fn drop(&mut self) {
+        if !self.settled {
+            self.settle(&StreamOutcome::Cancelled {
+                usage: Usage::default(),
+            });
+        }
+    }
+}

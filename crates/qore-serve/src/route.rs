@@ -1,0 +1,157 @@
+//! From a request's `model` to the targets that may answer it, in order: the agent (or
+//! `provider/model`) named, then the agent's `fallbacks`. Targets are reached once and kept
+//! (a reach renders and checks a profile; a request should not), keyed by the name and the
+//! per-request settings an agent's body bakes in (max tokens, temperature).
+//!
+//! Promises: an agent name wins over a `provider/model` reading of the same text; a name
+//! that is neither is [`ErrorKind::NotFound`] naming it; a code-completion agent is refused
+//! for chat; a fallback that cannot be reached is skipped with a warning, never the whole
+//! request.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use qore_session::provider_target::{reach_provider, split_provider_model};
+use qore_session::{SessionManager, Target, TargetSpec};
+
+use crate::{ErrorKind, ServeError};
+
+/// How many reached targets are kept before the cache starts over.
+const CACHE_LIMIT: usize = 256;
+
+/// One target that may answer, and the name it answers under (for usage and metrics).
+#[derive(Clone)]
+pub struct Candidate {
+    pub name: String,
+    /// The agent's name, when the name is an agent.
+    pub agent: Option<String>,
+    pub target: Arc<Target>,
+}
+
+/// What a request sets that an agent's body bakes in.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Baked {
+    pub max_tokens: Option<u32>,
+    pub temperature: Option<f64>,
+}
+
+type Key = (String, Option<u32>, Option<u64>);
+
+/// Reached targets by name.
+#[derive(Default)]
+pub struct Router {
+    cache: Mutex<HashMap<Key, Candidate>>,
+    project: Option<std::path::PathBuf>,
+}
+
+impl Router {
+    pub fn new(project: Option<std::path::PathBuf>) -> Router {
+        Router {
+            cache: Mutex::default(),
+            project,
+        }
+    }
+
+    /// Whether `name` names something this server can reach (an agent or a known provider).
+    pub fn knows(manager: &SessionManager, name: &str) -> bool {
+        let config = manager.config();
+        is_chat_agent(manager, name)
+            || split_provider_model(name).is_some_and(|(p, _)| config.providers.get(p).is_some())
+    }
+
+    /// The candidates for `name`: itself, then its fallbacks.
+    pub async fn plan(
+        &self,
+        manager: &SessionManager,
+        name: &str,
+        baked: Baked,
+    ) -> Result<Vec<Candidate>, ServeError> {
+        let first = self.reach(manager, name, baked).await?;
+        let mut plan = vec![first];
+        let fallbacks = match manager.config().catalog.get(name) {
+            Some(agent) => agent.fallbacks.clone(),
+            None => Vec::new(),
+        };
+        for fallback in fallbacks {
+            match Box::pin(self.reach(manager, &fallback, baked)).await {
+                Ok(candidate) => plan.push(candidate),
+                Err(err) => tracing::warn!("fallback {fallback:?} of {name:?} skipped: {err}"),
+            }
+        }
+        Ok(plan)
+    }
+
+    async fn reach(
+        &self,
+        manager: &SessionManager,
+        name: &str,
+        baked: Baked,
+    ) -> Result<Candidate, ServeError> {
+        let agent = is_chat_agent(manager, name);
+        let key: Key = match agent {
+            true => (name.to_owned(), baked.max_tokens, baked.temperature.map(f64::to_bits)),
+            false => (name.to_owned(), None, None),
+        };
+        if let Some(hit) = self.lock().get(&key) {
+            return Ok(hit.clone());
+        }
+        let target = if agent {
+            let spec = TargetSpec {
+                agent: Some(name.to_owned()),
+                max_tokens: baked.max_tokens,
+                temperature: baked.temperature,
+                project: self.project.clone(),
+                ..TargetSpec::default()
+            };
+            manager.reach(&spec).await
+        } else if let Some((provider, model)) = split_provider_model(name) {
+            if manager.config().providers.get(provider).is_none() {
+                return Err(unknown(name));
+            }
+            reach_provider(manager.config(), provider, model).await
+        } else {
+            return Err(unknown(name));
+        };
+        let target = target.map_err(|err| {
+            let mut error = ServeError::from_upstream(&err);
+            if err.category == qore_core::ErrorCategory::Config {
+                error = ServeError::new(ErrorKind::InvalidRequest, err.message.clone());
+                error.param = Some("model".into());
+            }
+            error
+        })?;
+        let candidate = Candidate {
+            name: name.to_owned(),
+            agent: agent.then(|| name.to_owned()),
+            target: Arc::new(target),
+        };
+        let mut cache = self.lock();
+        if cache.len() >= CACHE_LIMIT {
+            cache.clear();
+        }
+        cache.insert(key, candidate.clone());
+        Ok(candidate)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Candidate>> {
+        self.cache.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A concrete agent that chats (not abstract, not a code-completion one).
+pub fn is_chat_agent(manager: &SessionManager, name: &str) -> bool {
+    (manager.config().catalog.get(name))
+        .is_some_and(|a| !a.is_abstract && !a.tags.iter().any(|t| t == "completion"))
+}
+
+fn unknown(name: &str) -> ServeError {
+    let mut error = ServeError::new(
+        ErrorKind::NotFound,
+        format!(
+            "the model {name:?} does not exist: name an agent (`qore agents list`) or \
+             provider/model (e.g. local/default)"
+        ),
+    );
+    error.param = Some("model".into());
+    error
+}

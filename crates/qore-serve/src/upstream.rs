@@ -1,0 +1,173 @@
+//! One request to the model that answers: the inbound conversation laid into a
+//! [`ChatRequest`] for the candidate's wire, sent, and its first event awaited; on a 429, a
+//! 5xx or a connection failure before that first event the next candidate is tried. After
+//! the first event nothing switches: a failure is the dialect's in-stream error.
+//!
+//! Promises: what the target's wire cannot honour (a tool choice, an answer format, stop
+//! sequences) is a 400 naming the field, never dropped; the agent's system prompt comes
+//! before the caller's system messages; history is sanitized for the wire as sessions do.
+
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt as _;
+use qore_client::{CancellationToken, ChatRequest, RequestOptions, ResponseStream};
+use qore_core::{ErrorCategory, ErrorInfo, History, Message, ResponseEvent, Role};
+use qore_session::sanitize::{sanitize, Wire};
+use qore_session::Target;
+
+use crate::route::Candidate;
+use crate::{ErrorKind, Inbound, ServeError};
+
+/// A stream that has answered (its first event is in `first`).
+pub struct Opened {
+    pub stream: ResponseStream,
+    pub first: Option<ResponseEvent>,
+    pub candidate: Candidate,
+    /// Time spent waiting for the upstream's first event.
+    pub waited: Duration,
+}
+
+/// Send `inbound` to the first candidate that answers.
+pub async fn open(
+    plan: &[Candidate],
+    inbound: &Inbound,
+    cancel: &CancellationToken,
+) -> Result<Opened, ServeError> {
+    let mut last: Option<ErrorInfo> = None;
+    for (index, candidate) in plan.iter().enumerate() {
+        let started = Instant::now();
+        let mut stream = start(&candidate.target, inbound, cancel)?;
+        let first = stream.next().await;
+        let waited = started.elapsed();
+        if let Some(ResponseEvent::Error { error }) = &first {
+            let more = index + 1 < plan.len();
+            if more && falls_back(error) {
+                tracing::warn!(
+                    "{} could not answer ({}); trying {}",
+                    candidate.name,
+                    error.message,
+                    plan[index + 1].name
+                );
+                last = Some(error.clone());
+                continue;
+            }
+        }
+        return Ok(Opened {
+            stream,
+            first,
+            candidate: candidate.clone(),
+            waited,
+        });
+    }
+    Err(match last {
+        Some(error) => ServeError::from_upstream(&error),
+        None => ServeError::new(ErrorKind::Internal, "no target to send the request to"),
+    })
+}
+
+/// A failure another target might not have: rate limits, server errors, the network.
+fn falls_back(error: &ErrorInfo) -> bool {
+    match error.status() {
+        Some(status) => status == 429 || status >= 500,
+        None => error.category == ErrorCategory::Network,
+    }
+}
+
+/// Start the request to `target` (nothing is awaited).
+fn start(
+    target: &Target,
+    inbound: &Inbound,
+    cancel: &CancellationToken,
+) -> Result<ResponseStream, ServeError> {
+    let options = options_for(target, inbound)?;
+    let history = history_for(target, &inbound.history);
+    let wire = Wire::of(target.client.protocol().name());
+    let view = sanitize(&history, wire);
+    let request = ChatRequest {
+        model: &target.model,
+        history: &view,
+        tools: &inbound.tools,
+        options: &options,
+    };
+    Ok(target.client.stream(&request, cancel.clone()))
+}
+
+/// The request options for `target`: its own, the caller's sampling where no agent body
+/// bakes them in, and what the caller asks beyond the conversation in the wire's fields.
+pub fn options_for(target: &Target, inbound: &Inbound) -> Result<RequestOptions, ServeError> {
+    let protocol = target.client.protocol();
+    let mut options = target.options.clone();
+    if target.agent.is_none() {
+        options.max_tokens = inbound.max_tokens.or(options.max_tokens);
+        options.temperature = inbound.temperature.or(options.temperature);
+    }
+    let cannot = |field: &str, what: &str| {
+        ServeError::invalid(
+            field,
+            format!(
+                "{field}: {what} cannot be honoured by the target's wire ({})",
+                protocol.name()
+            ),
+        )
+    };
+    if let Some(choice) = inbound.tool_choice.as_ref().filter(|_| !inbound.tools.is_empty()) {
+        let fields = protocol
+            .tool_choice_fields(choice)
+            .ok_or_else(|| cannot("tool_choice", &format!("{choice:?}")))?;
+        options.extra.extend(fields);
+    }
+    if let Some(format) = &inbound.response_format {
+        let fields = protocol
+            .response_format_fields(format)
+            .ok_or_else(|| cannot("response_format", "this answer format"))?;
+        options.extra.extend(fields);
+    }
+    if !inbound.stop.is_empty() {
+        let fields = protocol
+            .stop_fields(&inbound.stop)
+            .ok_or_else(|| cannot("stop", "stop sequences"))?;
+        options.extra.extend(fields);
+    }
+    Ok(options)
+}
+
+/// The conversation sent: the agent's (or target's) system prompt first, then the caller's.
+fn history_for(target: &Target, history: &History) -> History {
+    let own = (target.agent.as_ref())
+        .and_then(|a| a.system.clone())
+        .or_else(|| target.system.clone());
+    let Some(own) = own.filter(|s| !s.trim().is_empty()) else {
+        return history.clone();
+    };
+    let mut messages = Vec::with_capacity(history.len() + 1);
+    messages.push(Message::new(Role::System, vec![qore_core::ContentBlock::text(own)]));
+    messages.extend(history.iter().cloned());
+    History::from(messages)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_try_later_failures_fall_back() {
+        let status = |s: u16| {
+            ErrorInfo::provider("x").with_detail(qore_core::ProviderDetail {
+                status: Some(s),
+                ..Default::default()
+            })
+        };
+        let cases = [
+            (status(429), true),
+            (status(500), true),
+            (status(529), true),
+            (status(400), false),
+            (status(401), false),
+            (ErrorInfo::network("connection refused"), true),
+            (ErrorInfo::validation("bad"), false),
+        ];
+        for (error, want) in cases {
+            assert_eq!(falls_back(&error), want, "{error:?}");
+        }
+    }
+}
