@@ -48,6 +48,16 @@ pub enum StoreError {
     MalformedTurn(String),
     #[error("cannot encode a turn as JSON: {0}")]
     Encode(serde_json::Error),
+    #[error("an API key named '{0}' already exists")]
+    KeyNameTaken(String),
+    #[error("no such API key: '{0}'")]
+    NoSuchKey(String),
+    #[error("refused an API key: {0}")]
+    InvalidKey(String),
+    #[error("'{0}' is not a day: expected YYYY-MM-DD")]
+    BadDay(String),
+    #[error("a stored response with id '{0}' already exists")]
+    ResponseTaken(String),
     #[error("stored {what} is not valid: {source}")]
     Corrupt {
         what: String,

@@ -43,7 +43,10 @@ fn a_version_1_database_migrates_and_keeps_its_turns() {
     .unwrap();
     drop(old);
     let store = Store::open(&path).unwrap();
-    assert_eq!(crate::schema_version(&store.conn).unwrap(), 2);
+    assert_eq!(
+        crate::schema_version(&store.conn).unwrap(),
+        crate::SCHEMA_VERSION
+    );
     let last = store.last_undoable_turn("s1").unwrap().unwrap();
     assert_eq!((last.seq, last.file_changes.len()), (1, 0));
     assert_eq!(last.messages[1].text(), "yo");

@@ -17,8 +17,15 @@
 //!   [`Store::turns`] reads whole turns back (for export).
 //! - A turn's file changes (what its tools wrote, with the prior content) are committed in
 //!   the turn's transaction; [`Store::last_undoable_turn`] reads them back for undo.
+//! - `qore serve`'s tables: API keys stored as hashes and only ever revoked, never deleted
+//!   ([`Store::create_key`], [`Store::key_by_hash`], [`Store::revoke_key`], and
+//!   [`Store::keys_version`] to notice another process's changes); usage counters that add up
+//!   per UTC day, key, model and agent ([`Store::record_usage`], [`Store::usage`],
+//!   [`Store::tokens_used`]); Responses API ids naming a stored turn ([`Store::put_response`],
+//!   [`Store::response`], [`Store::delete_response`]). Each is one plain SQL statement, the
+//!   surface a second backend implements.
 //!
-//! # Schema (version 2)
+//! # Schema (version 3)
 //!
 //! Times are integer milliseconds since the Unix epoch (`datetime(created_at / 1000,
 //! 'unixepoch')` in `sqlite3`); JSON columns are qore-core's serde form, readable as is.
@@ -45,9 +52,24 @@
 //! | | `before` | BLOB: the file's content before the turn; NULL when it did not exist (or was not recorded) |
 //! | | `after_hash` | lowercase hex SHA-256 of what the turn left; NULL when it left no file |
 //! | | `restorable` | 0 when `before` was not recorded (the file was larger than the limit, 8 MiB) |
+//! | `api_keys` | `id` | TEXT primary key: a lowercase ULID |
+//! | | `name` | UNIQUE, not empty: what `qore serve keys` shows and takes |
+//! | | `hash` | UNIQUE lowercase hex SHA-256 of the key's text (the text is never stored) |
+//! | | `models` | JSON array of glob patterns over agent names and `provider/model`; `[]`: every model |
+//! | | `rpm`, `tpm` | most requests, and tokens in and out, in any 60 seconds; NULL: no limit |
+//! | | `budget_tokens` | most tokens in and out over the key's life (from `usage`); NULL: no limit |
+//! | | `created_at`, `revoked_at` | `revoked_at` NULL while the key is valid; a revoked key stays |
+//! | `usage` | `day`, `key_id`, `model`, `agent` | primary key: UTC date `YYYY-MM-DD`, the key's id (`''`: no key), the model as requested, the agent that answered (`''`: none) |
+//! | | `requests`, `errors` | requests answered, and how many of them failed |
+//! | | `tokens_in`, `tokens_out` | tokens the provider reported, summed |
+//! | `responses` | `id` | TEXT primary key: a Responses API response id |
+//! | | `key_id` | the key that created it (`''`: no key) |
+//! | | `session_id`, `turn_id` | the stored turn it names (cascade delete with either) |
+//! | | `created_at` | when it was stored |
 //!
-//! Version 1 had no `file_changes`; opening a version 1 file adds the table, and its turns
-//! have no recorded changes.
+//! Version 1 had no `file_changes`, version 2 none of `qore serve`'s tables; opening an
+//! older file adds what it lacks and keeps its sessions (a version 1 file's turns have no
+//! recorded changes).
 //!
 //! For example, every user prompt of a project:
 //! `SELECT json_extract(content, '$.blocks[0].text') FROM messages m JOIN turns t ON
@@ -56,14 +78,20 @@
 
 mod error;
 mod file_changes;
+mod keys;
 mod read;
+mod responses;
 mod schema;
 mod store;
 mod turn;
+mod usage;
 
 pub use error::StoreError;
 pub use file_changes::{FileChange, UndoableTurn};
+pub use keys::{KeyRecord, KeysVersion, NewKey};
 pub use read::{time_of, SessionInfo, StoredTurn};
+pub use responses::ResponseRecord;
 pub use schema::{data_dir, schema_version, BUSY_TIMEOUT, SCHEMA_VERSION};
 pub use store::{ImportTurn, NewSession, SessionImport, Store, TurnId, DB_FILE};
 pub use turn::{check_well_formed, title_of, TurnRecord, TurnStatus};
+pub use usage::{is_day, utc_day, UsageRow};

@@ -26,7 +26,7 @@ use crate::StoreError;
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The schema version [`open_connection`] migrates to.
-pub const SCHEMA_VERSION: usize = 2;
+pub const SCHEMA_VERSION: usize = 3;
 
 /// Migration 1: sessions, their turns, and each turn's messages (see the crate doc).
 pub(crate) const V1: &str = "
@@ -67,7 +67,7 @@ CREATE TABLE messages (
 ";
 
 /// Migration 2: the files each turn changed, with their prior content, for undo.
-const V2: &str = "
+pub(crate) const V2: &str = "
 CREATE TABLE file_changes (
     id         INTEGER PRIMARY KEY,
     turn_id    INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
@@ -80,8 +80,46 @@ CREATE TABLE file_changes (
 );
 ";
 
+/// Migration 3: `qore serve`'s API keys (hashed), its usage counters per day, key, model and
+/// agent, and the Responses API's stored response ids (see the crate doc). Plain SQL (no
+/// SQLite-only types), so another backend can create the same tables.
+const V3: &str = "
+CREATE TABLE api_keys (
+    id            TEXT PRIMARY KEY,
+    name          TEXT NOT NULL UNIQUE,
+    hash          TEXT NOT NULL UNIQUE,
+    models        TEXT NOT NULL DEFAULT '[]',
+    rpm           INTEGER,
+    tpm           INTEGER,
+    budget_tokens INTEGER,
+    created_at    INTEGER NOT NULL,
+    revoked_at    INTEGER
+);
+CREATE TABLE usage (
+    day        TEXT NOT NULL,
+    key_id     TEXT NOT NULL DEFAULT '',
+    model      TEXT NOT NULL DEFAULT '',
+    agent      TEXT NOT NULL DEFAULT '',
+    requests   INTEGER NOT NULL DEFAULT 0,
+    errors     INTEGER NOT NULL DEFAULT 0,
+    tokens_in  INTEGER NOT NULL DEFAULT 0,
+    tokens_out INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (day, key_id, model, agent)
+);
+CREATE INDEX usage_key ON usage(key_id, day);
+CREATE TABLE responses (
+    id         TEXT PRIMARY KEY,
+    key_id     TEXT NOT NULL DEFAULT '',
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    turn_id    INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX responses_session ON responses(session_id);
+CREATE INDEX responses_turn ON responses(turn_id);
+";
+
 fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(V1), M::up(V2)])
+    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3)])
 }
 
 /// `QORE_DATA_DIR`, else `qore` in the platform's data dir (`$XDG_DATA_HOME/qore` on Linux).
