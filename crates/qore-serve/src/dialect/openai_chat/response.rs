@@ -1,0 +1,135 @@
+//! A finished turn -> one `chat.completion` body, and the pieces the stream shares with it
+//! (`finish_reason`, `usage`).
+//!
+//! Promises: one choice at index 0 whose `message` has the text as `content` (`null` beside
+//! tool calls when there is no text), the thinking as `reasoning_content` (DeepSeek's and
+//! llama.cpp's field), the tool calls as `tool_calls` (arguments as JSON text, or the raw
+//! text the model sent when it was not JSON); `finish_reason` in OpenAI's words; `usage`
+//! with `prompt_tokens`, `completion_tokens`, `total_tokens` and the cached and reasoning
+//! details, each only where known. `id`, `created` and `model` are the [`ReplyMeta`]'s.
+
+use qore_core::{ContentBlock, StopReason, StreamOutcome, Usage};
+use serde_json::{json, Map, Value};
+
+use crate::ReplyMeta;
+
+/// The whole reply of a finished turn. Another outcome (the server does not pass one)
+/// gives an empty message.
+pub fn body(meta: &ReplyMeta, outcome: &StreamOutcome) -> Value {
+    let (blocks, stop_reason, usage) = match outcome {
+        StreamOutcome::Finished {
+            message,
+            stop_reason,
+            usage,
+        } => (message.blocks.as_slice(), stop_reason.as_ref(), *usage),
+        StreamOutcome::Failed { usage, .. } | StreamOutcome::Cancelled { usage } => {
+            (&[][..], None, *usage)
+        }
+    };
+    let mut text = String::new();
+    let mut reasoning = String::new();
+    let mut calls = Vec::new();
+    for block in blocks {
+        match block {
+            ContentBlock::Text { text: t, .. } => text.push_str(t),
+            ContentBlock::Thinking { text: t, .. } => reasoning.push_str(t),
+            ContentBlock::ToolUse {
+                id,
+                name,
+                input,
+                raw_input,
+                ..
+            } => {
+                let arguments = raw_input.clone().unwrap_or_else(|| input.to_string());
+                calls.push(json!({"id": id, "type": "function",
+                    "function": {"name": name, "arguments": arguments}}));
+            }
+            ContentBlock::Image(_)
+            | ContentBlock::RedactedThinking { .. }
+            | ContentBlock::ToolResult { .. } => {}
+        }
+    }
+    let mut message = Map::new();
+    message.insert("role".into(), json!("assistant"));
+    let content = match (text.is_empty(), calls.is_empty()) {
+        (true, false) => Value::Null,
+        _ => json!(text),
+    };
+    message.insert("content".into(), content);
+    message.insert("refusal".into(), Value::Null);
+    if !reasoning.is_empty() {
+        message.insert("reasoning_content".into(), json!(reasoning));
+    }
+    let reason = finish_reason(stop_reason, !calls.is_empty());
+    if !calls.is_empty() {
+        message.insert("tool_calls".into(), Value::Array(calls));
+    }
+    json!({
+        "id": meta.id,
+        "object": "chat.completion",
+        "created": meta.created,
+        "model": meta.model,
+        "choices": [{
+            "index": 0,
+            "message": message,
+            "logprobs": null,
+            "finish_reason": reason,
+        }],
+        "usage": usage_json(&usage),
+    })
+}
+
+/// OpenAI's `finish_reason` for how the turn stopped. A turn that made tool calls and
+/// stopped for no other named reason is `tool_calls` (some upstreams say "stop" there,
+/// and OpenAI's callers look for `tool_calls`).
+pub fn finish_reason(reason: Option<&StopReason>, made_calls: bool) -> &'static str {
+    match reason {
+        Some(StopReason::MaxTokens) => "length",
+        Some(StopReason::ToolUse) => "tool_calls",
+        Some(StopReason::Refusal) => "content_filter",
+        Some(StopReason::StopSequence) if !made_calls => "stop",
+        _ if made_calls => "tool_calls",
+        _ => "stop",
+    }
+}
+
+/// `usage` in OpenAI's shape, each count only where known. `prompt_tokens` counts the
+/// whole input: cache reads and writes reported beside the input (Anthropic's way, told by
+/// a cache-write count or by cache reads above the input) are added to it.
+pub fn usage_json(usage: &Usage) -> Value {
+    let mut out = Map::new();
+    let prompt = usage.input_tokens.map(|input| {
+        let cached = usage.cached_input_tokens.unwrap_or(0);
+        let beside = usage.cache_creation_input_tokens.is_some() || cached > input;
+        match beside {
+            true => input + cached + usage.cache_creation_input_tokens.unwrap_or(0),
+            false => input,
+        }
+    });
+    if let Some(prompt) = prompt {
+        out.insert("prompt_tokens".into(), json!(prompt));
+    }
+    if let Some(completion) = usage.output_tokens {
+        out.insert("completion_tokens".into(), json!(completion));
+    }
+    if let (Some(prompt), Some(completion)) = (prompt, usage.output_tokens) {
+        out.insert("total_tokens".into(), json!(prompt + completion));
+    }
+    if let Some(cached) = usage.cached_input_tokens {
+        out.insert(
+            "prompt_tokens_details".into(),
+            json!({"cached_tokens": cached}),
+        );
+    }
+    if let Some(reasoning) = usage.reasoning_tokens {
+        out.insert(
+            "completion_tokens_details".into(),
+            json!({"reasoning_tokens": reasoning}),
+        );
+    }
+    Value::Object(out)
+}
+
+#[cfg(test)]
+#[path = "response_tests.rs"]
+mod tests;
