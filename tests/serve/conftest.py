@@ -166,15 +166,18 @@ def start(env: dict[str, str], log: pathlib.Path) -> tuple[subprocess.Popen, str
     return process, url.rstrip("/")
 
 
-def stop(process: subprocess.Popen) -> int | None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(STOP_TIMEOUT)
-    return process.returncode
+def stop(process: subprocess.Popen) -> bool:
+    """SIGTERM, then kill after STOP_TIMEOUT: whether it ended on SIGTERM."""
+    if process.poll() is not None:
+        return True
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(STOP_TIMEOUT)
+        return True
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(STOP_TIMEOUT)
+        return False
 
 
 @pytest.fixture(scope="session")
@@ -205,8 +208,9 @@ def qore(tmp_path_factory, upstream: Upstream):
     process, url = start(env, log)
     server = Qore(url, keys, config, data, log, env, process)
     yield server
-    code = stop(process)
-    assert code is not None
+    alive = process.poll() is None
+    assert stop(process), f"qore serve did not end within {STOP_TIMEOUT} s of SIGTERM"
+    assert alive, f"qore serve died during the tests (exit {process.returncode})"
 
 
 @pytest.fixture(autouse=True)

@@ -1,12 +1,14 @@
 """A scripted upstream provider for qore serve's tests: a threaded stdlib HTTP server on
 127.0.0.1:0 speaking OpenAI Chat Completions (`POST /v1/chat/completions`, streaming SSE or
-one JSON body, as the request asks; `GET /v1/models`).
+one JSON body, as the request asks; `GET /v1/models`; and the legacy `POST /v1/completions`,
+its text in `choices[].text`).
 
 Promises: each chat request takes the next queued `Reply` (`script(...)`), else the
 `standing` reply (a `Reply`, or a function of the request body returning one; it stays, so a
 client that retries meets it every time), else a 500 saying nothing is scripted. Every
 request is recorded as a `Seen` (method, path, headers, JSON body) before it is answered;
-`wait_for(n)` blocks until n chat requests have arrived. A text or tool-call reply is
+`chats()` are the POSTs to either completions path, and `wait_for(n)` blocks until n of
+them have arrived. A text or tool-call reply is
 rendered as the request asks: SSE chunks when `stream` is true (a usage chunk only when
 `stream_options.include_usage` is), else one `chat.completion` body. `reset()` clears the
 script, the standing reply and the record between tests.
@@ -116,16 +118,24 @@ class Upstream:
                 except ValueError:
                     body = raw.decode("utf-8", "replace")
                 upstream._record(self, body)
-                if not self.path.rstrip("/").endswith("/chat/completions"):
+                if not is_answer(self.path):
                     self._json(404, {"error": {"message": f"no {self.path}", "type": "not_found"}})
                     return
                 reply = upstream._next(body if isinstance(body, dict) else {})
                 if reply.status != 200:
                     self._json(reply.status, reply.error or {}, reply.headers)
-                elif isinstance(body, dict) and body.get("stream"):
+                elif not isinstance(body, dict):
+                    self._json(400, {"error": {"message": "not JSON", "type": "invalid_request_error"}})
+                elif not self.path.split("?")[0].rstrip("/").endswith("/chat/completions"):
+                    legacy = legacy_completion(reply, body)
+                    if body.get("stream"):
+                        self._sse([legacy])
+                    else:
+                        self._json(200, legacy)
+                elif body.get("stream"):
                     self._sse(stream_chunks(reply, body))
                 else:
-                    self._json(200, completion(reply, body if isinstance(body, dict) else {}))
+                    self._json(200, completion(reply, body))
 
             def _json(self, status: int, obj, headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(obj).encode()
@@ -175,13 +185,13 @@ class Upstream:
     def chats(self) -> list[Seen]:
         """The chat requests received so far."""
         with self._cond:
-            return [s for s in self.seen if s.path.rstrip("/").endswith("/chat/completions")]
+            return [s for s in self.seen if s.method == "POST" and is_answer(s.path)]
 
     def wait_for(self, n: int, seconds: float = 30.0) -> list[Seen]:
         deadline = time.monotonic() + seconds
         with self._cond:
             while True:
-                chats = [s for s in self.seen if s.path.rstrip("/").endswith("/chat/completions")]
+                chats = [s for s in self.seen if s.method == "POST" and is_answer(s.path)]
                 if len(chats) >= n:
                     return chats
                 left = deadline - time.monotonic()
@@ -211,6 +221,21 @@ class Upstream:
         if standing is not None:
             return standing
         return error(500, "the scripted upstream has no reply scripted", kind="server_error")
+
+
+def is_answer(path: str) -> bool:
+    return path.split("?")[0].rstrip("/").endswith("/completions")
+
+
+def legacy_completion(reply: Reply, body: dict) -> dict:
+    return {
+        "id": "cmpl-scripted",
+        "object": "text_completion",
+        "created": int(time.time()),
+        "model": body.get("model") or "gpt-test",
+        "choices": [{"index": 0, "text": reply.text or "", "finish_reason": "stop"}],
+        "usage": _usage(reply),
+    }
 
 
 def _usage(reply: Reply) -> dict:
