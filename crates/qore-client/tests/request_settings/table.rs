@@ -201,7 +201,7 @@ pub fn table() -> Vec<(&'static str, Setting, Expected)> {
             (none(), at1(mode, json!({"mode": "NONE"}))),
             (required(), at1(mode, json!({"mode": "ANY"}))),
             (named(), at1(mode, only_lookup)),
-            (json_object(), at(&[mime.clone()])),
+            (json_object(), at1(mime.0, mime.1.clone())),
             (json_schema(), at(&[mime, json_schema_at])),
             (
                 stop(),
