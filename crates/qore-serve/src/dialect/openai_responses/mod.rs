@@ -94,3 +94,7 @@ impl Dialect for OpenAiResponses {
         error::error_body(error)
     }
 }
+
+#[cfg(test)]
+#[path = "client_tests.rs"]
+mod client_tests;

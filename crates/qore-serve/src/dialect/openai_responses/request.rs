@@ -255,3 +255,7 @@ fn response_format(value: &Value, dropped: &mut Vec<String>) -> Result<ResponseF
         )),
     }
 }
+
+#[cfg(test)]
+#[path = "request_tests.rs"]
+mod tests;

@@ -383,3 +383,7 @@ impl StreamEncoder for ResponsesEncoder {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "stream_tests.rs"]
+mod tests;

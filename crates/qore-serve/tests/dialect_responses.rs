@@ -1,0 +1,151 @@
+//! The Responses dialect against real traffic: every recorded Responses request body in
+//! `../shared/fixtures` (OpenAI, the ChatGPT Codex backend, OpenRouter, llama.cpp) decodes,
+//! except what the dialect refuses by design (file inputs: a 400 naming `input_file`), and
+//! what decodes encodes again through qore-client's Responses codec; plus a hand-written
+//! request shaped like codex's.
+
+use axum::http::HeaderMap;
+use qore_client::protocols::openai_responses::OpenAiResponses as ClientResponses;
+use qore_client::{ChatRequest, Protocol, RequestOptions};
+use qore_core::{ContentBlock, Role};
+use qore_serve::dialect::openai_responses::OpenAiResponses;
+use qore_serve::dialect::Dialect;
+use qore_testkit::cassette::{fixtures_dir, load_cassettes};
+use serde_json::json;
+
+#[test]
+fn every_recorded_responses_request_decodes() {
+    let Some(dir) = fixtures_dir() else {
+        eprintln!("no fixtures: skipped");
+        return;
+    };
+    let cassettes = load_cassettes(&dir).expect("fixtures load");
+    let (mut decoded, mut refused, mut failures) = (0, 0, Vec::new());
+    for cassette in &cassettes {
+        for (n, exchange) in cassette.exchanges.iter().enumerate() {
+            if exchange.method != "POST" || !exchange.path.ends_with("/responses") {
+                continue;
+            }
+            let Some(body) = &exchange.request_body else {
+                continue;
+            };
+            let name = format!("{} #{n}", cassette.name());
+            match OpenAiResponses.decode(body.as_bytes(), &HeaderMap::new()) {
+                Ok(inbound) => {
+                    decoded += 1;
+                    let options = RequestOptions::default();
+                    let request = ChatRequest {
+                        model: &inbound.model,
+                        history: &inbound.history,
+                        tools: &inbound.tools,
+                        options: &options,
+                    };
+                    if let Err(error) = ClientResponses::default().encode(&request) {
+                        failures.push(format!("{name}: re-encoding: {error:?}"));
+                    }
+                }
+                Err(error) if error.message.contains("input_file") => refused += 1,
+                Err(error) => {
+                    failures.push(format!("{name}: {} ({:?})", error.message, error.param))
+                }
+            }
+        }
+    }
+    eprintln!("{decoded} Responses requests decoded, {refused} refused for input_file");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(decoded >= 150, "only {decoded} Responses requests found");
+    assert!(refused <= 2, "{refused} refused for input_file");
+}
+
+#[test]
+fn a_codex_responses_request_decodes() {
+    let body = json!({
+        "model": "gpt-5-codex",
+        "instructions": "You are Codex, a coding agent.",
+        "input": [
+            {"type": "message", "role": "developer",
+                "content": [{"type": "input_text", "text": "<permissions>workspace-write</permissions>"}]},
+            {"type": "message", "role": "user",
+                "content": [{"type": "input_text", "text": "<environment_context>cwd</environment_context>"}]},
+            {"type": "message", "role": "user",
+                "content": [{"type": "input_text", "text": "fix the bug"}]},
+            {"type": "reasoning", "id": "rs_1", "content": null, "encrypted_content": "gAAAAABenc",
+                "summary": [{"type": "summary_text", "text": "**Looking at files**"}]},
+            {"type": "function_call", "id": "fc_1", "name": "shell", "call_id": "call_1",
+                "arguments": "{\"command\":[\"ls\"]}"},
+            {"type": "function_call_output", "call_id": "call_1", "output": "Cargo.toml\nsrc"},
+            {"type": "custom_tool_call", "id": "ctc_1", "status": "completed", "call_id": "call_2",
+                "name": "apply_patch", "input": "*** Begin Patch\n*** End Patch"},
+            {"type": "custom_tool_call_output", "call_id": "call_2", "output": "Done"},
+            {"type": "web_search_call", "id": "ws_1", "status": "completed",
+                "action": {"type": "search", "query": "rust"}},
+            {"type": "message", "role": "assistant",
+                "content": [{"type": "output_text", "text": "Fixed.", "annotations": []}]},
+            {"type": "message", "role": "user",
+                "content": [{"type": "input_text", "text": "thanks"}]},
+        ],
+        "tools": [
+            {"type": "function", "name": "shell", "description": "Runs a command.", "strict": false,
+                "parameters": {"type": "object", "properties": {"command": {"type": "array",
+                    "items": {"type": "string"}}}, "required": ["command"],
+                    "additionalProperties": false}},
+            {"type": "custom", "name": "apply_patch", "description": "Edit files.",
+                "format": {"type": "grammar", "syntax": "lark", "definition": "start: x"}},
+            {"type": "web_search"},
+        ],
+        "tool_choice": "auto",
+        "parallel_tool_calls": false,
+        "reasoning": {"effort": "medium", "summary": "auto"},
+        "store": false,
+        "stream": true,
+        "include": ["reasoning.encrypted_content"],
+        "prompt_cache_key": "0199a1b2-c3d4",
+        "text": {"verbosity": "medium"},
+        "client_metadata": {"x-codex-turn": "1"},
+    });
+    let inbound = OpenAiResponses
+        .decode(body.to_string().as_bytes(), &HeaderMap::new())
+        .expect("codex's request decodes");
+    assert!(inbound.stream && !inbound.store);
+    let shape: Vec<(Role, usize)> = (inbound.history.iter())
+        .map(|m| (m.role, m.blocks.len()))
+        .collect();
+    assert_eq!(
+        shape,
+        [
+            (Role::System, 1),
+            (Role::System, 1),
+            (Role::User, 2),
+            (Role::Assistant, 2),
+            (Role::User, 1),
+            (Role::Assistant, 1),
+            (Role::User, 1),
+        ]
+    );
+    assert_eq!(
+        inbound.history.messages()[3].blocks[0],
+        ContentBlock::Thinking {
+            text: "**Looking at files**".into(),
+            signature: Some("gAAAAABenc".into()),
+        }
+    );
+    assert_eq!(inbound.tools.len(), 1);
+    assert_eq!(inbound.tools[0].name, "shell");
+    let mut dropped = inbound.dropped.clone();
+    dropped.sort();
+    assert_eq!(
+        dropped,
+        [
+            "client_metadata",
+            "custom",
+            "custom_tool_call",
+            "custom_tool_call_output",
+            "parallel_tool_calls",
+            "prompt_cache_key",
+            "reasoning",
+            "text.verbosity",
+            "web_search",
+            "web_search_call",
+        ]
+    );
+}
