@@ -18,6 +18,7 @@ mod app;
 pub mod config;
 pub mod dialect;
 mod error;
+pub mod gate;
 #[cfg(any())] // WIP: waits on gate.rs
 mod exchange;
 #[cfg(any())] // WIP: waits on gate.rs
