@@ -1,0 +1,83 @@
+//! Anthropic's error envelope: `{"type": "error", "error": {"type", "message"}}`, as the body
+//! of an HTTP error answer and as an `event: error` frame inside a stream that already
+//! started.
+//!
+//! Promises: every [`ErrorKind`] has Anthropic's own type name (`invalid_request_error`,
+//! `authentication_error`, `permission_error`, `not_found_error`, `request_too_large`,
+//! `rate_limit_error`, `api_error`, `overloaded_error`), so Anthropic's SDKs raise the
+//! exception class they would for Anthropic itself; the message is the [`ServeError`]'s one
+//! line.
+
+use serde_json::{json, Value};
+
+use crate::dialect::sse;
+use crate::{ErrorKind, ServeError};
+
+/// Anthropic's `error.type` for `kind`.
+pub fn error_type(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::InvalidRequest | ErrorKind::ContextLength => "invalid_request_error",
+        ErrorKind::Authentication => "authentication_error",
+        ErrorKind::Permission => "permission_error",
+        ErrorKind::NotFound => "not_found_error",
+        ErrorKind::TooLarge => "request_too_large",
+        ErrorKind::RateLimit => "rate_limit_error",
+        ErrorKind::Overloaded => "overloaded_error",
+        ErrorKind::Upstream | ErrorKind::Internal => "api_error",
+    }
+}
+
+/// The envelope for `error` (the body of its HTTP answer and the data of its stream event).
+pub fn body(error: &ServeError) -> Value {
+    json!({
+        "type": "error",
+        "error": {"type": error_type(error.kind), "message": error.message},
+    })
+}
+
+/// Append the in-stream error event for `error`.
+pub fn stream_event(error: &ServeError, out: &mut Vec<u8>) {
+    sse::frame(out, Some("error"), &body(error));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_anthropics_type_name() {
+        let table = [
+            (ErrorKind::InvalidRequest, "invalid_request_error", 400),
+            (ErrorKind::ContextLength, "invalid_request_error", 400),
+            (ErrorKind::Authentication, "authentication_error", 401),
+            (ErrorKind::Permission, "permission_error", 403),
+            (ErrorKind::NotFound, "not_found_error", 404),
+            (ErrorKind::TooLarge, "request_too_large", 413),
+            (ErrorKind::RateLimit, "rate_limit_error", 429),
+            (ErrorKind::Overloaded, "overloaded_error", 503),
+            (ErrorKind::Upstream, "api_error", 502),
+            (ErrorKind::Internal, "api_error", 500),
+        ];
+        for (kind, name, status) in table {
+            let error = ServeError::new(kind, "went wrong");
+            assert_eq!(error.status, status);
+            assert_eq!(
+                body(&error),
+                json!({"type": "error", "error": {"type": name, "message": "went wrong"}})
+            );
+        }
+    }
+
+    #[test]
+    fn the_stream_event_is_named_error() {
+        let mut out = Vec::new();
+        stream_event(&ServeError::new(ErrorKind::Overloaded, "busy"), &mut out);
+        let text = String::from_utf8(out).unwrap();
+        let data = text.strip_prefix("event: error\ndata: ").unwrap();
+        let data = data.strip_suffix("\n\n").unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(data).unwrap(),
+            json!({"type": "error", "error": {"type": "overloaded_error", "message": "busy"}})
+        );
+    }
+}
