@@ -1,38 +1,16 @@
 //! Errors in OpenAI's words: the HTTP envelope `{"error": {"message", "type", "param",
-//! "code"}}` (the same as Chat Completions'), and the `error` of a `failed` response
-//! (`{"code", "message"}`), which is what a stream that fails after its first byte carries
-//! in `response.failed`. Codes are the ones OpenAI's clients act on
-//! (`context_length_exceeded`, `rate_limit_exceeded`, `invalid_api_key` …).
+//! "code"}}` (written by Chat Completions' `error.rs`: the same on both APIs), and the
+//! `error` of a `failed` response (`{"code", "message"}`), which a stream that fails after
+//! its first byte carries in `response.failed`, with a code OpenAI's clients act on
+//! (`context_length_exceeded`, `rate_limit_exceeded` …).
 
 use serde_json::{json, Value};
 
 use crate::{ErrorKind, ServeError};
 
-/// OpenAI's `type` and `code` for a kind of failure.
-pub fn type_and_code(kind: ErrorKind) -> (&'static str, Option<&'static str>) {
-    match kind {
-        ErrorKind::InvalidRequest => ("invalid_request_error", None),
-        ErrorKind::ContextLength => ("invalid_request_error", Some("context_length_exceeded")),
-        ErrorKind::Authentication => ("invalid_request_error", Some("invalid_api_key")),
-        ErrorKind::Permission => ("invalid_request_error", Some("model_not_permitted")),
-        ErrorKind::NotFound => ("invalid_request_error", Some("not_found")),
-        ErrorKind::TooLarge => ("invalid_request_error", Some("request_too_large")),
-        ErrorKind::RateLimit => ("rate_limit_error", Some("rate_limit_exceeded")),
-        ErrorKind::Overloaded => ("server_error", Some("server_overloaded")),
-        ErrorKind::Upstream => ("server_error", Some("upstream_error")),
-        ErrorKind::Internal => ("server_error", None),
-    }
-}
-
-/// The HTTP error body.
+/// The HTTP error body: Chat Completions' envelope, the same on both OpenAI APIs.
 pub fn error_body(error: &ServeError) -> Value {
-    let (kind, code) = type_and_code(error.kind);
-    json!({"error": {
-        "message": error.message,
-        "type": kind,
-        "param": error.param,
-        "code": code,
-    }})
+    crate::dialect::openai_chat::error::body(error)
 }
 
 /// The `error` of a `failed` response: a code from the set the Responses API uses there
@@ -50,6 +28,8 @@ pub fn failed_error(error: &ServeError) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use qore_client::protocols::openai_responses::OpenAiResponses as ClientResponses;
+    use qore_client::Protocol as _;
 
     #[test]
     fn envelopes_name_type_param_and_code() {
@@ -73,6 +53,9 @@ mod tests {
         for (error, expected) in cases {
             assert_eq!(error_body(&error), expected);
         }
+        let text = error_body(&ServeError::new(ErrorKind::RateLimit, "slow down")).to_string();
+        let info = ClientResponses::default().error(429, &text);
+        assert!(info.message.contains("slow down"), "{}", info.message);
         let failed = failed_error(&ServeError::new(ErrorKind::Upstream, "boom"));
         assert_eq!(failed, json!({"code": "server_error", "message": "boom"}));
     }
