@@ -220,3 +220,7 @@ fn response_format(value: &Value, path: &str) -> Result<ResponseFormat, ServeErr
 #[cfg(test)]
 #[path = "request_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "request_edge_tests.rs"]
+mod edge_tests;

@@ -215,6 +215,9 @@ fn chunks_have_openai_shapes() {
         args("c1", "{}"),
         start("c2", "f"),
         args("c2", "["),
+        end("c1", ToolCallInput::parse("{}")),
+        end("c2", ToolCallInput::parse("[")),
+        stop(StopReason::EndTurn),
     ];
     let bytes = encode(&events, true);
     let chunks: Vec<String> = frames(&bytes);
