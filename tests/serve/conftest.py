@@ -36,6 +36,8 @@ KEYS = {
     "rpm-openai": ["--rpm", "1"],
     "rpm-anthropic": ["--rpm", "1"],
     "claude-code": [],
+    "usage": [],
+    "to-revoke": [],
 }
 
 # Agents served by name: the scripted provider with their own models. The second one is
@@ -112,9 +114,10 @@ def qore_env(config: pathlib.Path, data: pathlib.Path) -> dict[str, str]:
     return env
 
 
-def create_key(env: dict[str, str], name: str, options: list[str]) -> str:
+def run_qore(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    """`qore ARGS` to its end (30 s at most); fails the test unless it exits 0."""
     done = subprocess.run(
-        [qore_bin(), "serve", "keys", "create", name, *options],
+        [qore_bin(), *args],
         env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,
@@ -122,9 +125,13 @@ def create_key(env: dict[str, str], name: str, options: list[str]) -> str:
         timeout=30,
     )
     assert done.returncode == 0, (
-        f"`qore serve keys create {name} {' '.join(options)}` failed ({done.returncode}):\n"
-        f"{done.stdout}\n{done.stderr}"
+        f"`qore {' '.join(args)}` failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
     )
+    return done
+
+
+def create_key(env: dict[str, str], name: str, options: list[str]) -> str:
+    done = run_qore(env, "serve", "keys", "create", name, *options)
     key = done.stdout.strip()
     assert key and len(key.split()) == 1, f"keys create printed {done.stdout!r}, not one key"
     return key
