@@ -235,7 +235,7 @@ fn image(block: &Map<String, Value>, place: &str) -> Result<ImageSource, ServeEr
         }),
         other => Err(ServeError::invalid(
             format!("{place}.type"),
-            format!("{place}: {other} image sources cannot be carried (base64 or url can)"),
+            format!("{place}.type: {other} image sources cannot be carried (base64 or url can)"),
         )),
     }
 }

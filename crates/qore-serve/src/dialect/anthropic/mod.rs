@@ -62,3 +62,27 @@ impl Dialect for AnthropicMessages {
         error::body(error)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_msg_and_a_ulid_and_the_trait_reaches_each_part() {
+        let dialect: &dyn Dialect = &AnthropicMessages;
+        let (a, b) = (dialect.new_id(), dialect.new_id());
+        assert!(a.starts_with("msg_") && a.len() == 30, "{a}");
+        assert!(ulid::Ulid::from_string(&a[4..]).is_ok(), "{a}");
+        assert_ne!(a, b);
+        assert_eq!(dialect.name(), "messages");
+        let body =
+            br#"{"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}"#;
+        let inbound = dialect.decode(body, &HeaderMap::new()).unwrap();
+        assert_eq!(inbound.history.len(), 1);
+        let error = ServeError::new(crate::ErrorKind::NotFound, "no such model");
+        assert_eq!(
+            dialect.error_body(&error)["error"]["type"],
+            "not_found_error"
+        );
+    }
+}

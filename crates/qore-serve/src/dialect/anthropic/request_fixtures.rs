@@ -184,3 +184,76 @@ fn a_claude_code_request_decodes_with_its_hints_named() {
     assert!(inbound.stream);
     assert_eq!(inbound.passthrough_headers.len(), 2);
 }
+
+/// Every value of `value`, each replaced in turn by each of `with`: the bodies that result.
+fn mutations(value: &Value, with: &[Value]) -> Vec<Value> {
+    let mut out: Vec<Value> = with.to_vec();
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map {
+                for mutated in mutations(child, with) {
+                    let mut copy = map.clone();
+                    copy.insert(key.clone(), mutated);
+                    out.push(Value::Object(copy));
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                for mutated in mutations(child, with) {
+                    let mut copy = items.clone();
+                    copy[i] = mutated;
+                    out.push(Value::Array(copy));
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+#[test]
+fn any_value_of_the_wrong_type_is_a_400_naming_a_field_never_a_panic() {
+    let body = json!({
+        "model": "m", "max_tokens": 8, "stream": true, "temperature": 0.5,
+        "system": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}}],
+        "tools": [{"name": "a", "description": "d", "input_schema": {"type": "object"}}],
+        "tool_choice": {"type": "tool", "name": "a"},
+        "stop_sequences": ["x"],
+        "output_config": {"format": {"type": "json_schema", "schema": {"type": "object"}}},
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "hi"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                    "data": "YWJj"}}]},
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "t", "signature": "s"},
+                {"type": "tool_use", "id": "t1", "name": "a", "input": {"x": 1}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                "is_error": true, "content": [{"type": "text", "text": "r"}]}]},
+        ],
+    });
+    let with = [
+        json!(null),
+        json!(7),
+        json!("s"),
+        json!([]),
+        json!({}),
+        json!(true),
+    ];
+    let all = mutations(&body, &with);
+    assert!(all.len() > 300, "{}", all.len());
+    for mutated in all {
+        if let Err(err) = decode(mutated.to_string().as_bytes(), &HeaderMap::new()) {
+            assert_eq!(err.status, 400, "{mutated}");
+            assert!(
+                err.param.as_deref().is_some_and(|p| !p.is_empty()),
+                "{mutated}"
+            );
+            assert!(
+                err.message.contains(err.param.as_deref().unwrap_or(""))
+                    || err.param.as_deref() == Some("body"),
+                "{err:?}"
+            );
+        }
+    }
+}
