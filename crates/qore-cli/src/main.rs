@@ -19,6 +19,7 @@ mod output;
 mod prompt;
 mod refactor;
 mod run;
+mod serve;
 mod sessions;
 mod skills;
 mod tools;
@@ -100,6 +101,10 @@ enum Command {
         #[command(subcommand)]
         command: skills::SkillsCommand,
     },
+    /// The HTTP server: OpenAI Chat Completions, OpenAI Responses and Anthropic Messages
+    /// answered through qore's agents and providers; `keys` manages its API keys, `usage`
+    /// reports what they used.
+    Serve(serve::ServeArgs),
     /// Print a shell completion script (`qore completions bash > ~/.local/share/bash-completion/completions/qore`).
     Completions {
         #[arg(value_enum)]
@@ -312,6 +317,7 @@ async fn main() -> ExitCode {
         Command::Lsp => lsp::lsp().await,
         Command::Mcp { command } => mcp::mcp(command).await,
         Command::Skills { command } => skills::skills(command),
+        Command::Serve(args) => serve::serve(args).await,
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "qore", &mut script);

@@ -1,0 +1,392 @@
+//! `qore serve …`: the HTTP server's command line, its API keys and its usage report.
+//!
+//! Promises:
+//! - the store is the CLI's (`qore.db` in `QORE_DATA_DIR`, else the platform's data dir), the
+//!   one a running `qore serve` polls: a key created or revoked here takes effect there
+//!   within a second;
+//! - `keys create` prints the new key once, alone on stdout (one line, nothing else); what
+//!   was created goes to stderr; the key's text is never stored (only its SHA-256) and never
+//!   shown again;
+//! - `keys list` shows names, id prefixes, model patterns, limits and times, never a key or
+//!   its hash; `keys revoke` takes a name, an id or a unique id prefix;
+//! - `usage` is a table (JSON with `--json`) per key, model, agent and UTC day;
+//! - a bad flag is a usage error naming it (exit 2); a failure is one `qore:` line on stderr
+//!   (exit 1).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use comfy_table::{presets::NOTHING, Table};
+use qore_serve::gate::{check_pattern, hash_key, new_key};
+use qore_store::{time_of, KeyRecord, NewKey, Store, UsageRow};
+use serde_json::json;
+
+use crate::console::{note, outln};
+
+/// `qore serve`: start the server, or manage its keys and read its usage.
+#[derive(Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct ServeArgs {
+    #[command(subcommand)]
+    pub command: Option<ServeCommand>,
+    /// Where to listen: ADDR:PORT, or a bare PORT on 127.0.0.1. Default: the config's
+    /// [serve] listen, else 127.0.0.1:8787.
+    #[arg(long, value_name = "ADDR", value_parser = listen)]
+    pub listen: Option<String>,
+    /// The settings file (TOML with a [serve] table). Default: the config dir's config.toml.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Check no keys: anyone who reaches the address may use every model.
+    #[arg(long)]
+    pub no_auth: bool,
+    /// After SIGTERM or Ctrl-C, how long streams in flight may finish, in seconds. Default:
+    /// the config's, else 30.
+    #[arg(long, value_name = "SECS", value_parser = crate::flags::seconds)]
+    pub drain_timeout: Option<Duration>,
+    /// The largest request body accepted, in bytes (larger: 413). Default: the config's,
+    /// else 32 MiB.
+    #[arg(long, value_name = "BYTES", value_parser = positive_usize)]
+    pub body_limit: Option<usize>,
+}
+
+#[derive(Subcommand)]
+pub enum ServeCommand {
+    /// API keys: create NAME, list, revoke NAME|ID.
+    Keys {
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
+    /// Requests, errors and tokens per key, model, agent and UTC day.
+    Usage {
+        /// Only this key (name, id or unique id prefix).
+        #[arg(long, value_name = "NAME|ID")]
+        key: Option<String>,
+        /// Only from this UTC day on.
+        #[arg(long, value_name = "YYYY-MM-DD", value_parser = day)]
+        since: Option<String>,
+        /// One JSON array of rows instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum KeysCommand {
+    /// Create a key and print it (once: only its hash is stored).
+    Create {
+        /// A unique name for the key (what list, revoke and usage show).
+        name: String,
+        /// A glob over agent names and provider/model the key may use (`claude-*`,
+        /// `local/*`); repeat for more. Default: every model.
+        #[arg(long = "models", value_name = "PATTERN", value_parser = pattern)]
+        models: Vec<String>,
+        /// Most requests in any 60 seconds.
+        #[arg(long, value_name = "N", value_parser = positive)]
+        rpm: Option<u64>,
+        /// Most tokens (in and out) in any 60 seconds.
+        #[arg(long, value_name = "N", value_parser = positive)]
+        tpm: Option<u64>,
+        /// Most tokens (in and out) over the key's whole life.
+        #[arg(long, value_name = "N", value_parser = positive)]
+        budget_tokens: Option<u64>,
+    },
+    /// List the keys (never the keys themselves).
+    List {
+        /// One JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a key (it stays listed; a running server refuses it within a second).
+    Revoke {
+        /// Name, id or unique id prefix.
+        key: String,
+    },
+}
+
+/// Run `qore serve …`.
+pub async fn serve(args: ServeArgs) -> ExitCode {
+    let done = match args.command {
+        Some(ServeCommand::Keys { command }) => open().and_then(|store| keys(&store, command)),
+        Some(ServeCommand::Usage { key, since, json }) => {
+            open().and_then(|store| usage(&store, key.as_deref(), since.as_deref(), json))
+        }
+        None => start(args).await,
+    };
+    match done {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => crate::fail(message),
+    }
+}
+
+/// Start the server.
+async fn start(args: ServeArgs) -> Result<(), String> {
+    let _flags = args.flags();
+    Err("starting the server is not yet available (keys and usage are)".into())
+}
+
+impl ServeArgs {
+    /// The flags as the server's settings take them.
+    pub fn flags(&self) -> qore_serve::config::ServeFlags {
+        qore_serve::config::ServeFlags {
+            listen: self.listen.clone(),
+            config: self.config.clone(),
+            no_auth: self.no_auth,
+            drain_timeout: self.drain_timeout,
+            body_limit: self.body_limit,
+        }
+    }
+}
+
+fn open() -> Result<Store, String> {
+    Store::open_default().map_err(|e| e.to_string())
+}
+
+fn keys(store: &Store, command: KeysCommand) -> Result<(), String> {
+    match command {
+        KeysCommand::Create {
+            name,
+            models,
+            rpm,
+            tpm,
+            budget_tokens,
+        } => {
+            let key = new_key().map_err(|e| e.to_string())?;
+            let new = NewKey {
+                name,
+                hash: hash_key(&key),
+                models,
+                rpm,
+                tpm,
+                budget_tokens,
+            };
+            let created = store.create_key(&new).map_err(|e| e.to_string())?;
+            note!(
+                "qore: created the key '{}' (id {}; models: {}; limits: {}). It is printed once, \
+                 on stdout: keep it now, only its hash is stored.",
+                created.name,
+                created.id,
+                models_text(&created),
+                limits_text(&created)
+            );
+            outln!("{key}");
+            Ok(())
+        }
+        KeysCommand::List { json } => list(store, json),
+        KeysCommand::Revoke { key } => {
+            let before = store.key(&key).map_err(|e| e.to_string())?;
+            if let Some(at) = before.revoked_at {
+                note!(
+                    "qore: the key '{}' was already revoked on {}",
+                    before.name,
+                    minute(at)
+                );
+                return Ok(());
+            }
+            let revoked = store.revoke_key(&before.id).map_err(|e| e.to_string())?;
+            outln!("revoked the key '{}' ({})", revoked.name, revoked.id);
+            Ok(())
+        }
+    }
+}
+
+fn list(store: &Store, json: bool) -> Result<(), String> {
+    let keys = store.keys().map_err(|e| e.to_string())?;
+    if json {
+        let rows: Vec<_> = (keys.iter())
+            .map(|k| {
+                json!({
+                    "id": k.id,
+                    "name": k.name,
+                    "models": k.models,
+                    "rpm": k.rpm,
+                    "tpm": k.tpm,
+                    "budget_tokens": k.budget_tokens,
+                    "created_at": rfc3339(k.created_at),
+                    "revoked_at": k.revoked_at.map(rfc3339),
+                })
+            })
+            .collect();
+        outln!("{}", serde_json::Value::Array(rows));
+        return Ok(());
+    }
+    if keys.is_empty() {
+        note!("no API keys yet (`qore serve keys create NAME` makes one)");
+        return Ok(());
+    }
+    let mut ids: Vec<String> = keys.iter().map(|k| k.id.clone()).collect();
+    ids.sort();
+    let width = prefix_len(&ids);
+    let mut table = Table::new();
+    table
+        .load_preset(NOTHING)
+        .set_header(["NAME", "ID", "MODELS", "LIMITS", "CREATED", "REVOKED"]);
+    for k in &keys {
+        table.add_row([
+            k.name.clone(),
+            k.id.get(..width).unwrap_or(&k.id).to_owned(),
+            models_text(k),
+            limits_text(k),
+            minute(k.created_at),
+            k.revoked_at.map(minute).unwrap_or_default(),
+        ]);
+    }
+    for line in table.lines() {
+        outln!("{}", line.trim_end());
+    }
+    Ok(())
+}
+
+fn usage(store: &Store, key: Option<&str>, since: Option<&str>, json: bool) -> Result<(), String> {
+    let key_id = key
+        .map(|k| store.key(k).map(|k| k.id))
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    let rows = store
+        .usage(key_id.as_deref(), since)
+        .map_err(|e| e.to_string())?;
+    let keys = store.keys().map_err(|e| e.to_string())?;
+    let name_of = |row: &UsageRow| -> String {
+        if row.key_id.is_empty() {
+            return "(no key)".into();
+        }
+        (keys.iter().find(|k| k.id == row.key_id))
+            .map_or_else(|| row.key_id.clone(), |k| k.name.clone())
+    };
+    if json {
+        let out: Vec<_> = (rows.iter())
+            .map(|r| {
+                json!({
+                    "key": name_of(r),
+                    "key_id": r.key_id,
+                    "model": r.model,
+                    "agent": r.agent,
+                    "day": r.day,
+                    "requests": r.requests,
+                    "errors": r.errors,
+                    "tokens_in": r.tokens_in,
+                    "tokens_out": r.tokens_out,
+                })
+            })
+            .collect();
+        outln!("{}", serde_json::Value::Array(out));
+        return Ok(());
+    }
+    if rows.is_empty() {
+        note!(
+            "no usage recorded{}",
+            since.map_or(String::new(), |d| format!(" since {d}"))
+        );
+        return Ok(());
+    }
+    let mut table = Table::new();
+    table.load_preset(NOTHING).set_header([
+        "KEY",
+        "MODEL",
+        "AGENT",
+        "DAY",
+        "REQUESTS",
+        "ERRORS",
+        "TOKENS IN",
+        "TOKENS OUT",
+    ]);
+    let cells = |key: String, r: &UsageRow| {
+        let counts = [r.requests, r.errors, r.tokens_in, r.tokens_out].map(|n| n.to_string());
+        [
+            [key, r.model.clone(), r.agent.clone(), r.day.clone()],
+            counts,
+        ]
+        .concat()
+    };
+    let mut total = UsageRow::default();
+    for r in &rows {
+        total.add(r);
+        table.add_row(cells(name_of(r), r));
+    }
+    if rows.len() > 1 {
+        table.add_row(cells("total".into(), &total));
+    }
+    for line in table.lines() {
+        outln!("{}", line.trim_end());
+    }
+    Ok(())
+}
+
+fn models_text(key: &KeyRecord) -> String {
+    if key.models.is_empty() {
+        "all".into()
+    } else {
+        key.models.join(" ")
+    }
+}
+
+fn limits_text(key: &KeyRecord) -> String {
+    let limits: Vec<String> = [
+        (key.rpm, "rpm"),
+        (key.tpm, "tpm"),
+        (key.budget_tokens, "budget"),
+    ]
+    .into_iter()
+    .filter_map(|(n, what)| n.map(|n| format!("{what} {n}")))
+    .collect();
+    if limits.is_empty() {
+        "none".into()
+    } else {
+        limits.join(", ")
+    }
+}
+
+/// The shortest length (at least 8) at which every id differs from its neighbours; `ids`
+/// sorted.
+fn prefix_len(ids: &[String]) -> usize {
+    let shared = |a: &str, b: &str| a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    (ids.windows(2))
+        .map(|pair| shared(&pair[0], &pair[1]) + 1)
+        .fold(8, usize::max)
+}
+
+fn rfc3339(millis: i64) -> String {
+    humantime::format_rfc3339_seconds(time_of(millis)).to_string()
+}
+
+/// `2026-11-25 14:58` (UTC).
+fn minute(millis: i64) -> String {
+    let text = rfc3339(millis);
+    text.get(..16).unwrap_or(&text).replacen('T', " ", 1)
+}
+
+/// `--rpm`, `--tpm`, `--budget-tokens`: a whole number of at least 1.
+fn positive(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("{text:?} is not a whole number of at least 1")),
+    }
+}
+
+/// `--body-limit`: a whole number of bytes, at least 1.
+fn positive_usize(text: &str) -> Result<usize, String> {
+    let n = positive(text)?;
+    usize::try_from(n).map_err(|_| format!("{text:?} is too large"))
+}
+
+/// `--models`: a glob the server can use.
+fn pattern(text: &str) -> Result<String, String> {
+    check_pattern(text)?;
+    Ok(text.trim().to_owned())
+}
+
+/// `--listen`: an address the server can parse.
+fn listen(text: &str) -> Result<String, String> {
+    qore_serve::config::parse_listen(text.trim()).map_err(|e| e.to_string())?;
+    Ok(text.trim().to_owned())
+}
+
+/// `--since`: a UTC day.
+fn day(text: &str) -> Result<String, String> {
+    if qore_store::is_day(text.trim()) {
+        Ok(text.trim().to_owned())
+    } else {
+        Err(format!("{text:?} is not a day: expected YYYY-MM-DD"))
+    }
+}
