@@ -149,3 +149,57 @@ fn a_codex_responses_request_decodes() {
         ]
     );
 }
+
+/// Every field of a recorded codex request, top-level and in each input item, swapped for
+/// every JSON type: each body is answered, `Ok` or a 400, and nothing panics.
+#[test]
+fn responses_with_wrong_types_anywhere_are_400s_never_panics() {
+    let Some(dir) = fixtures_dir() else {
+        return;
+    };
+    let cassettes = load_cassettes(&dir).expect("fixtures load");
+    let bodies: Vec<serde_json::Value> = (cassettes.iter())
+        .filter(|c| c.provider == "chatgpt")
+        .flat_map(|c| &c.exchanges)
+        .filter_map(|e| e.request_json())
+        .take(8)
+        .collect();
+    assert!(!bodies.is_empty());
+    let swaps = [
+        json!(null),
+        json!(7),
+        json!("x"),
+        json!([]),
+        json!({}),
+        json!(true),
+        json!([1]),
+    ];
+    let decode = |body: &serde_json::Value| {
+        let result = OpenAiResponses.decode(body.to_string().as_bytes(), &HeaderMap::new());
+        if let Err(error) = result {
+            assert_eq!(error.status, 400, "{}", error.message);
+        }
+    };
+    for body in &bodies {
+        let object = body.as_object().unwrap();
+        for key in object.keys() {
+            for swap in &swaps {
+                let mut changed = body.clone();
+                changed[key] = swap.clone();
+                decode(&changed);
+            }
+        }
+        let items = body["input"].as_array().cloned().unwrap_or_default();
+        for (index, item) in items.iter().enumerate() {
+            for key in item.as_object().into_iter().flat_map(|o| o.keys()) {
+                for swap in &swaps {
+                    let mut changed = body.clone();
+                    changed["input"][index][key] = swap.clone();
+                    decode(&changed);
+                    changed["input"][index][key] = json!([{"type": "input_text", "text": swap}]);
+                    decode(&changed);
+                }
+            }
+        }
+    }
+}

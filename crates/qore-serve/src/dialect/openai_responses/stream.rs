@@ -92,6 +92,11 @@ impl ResponsesEncoder {
         (index, item_id(prefix, &self.meta.id, index))
     }
 
+    fn item_added(&mut self, out: &mut Vec<u8>, index: usize, item: &Value) {
+        let data = json!({"output_index": index, "item": item});
+        self.emit(out, "response.output_item.added", data);
+    }
+
     fn item_done(&mut self, out: &mut Vec<u8>, index: usize, item: Value) {
         self.emit(
             out,
@@ -113,16 +118,16 @@ impl ResponsesEncoder {
             None => {
                 let (index, id) = self.open_item("msg");
                 let item = message_item(&id, "", false);
-                self.emit(
-                    out,
-                    "response.output_item.added",
-                    json!({"output_index": index, "item": item}),
-                );
+                self.item_added(out, index, &item);
                 self.emit(
                     out,
                     "response.content_part.added",
-                    json!({"item_id": id,
-                    "output_index": index, "content_index": 0, "part": output_text_part("")}),
+                    json!({
+                        "item_id": id,
+                        "output_index": index,
+                        "content_index": 0,
+                        "part": output_text_part(""),
+                    }),
                 );
                 self.text = Some(OpenText {
                     index,
@@ -135,8 +140,13 @@ impl ResponsesEncoder {
         self.emit(
             out,
             "response.output_text.delta",
-            json!({"item_id": id,
-            "output_index": index, "content_index": 0, "delta": delta, "logprobs": []}),
+            json!({
+                "item_id": id,
+                "output_index": index,
+                "content_index": 0,
+                "delta": delta,
+                "logprobs": [],
+            }),
         );
         if let Some(open) = &mut self.text {
             open.text.push_str(delta);
@@ -166,11 +176,7 @@ impl ResponsesEncoder {
             None => {
                 let (index, id) = self.open_item("rs");
                 let item = reasoning_item(&id, "", None);
-                self.emit(
-                    out,
-                    "response.output_item.added",
-                    json!({"output_index": index, "item": item}),
-                );
+                self.item_added(out, index, &item);
                 OpenReasoning {
                     index,
                     id,
@@ -232,11 +238,7 @@ impl ResponsesEncoder {
         self.close_reasoning(out);
         let (index, id) = self.open_item(prefix);
         let item = item(&id);
-        self.emit(
-            out,
-            "response.output_item.added",
-            json!({"output_index": index, "item": item}),
-        );
+        self.item_added(out, index, &item);
         self.item_done(out, index, item);
     }
 
@@ -245,11 +247,7 @@ impl ResponsesEncoder {
         self.close_reasoning(out);
         let (index, id) = self.open_item("fc");
         let item = call_item(&id, call_id, name, "", false);
-        self.emit(
-            out,
-            "response.output_item.added",
-            json!({"output_index": index, "item": item}),
-        );
+        self.item_added(out, index, &item);
         self.calls.push(OpenCall {
             index,
             id,
