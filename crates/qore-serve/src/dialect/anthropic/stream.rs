@@ -3,9 +3,10 @@
 //! `message_delta` and `message_stop`; each frame with its `event:` name.
 //!
 //! Promises:
-//! - `message_start` is written just before the first content frame (or at the end of a
-//!   turn with none), so the input tokens an upstream reports at its own start (Anthropic,
-//!   Responses) are in its usage; unknown, they are 0 there and come in `message_delta`;
+//! - `message_start` is written at the first event after the upstream's own start (a usage
+//!   report or content; at the end of a turn with neither), so the input tokens an upstream
+//!   reports at its start (Anthropic) are in its usage; unknown, they are 0 there and come
+//!   in `message_delta`;
 //! - block indexes count from 0 in the order blocks start; a text delta goes to an open
 //!   text block, a thinking delta to an open unsigned thinking block (`thinking_delta`), a
 //!   signature to the open thinking block (`signature_delta`; with none open, a thinking
@@ -228,7 +229,8 @@ fn block_stop(index: u32, out: &mut Vec<u8>) {
 }
 
 impl StreamEncoder for MessagesEncoder {
-    /// Nothing yet: `message_start` waits for the first content (see the module doc).
+    /// Nothing yet: `message_start` waits for the upstream's first report (see the module
+    /// doc).
     fn start(&mut self, _out: &mut Vec<u8>) {}
 
     fn event(&mut self, event: &ResponseEvent, out: &mut Vec<u8>) {
@@ -269,7 +271,10 @@ impl StreamEncoder for MessagesEncoder {
                 }
             }
             ResponseEvent::ToolCallEnd { id, input } => self.tool_end(id, input, out),
-            ResponseEvent::Usage { usage } => self.usage.merge(usage),
+            ResponseEvent::Usage { usage } => {
+                self.usage.merge(usage);
+                self.ensure_started(out);
+            }
             ResponseEvent::Stop { reason } => self.stop = Some(reason.clone()),
             // The id and model are the reply's; an error ends the turn in `finish`.
             ResponseEvent::MessageStart { .. } | ResponseEvent::Error { .. } => {}
