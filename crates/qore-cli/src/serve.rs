@@ -122,8 +122,16 @@ pub async fn serve(args: ServeArgs) -> ExitCode {
 
 /// Start the server.
 async fn start(args: ServeArgs) -> Result<(), String> {
-    let _flags = args.flags();
-    Err("starting the server is not yet available (keys and usage are)".into())
+    let filter = tracing_subscriber::EnvFilter::try_from_env("QORE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,qore_serve=info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+    qore_serve::run(args.flags())
+        .await
+        .map_err(|e| e.to_string())
 }
 
 impl ServeArgs {

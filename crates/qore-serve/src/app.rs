@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -54,8 +54,8 @@ pub fn routes(app: Arc<App>) -> axum::Router {
             "/v1/responses/{id}",
             get(crate::stored::retrieve).delete(crate::stored::delete),
         )
-        .route("/v1/completions", post(crate::extra::completions))
-        .route("/completions", post(crate::extra::completions))
+        .route("/v1/completions", post(crate::fim::completions))
+        .route("/completions", post(crate::fim::completions))
         .route("/v1/models", get(crate::extra::models))
         .route("/models", get(crate::extra::models))
         .route("/healthz", get(|| async { "ok\n" }))
@@ -82,11 +82,6 @@ async fn metrics(State(app): State<Arc<App>>) -> Response {
     response
 }
 
-/// Prepares a decoded request before it is sent (history from the store) and returns what
-/// runs after the turn (storing it).
-pub type Prepare<'a> =
-    dyn FnOnce(&mut Inbound, &Caller) -> Result<Option<After>, ServeError> + Send + 'a;
-
 /// The one path of a chat request in `dialect`.
 pub async fn answer<F>(
     app: Arc<App>,
@@ -96,6 +91,8 @@ pub async fn answer<F>(
     prepare: F,
 ) -> Response
 where
+    // Prepares a decoded request before it is sent (history from the store) and returns
+    // what runs after the turn (storing it).
     F: FnOnce(&mut Inbound, &Caller) -> Result<Option<After>, ServeError> + Send,
 {
     let endpoint = dialect.name();
@@ -155,6 +152,7 @@ where
         created: now_secs(),
         include_usage: inbound.include_usage,
     };
+    exchange.reply = Some(meta.clone());
     for hint in &inbound.dropped {
         app.metrics.dropped(endpoint, hint);
         tracing::debug!("{endpoint}: {hint} not passed on to {}", opened.candidate.name);
@@ -245,6 +243,3 @@ pub fn now_secs() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
 }
-
-/// The path parameter of `/v1/responses/{id}`.
-pub type IdPath = Path<String>;

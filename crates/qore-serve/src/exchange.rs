@@ -10,10 +10,10 @@ use qore_core::{StreamOutcome, Usage};
 use crate::app::App;
 use crate::gate::Caller;
 use crate::metrics::InFlight;
-use crate::ServeError;
+use crate::{ReplyMeta, ServeError};
 
 /// What runs once the turn has ended (a finished turn is stored, say).
-pub type After = Box<dyn FnOnce(&StreamOutcome) + Send>;
+pub type After = Box<dyn FnOnce(&StreamOutcome, &ReplyMeta) + Send>;
 
 pub struct Exchange {
     pub app: Arc<App>,
@@ -27,6 +27,8 @@ pub struct Exchange {
     pub waited: Duration,
     pub first_byte: Option<Duration>,
     pub after: Option<After>,
+    /// The reply's labels, once there is a reply.
+    pub reply: Option<ReplyMeta>,
     in_flight: Option<InFlight>,
     settled: bool,
 }
@@ -43,6 +45,7 @@ impl Exchange {
             waited: Duration::ZERO,
             first_byte: None,
             after: None,
+            reply: None,
             in_flight: None,
             settled: false,
         }
@@ -104,8 +107,8 @@ impl Exchange {
             .gate
             .record(&self.caller, &self.model, self.agent.as_deref(), usage, failed);
         metrics.finished(self.endpoint, self.started.elapsed(), self.waited);
-        if let Some(after) = self.after.take() {
-            after(outcome);
+        if let (Some(after), Some(reply)) = (self.after.take(), &self.reply) {
+            after(outcome, reply);
         }
         self.in_flight = None;
     }

@@ -13,28 +13,22 @@
 //!   usage is recorded per key, model, agent and day;
 //! - a client that goes away cancels its upstream request; SIGTERM drains streams in flight.
 
-#[cfg(any())] // WIP: waits on gate.rs
 mod app;
 pub mod config;
 pub mod dialect;
 mod error;
 pub mod gate;
-#[cfg(any())] // WIP: waits on gate.rs
 mod exchange;
-#[cfg(any())] // WIP: waits on gate.rs
 mod extra;
+mod fim;
 mod inbound;
 pub mod metrics;
-#[cfg(any())] // WIP: waits on gate.rs
 mod relay;
 pub mod route;
-#[cfg(any())] // WIP: waits on gate.rs
 mod run;
-#[cfg(any())] // WIP: waits on gate.rs
 mod stored;
 pub mod upstream;
 
 pub use error::{ErrorKind, ServeError};
 pub use inbound::{Inbound, ReplyMeta};
-#[cfg(any())]
 pub use run::{run, RunError};

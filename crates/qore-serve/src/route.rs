@@ -37,6 +37,14 @@ pub struct Baked {
 
 type Key = (String, Option<u32>, Option<u64>);
 
+/// What the target is asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Job {
+    Chat,
+    /// Fill in the middle (`/v1/completions`).
+    Fim,
+}
+
 /// Reached targets by name.
 #[derive(Default)]
 pub struct Router {
@@ -66,14 +74,25 @@ impl Router {
         name: &str,
         baked: Baked,
     ) -> Result<Vec<Candidate>, ServeError> {
-        let first = self.reach(manager, name, baked).await?;
+        self.plan_for(manager, name, baked, Job::Chat).await
+    }
+
+    /// [`Router::plan`] for `job`: a code-completion agent answers only fill-in-the-middle.
+    pub async fn plan_for(
+        &self,
+        manager: &SessionManager,
+        name: &str,
+        baked: Baked,
+        job: Job,
+    ) -> Result<Vec<Candidate>, ServeError> {
+        let first = self.reach(manager, name, baked, job).await?;
         let mut plan = vec![first];
         let fallbacks = match manager.config().catalog.get(name) {
             Some(agent) => agent.fallbacks.clone(),
             None => Vec::new(),
         };
         for fallback in fallbacks {
-            match Box::pin(self.reach(manager, &fallback, baked)).await {
+            match Box::pin(self.reach(manager, &fallback, baked, job)).await {
                 Ok(candidate) => plan.push(candidate),
                 Err(err) => tracing::warn!("fallback {fallback:?} of {name:?} skipped: {err}"),
             }
@@ -86,10 +105,18 @@ impl Router {
         manager: &SessionManager,
         name: &str,
         baked: Baked,
+        job: Job,
     ) -> Result<Candidate, ServeError> {
-        let agent = is_chat_agent(manager, name);
+        let agent = match job {
+            Job::Chat => is_chat_agent(manager, name),
+            Job::Fim => (manager.config().catalog.get(name)).is_some_and(|a| !a.is_abstract),
+        };
         let key: Key = match agent {
-            true => (name.to_owned(), baked.max_tokens, baked.temperature.map(f64::to_bits)),
+            true => (
+                format!("{job:?}:{name}"),
+                baked.max_tokens,
+                baked.temperature.map(f64::to_bits),
+            ),
             false => (name.to_owned(), None, None),
         };
         if let Some(hit) = self.lock().get(&key) {
@@ -103,7 +130,10 @@ impl Router {
                 project: self.project.clone(),
                 ..TargetSpec::default()
             };
-            manager.reach(&spec).await
+            match job {
+                Job::Chat => manager.reach(&spec).await,
+                Job::Fim => manager.reach_completer(&spec).await,
+            }
         } else if let Some((provider, model)) = split_provider_model(name) {
             if manager.config().providers.get(provider).is_none() {
                 return Err(unknown(name));

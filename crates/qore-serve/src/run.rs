@@ -6,6 +6,7 @@
 //! With no key in the store the server listens on loopback only and says so; another
 //! address without keys needs `--no-auth`, and the warning stays.
 
+use std::future::IntoFuture as _;
 use std::io::Write as _;
 use std::sync::Arc;
 
@@ -107,6 +108,7 @@ pub async fn run(flags: ServeFlags) -> Result<(), RunError> {
             });
         }
     };
+    let kept = app.clone();
     let server = axum::serve(listener, routes(app)).with_graceful_shutdown(signal);
     let server = std::pin::pin!(server.into_future());
     let deadline = async {
@@ -114,10 +116,18 @@ pub async fn run(flags: ServeFlags) -> Result<(), RunError> {
         // The drain, then a moment for the cancelled streams to write their end.
         tokio::time::sleep(drain + std::time::Duration::from_secs(2)).await;
     };
-    tokio::select! {
+    let result = tokio::select! {
         result = server => result.map_err(RunError::Serve),
         () = deadline => Ok(()),
+    };
+    // Usage still queued is written before the process ends.
+    let flushed = tokio::task::spawn_blocking(move || {
+        kept.gate.flush(std::time::Duration::from_secs(5))
+    });
+    if !flushed.await.unwrap_or(false) {
+        eprintln!("qore serve: some usage rows could not be written before stopping");
     }
+    result
 }
 
 async fn stop_signal() {

@@ -114,19 +114,19 @@ pub fn options_for(target: &Target, inbound: &Inbound) -> Result<RequestOptions,
         let fields = protocol
             .tool_choice_fields(choice)
             .ok_or_else(|| cannot("tool_choice", &format!("{choice:?}")))?;
-        options.extra.extend(fields);
+        options.merge_extra(fields);
     }
     if let Some(format) = &inbound.response_format {
         let fields = protocol
             .response_format_fields(format)
             .ok_or_else(|| cannot("response_format", "this answer format"))?;
-        options.extra.extend(fields);
+        options.merge_extra(fields);
     }
     if !inbound.stop.is_empty() {
         let fields = protocol
             .stop_fields(&inbound.stop)
             .ok_or_else(|| cannot("stop", "stop sequences"))?;
-        options.extra.extend(fields);
+        options.merge_extra(fields);
     }
     Ok(options)
 }

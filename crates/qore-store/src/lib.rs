@@ -64,7 +64,9 @@
 //! | | `tokens_in`, `tokens_out` | tokens the provider reported, summed |
 //! | `responses` | `id` | TEXT primary key: a Responses API response id |
 //! | | `key_id` | the key that created it (`''`: no key) |
-//! | | `session_id`, `turn_id` | the stored turn it names (cascade delete with either) |
+//! | | `session_id`, `turn_id` | the last whole turn of the conversation it continues (cascade delete with either); NULL: none yet |
+//! | | `pending` | JSON array of `qore_core::Message`: the open turn's messages after that turn (a reply that ended in calls of the caller's tools); NULL: none |
+//! | | `object` | the response as it was answered (JSON), for `GET /v1/responses/{id}` |
 //! | | `created_at` | when it was stored |
 //!
 //! Version 1 had no `file_changes`, version 2 none of `qore serve`'s tables; opening an
@@ -90,7 +92,7 @@ pub use error::StoreError;
 pub use file_changes::{FileChange, UndoableTurn};
 pub use keys::{KeyRecord, KeysVersion, NewKey};
 pub use read::{time_of, SessionInfo, StoredTurn};
-pub use responses::ResponseRecord;
+pub use responses::{NewResponse, ResponseRecord};
 pub use schema::{data_dir, schema_version, BUSY_TIMEOUT, SCHEMA_VERSION};
 pub use store::{ImportTurn, NewSession, SessionImport, Store, TurnId, DB_FILE};
 pub use turn::{check_well_formed, title_of, TurnRecord, TurnStatus};

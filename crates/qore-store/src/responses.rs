@@ -1,5 +1,7 @@
-//! The Responses API's stored responses: a response id names one stored turn of a session,
-//! so `previous_response_id` continues that session from that turn.
+//! The Responses API's stored responses. A response id names a point in a stored
+//! conversation: the last whole turn of a session, then the messages of a turn still open
+//! (`pending`: a reply that ended in calls of the caller's tools; the store keeps only whole
+//! turns), so `previous_response_id` continues from exactly there.
 //!
 //! Promises:
 //! - [`Store::put_response`] stores an id only for a turn of the given session (else
@@ -16,47 +18,69 @@ use rusqlite::{params, OptionalExtension};
 use crate::store::millis;
 use crate::{Store, StoreError, TurnId};
 
-/// A stored response id and the turn it names.
+/// A response to store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewResponse<'a> {
+    pub id: &'a str,
+    /// The key that created it; `''` for none.
+    pub key_id: &'a str,
+    pub session_id: Option<&'a str>,
+    /// The last whole turn (of `session_id`) before it.
+    pub turn_id: Option<TurnId>,
+    /// JSON: the open turn's messages after `turn_id`.
+    pub pending: Option<&'a str>,
+    /// JSON: the response as answered.
+    pub object: &'a str,
+}
+
+/// A stored response.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResponseRecord {
     pub id: String,
     /// The key that created it; `''` for none.
     pub key_id: String,
-    pub session_id: String,
-    pub turn_id: TurnId,
+    pub session_id: Option<String>,
+    pub turn_id: Option<TurnId>,
+    pub pending: Option<String>,
+    pub object: String,
     /// Milliseconds since the Unix epoch.
     pub created_at: i64,
 }
 
 impl Store {
-    /// Store the response id `id` for turn `turn_id` of session `session_id`.
-    pub fn put_response(
-        &self,
-        id: &str,
-        key_id: &str,
-        session_id: &str,
-        turn_id: TurnId,
-    ) -> Result<ResponseRecord, StoreError> {
+    /// Store `new`.
+    pub fn put_response(&self, new: &NewResponse<'_>) -> Result<ResponseRecord, StoreError> {
         let created_at = millis(SystemTime::now());
+        let turn = new.turn_id.map(|t| t.0);
         let inserted = self.conn.execute(
-            "INSERT INTO responses (id, key_id, session_id, turn_id, created_at)
-             SELECT ?1, ?2, ?3, ?4, ?5
-             WHERE EXISTS (SELECT 1 FROM turns WHERE id = ?4 AND session_id = ?3)",
-            params![id, key_id, session_id, turn_id.0, created_at],
+            "INSERT INTO responses (id, key_id, session_id, turn_id, pending, object, created_at)
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7
+             WHERE ?4 IS NULL OR EXISTS (SELECT 1 FROM turns WHERE id = ?4 AND session_id = ?3)",
+            params![
+                new.id,
+                new.key_id,
+                new.session_id,
+                turn,
+                new.pending,
+                new.object,
+                created_at
+            ],
         );
         match inserted {
-            Ok(0) => Err(StoreError::NoSuchTurn(turn_id.0)),
+            Ok(0) => Err(StoreError::NoSuchTurn(turn.unwrap_or_default())),
             Ok(_) => Ok(ResponseRecord {
-                id: id.to_owned(),
-                key_id: key_id.to_owned(),
-                session_id: session_id.to_owned(),
-                turn_id,
+                id: new.id.to_owned(),
+                key_id: new.key_id.to_owned(),
+                session_id: new.session_id.map(str::to_owned),
+                turn_id: new.turn_id,
+                pending: new.pending.map(str::to_owned),
+                object: new.object.to_owned(),
                 created_at,
             }),
             Err(rusqlite::Error::SqliteFailure(e, _))
                 if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY =>
             {
-                Err(StoreError::ResponseTaken(id.to_owned()))
+                Err(StoreError::ResponseTaken(new.id.to_owned()))
             }
             Err(e) => Err(e.into()),
         }
@@ -67,15 +91,18 @@ impl Store {
         let found = self
             .conn
             .query_row(
-                "SELECT id, key_id, session_id, turn_id, created_at FROM responses WHERE id = ?1",
+                "SELECT id, key_id, session_id, turn_id, pending, object, created_at
+                 FROM responses WHERE id = ?1",
                 [id],
                 |row| {
                     Ok(ResponseRecord {
                         id: row.get(0)?,
                         key_id: row.get(1)?,
                         session_id: row.get(2)?,
-                        turn_id: TurnId(row.get(3)?),
-                        created_at: row.get(4)?,
+                        turn_id: row.get::<_, Option<i64>>(3)?.map(TurnId),
+                        pending: row.get(4)?,
+                        object: row.get(5)?,
+                        created_at: row.get(6)?,
                     })
                 },
             )
@@ -112,6 +139,17 @@ mod tests {
         }
     }
 
+    fn new<'a>(id: &'a str, session: Option<&'a str>, turn: Option<TurnId>) -> NewResponse<'a> {
+        NewResponse {
+            id,
+            key_id: "k1",
+            session_id: session,
+            turn_id: turn,
+            pending: None,
+            object: "{\"id\":1}",
+        }
+    }
+
     #[test]
     fn a_response_names_a_turn_until_deleted_or_its_session_is_removed() {
         let dir = tempfile::tempdir().unwrap();
@@ -120,7 +158,7 @@ mod tests {
         let other = store.create_session(&NewSession::default()).unwrap();
         let turn_id = store.append_turn(&session, &turn()).unwrap();
         let put = store
-            .put_response("resp_1", "k1", &session, turn_id)
+            .put_response(&new("resp_1", Some(&session), Some(turn_id)))
             .unwrap();
         assert_eq!(store.response("resp_1").unwrap(), Some(put));
         // (id, session, turn, the error's words)
@@ -130,14 +168,34 @@ mod tests {
             ("resp_3", session.as_str(), TurnId(999), "no turn"),
         ];
         for (id, session, turn, words) in refused {
-            let why = store.put_response(id, "", session, turn).unwrap_err();
+            let why = store.put_response(&new(id, Some(session), Some(turn))).unwrap_err();
             assert!(why.to_string().contains(words), "{id}: {why}");
         }
         assert!(store.delete_response("resp_1").unwrap());
         assert!(!store.delete_response("resp_1").unwrap());
         assert_eq!(store.response("resp_1").unwrap(), None);
-        store.put_response("resp_4", "", &session, turn_id).unwrap();
+        store
+            .put_response(&new("resp_4", Some(&session), Some(turn_id)))
+            .unwrap();
         store.remove(&session).unwrap();
         assert_eq!(store.response("resp_4").unwrap(), None);
+    }
+
+    #[test]
+    fn a_response_before_any_whole_turn_keeps_its_pending_messages() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("q.db")).unwrap();
+        let pending = "[{\"role\":\"user\",\"blocks\":[]}]";
+        let put = store
+            .put_response(&NewResponse {
+                pending: Some(pending),
+                ..new("resp_p", None, None)
+            })
+            .unwrap();
+        let back = store.response("resp_p").unwrap().unwrap();
+        assert_eq!(back, put);
+        assert_eq!(back.pending.as_deref(), Some(pending));
+        assert_eq!(back.session_id, None);
+        assert_eq!(back.object, "{\"id\":1}");
     }
 }

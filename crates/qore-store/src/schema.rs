@@ -110,8 +110,10 @@ CREATE INDEX usage_key ON usage(key_id, day);
 CREATE TABLE responses (
     id         TEXT PRIMARY KEY,
     key_id     TEXT NOT NULL DEFAULT '',
-    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    turn_id    INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+    session_id TEXT REFERENCES sessions(id) ON DELETE CASCADE,
+    turn_id    INTEGER REFERENCES turns(id) ON DELETE CASCADE,
+    pending    TEXT,
+    object     TEXT NOT NULL DEFAULT '{}',
     created_at INTEGER NOT NULL
 );
 CREATE INDEX responses_session ON responses(session_id);

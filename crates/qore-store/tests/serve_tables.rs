@@ -66,7 +66,14 @@ fn a_version_2_file_is_upgraded_and_keeps_its_sessions() {
     store.record_usage(&usage(&created.id, 5)).unwrap();
     let turn_id = store.append_turn(&id, &tool_turn(2, 1)).unwrap();
     store
-        .put_response("resp_a", &created.id, &id, turn_id)
+        .put_response(&qore_store::NewResponse {
+            id: "resp_a",
+            key_id: &created.id,
+            session_id: Some(&id),
+            turn_id: Some(turn_id),
+            pending: None,
+            object: "{}",
+        })
         .unwrap();
     drop(store);
     let conn = rusqlite::Connection::open(&path).unwrap();

@@ -17,7 +17,8 @@
 //!   content), parts joined by a blank line, signed with `encrypted_content`, exactly as
 //!   qore-client's Responses decoder folds a streamed reasoning item, so its encoder
 //!   replays it unchanged to a Responses upstream;
-//! - `item_reference` is a 400 (there is no stored item to read it from here); the items
+//! - `item_reference` is read as the item the caller's resolver finds for its `id` (a
+//!   stored output item, see `response::item_origin`), else a 400 naming it; the items
 //!   of hosted tools (`web_search_call`, `custom_tool_call`, any `*_call` or
 //!   `*_call_output`) are dropped and named by their type; any other type is a 400; an
 //!   image `detail` other than `auto` is dropped and named `detail`.
@@ -67,8 +68,15 @@ impl Conversation {
     }
 }
 
+/// Finds the item an `item_reference` names by its id (a stored output item as JSON).
+pub type Resolver<'a> = Option<&'a dyn Fn(&str) -> Option<Value>>;
+
 /// Decode `input` (a string or an array of items) into `conversation`.
-pub fn decode(input: &Value, conversation: &mut Conversation) -> Result<(), ServeError> {
+pub fn decode(
+    input: &Value,
+    conversation: &mut Conversation,
+    resolve: Resolver<'_>,
+) -> Result<(), ServeError> {
     match input {
         Value::String(text) => {
             conversation.push(Role::User, text_block(text));
@@ -76,7 +84,7 @@ pub fn decode(input: &Value, conversation: &mut Conversation) -> Result<(), Serv
         }
         Value::Array(items) => {
             for (index, item) in items.iter().enumerate() {
-                decode_item(item, &at("input", index), conversation)?;
+                decode_item(item, &at("input", index), conversation, resolve)?;
             }
             Ok(())
         }
@@ -88,6 +96,7 @@ fn decode_item(
     value: &Value,
     path: &str,
     conversation: &mut Conversation,
+    resolve: Resolver<'_>,
 ) -> Result<(), ServeError> {
     let item = as_object(value, path)?;
     match opt_str(item, "type", path)? {
@@ -107,10 +116,21 @@ fn decode_item(
             conversation.push(Role::Assistant, thinking.into_iter().collect());
             Ok(())
         }
-        Some("item_reference") => Err(unsupported(
-            &join(path, "type"),
-            "item_reference (send the item itself)",
-        )),
+        Some("item_reference") => {
+            let Some(resolve) = resolve else {
+                let what = "item_reference (send the item itself)";
+                return Err(unsupported(&join(path, "type"), what));
+            };
+            let id = req_str(item, "id", path)?;
+            match resolve(id) {
+                // The item found is read as if sent, but never as another reference.
+                Some(found) => decode_item(&found, path, conversation, None),
+                None => Err(ServeError::invalid(
+                    join(path, "id"),
+                    format!("`{}`: no stored item `{id}`", join(path, "id")),
+                )),
+            }
+        }
         Some(kind) if hosted_item(kind) => {
             conversation.drop_hint(kind);
             Ok(())

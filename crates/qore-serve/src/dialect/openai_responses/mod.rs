@@ -7,7 +7,9 @@
 //!   `text.format`, `max_output_tokens`, `temperature`, `top_p`, `stream`, `store` (default
 //!   true), `previous_response_id`. Hosted tools, their history items and every hint that
 //!   is not passed on are dropped and named; what would change the answer (files,
-//!   `item_reference`, forcing a hosted tool, prompt templates) is a 400 naming the field;
+//!   an unresolved `item_reference`, forcing a hosted tool, prompt templates) is a 400
+//!   naming the field; [`request::decode_with`] reads an `item_reference` through the
+//!   caller's store ([`response::item_origin`] tells which response an item id is from);
 //! - reasoning items replayed by a stateless client (codex: `store: false`,
 //!   `encrypted_content`) become thinking blocks signed with their encrypted content, the
 //!   form qore-client's Responses codec reads and writes, so they reach a Responses
@@ -33,6 +35,7 @@ pub mod request;
 pub mod response;
 pub mod stream;
 
+pub use input::Resolver;
 pub use response::response_object;
 pub use stream::ResponsesEncoder;
 

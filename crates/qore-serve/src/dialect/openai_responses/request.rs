@@ -14,7 +14,8 @@
 //!   is the [`ResponseFormat`]; `text.verbosity` and other `text` keys are dropped and named
 //!   `text.<key>`;
 //! - `max_output_tokens`, `temperature`, `top_p`, `stream` (default false), `store` (default
-//!   true), `previous_response_id` are carried;
+//!   true), `previous_response_id` are carried; an `item_reference` is read through the
+//!   resolver given to [`decode_with`] (a 400 without one);
 //! - `include` is honoured for `reasoning.encrypted_content` (reasoning items always carry
 //!   it when the model signed its reasoning) and named when it asks anything else;
 //!   `background: true`, `conversation` and `prompt` would change the answer: a 400;
@@ -31,7 +32,7 @@ use super::fields::{
     as_array, as_object, as_str, at, get, join, missing, opt_bool, opt_count, opt_f64, opt_str,
     parse_object, req_str, unsupported, wrong_type, Object,
 };
-use super::input::{self, Conversation};
+use super::input::{self, Conversation, Resolver};
 use crate::{Inbound, ServeError};
 
 /// Top-level keys read here; every other non-null key is named in [`Inbound::dropped`].
@@ -50,7 +51,13 @@ const KNOWN: &[&str] = &[
     "previous_response_id",
 ];
 
+/// Decode a body; an `item_reference` is a 400.
 pub fn decode(body: &[u8]) -> Result<Inbound, ServeError> {
+    decode_with(body, None)
+}
+
+/// Decode a body, reading each `item_reference` as the item `resolve` finds for its id.
+pub fn decode_with(body: &[u8], resolve: Resolver<'_>) -> Result<Inbound, ServeError> {
     let object = parse_object(body)?;
     let model = req_str(&object, "model", "")?;
     if model.is_empty() {
@@ -71,7 +78,7 @@ pub fn decode(body: &[u8]) -> Result<Inbound, ServeError> {
         conversation.system(as_str(instructions, "instructions")?);
     }
     match get(&object, "input") {
-        Some(value) => input::decode(value, &mut conversation)?,
+        Some(value) => input::decode(value, &mut conversation, resolve)?,
         None if inbound.previous_response_id.is_some() => {}
         None => return Err(missing("input")),
     }

@@ -295,3 +295,53 @@ fn malformed_requests_are_400s_naming_the_field() {
         assert_eq!(error.param.as_deref(), param, "{name}: {}", error.message);
     }
 }
+
+#[test]
+fn item_references_read_through_the_resolver() {
+    use crate::dialect::openai_responses::response::{item_origin, response_object};
+    use crate::ReplyMeta;
+    let meta = ReplyMeta {
+        id: "resp_01ABC".into(),
+        model: "m".into(),
+        created: 0,
+        include_usage: false,
+    };
+    let turn = Message::new(
+        Role::Assistant,
+        vec![
+            ContentBlock::text("Calling."),
+            ContentBlock::tool_use("call_9", "f", json!({"a": 1})),
+        ],
+    );
+    let stored = response_object(
+        &meta,
+        std::slice::from_ref(&turn),
+        &Default::default(),
+        None,
+    );
+    let resolve = |id: &str| {
+        let (response, index) = item_origin(id)?;
+        (response == meta.id).then(|| stored["output"][index].clone())
+    };
+    let body = json!({"model": "m", "input": [
+        {"role": "user", "content": "go"},
+        {"type": "item_reference", "id": "msg_01ABC_0"},
+        {"type": "item_reference", "id": "fc_01ABC_1"},
+        {"type": "function_call_output", "call_id": "call_9", "output": "ok"},
+    ]});
+    let inbound = super::decode_with(body.to_string().as_bytes(), Some(&resolve)).unwrap();
+    let expected = [
+        Message::user("go"),
+        turn,
+        Message::new(
+            Role::User,
+            vec![ContentBlock::tool_result("call_9", "ok", false)],
+        ),
+    ];
+    assert_eq!(inbound.history.messages(), expected);
+    let unknown = json!({"model": "m", "input": [{"type": "item_reference", "id": "msg_x_0"}]});
+    let error = super::decode_with(unknown.to_string().as_bytes(), Some(&resolve)).unwrap_err();
+    assert_eq!(error.param.as_deref(), Some("input[0].id"));
+    assert_eq!(item_origin("rs_01ABC_12"), Some(("resp_01ABC".into(), 12)));
+    assert_eq!(item_origin("call_abc"), None);
+}

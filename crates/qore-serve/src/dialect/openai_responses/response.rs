@@ -29,6 +29,13 @@ pub fn item_id(prefix: &str, response_id: &str, index: usize) -> String {
     format!("{prefix}_{base}_{index}")
 }
 
+/// The response id and output index an id made by [`item_id`] names (`None` for others).
+pub fn item_origin(item_id: &str) -> Option<(String, usize)> {
+    let (_, rest) = item_id.split_once('_')?;
+    let (base, index) = rest.rsplit_once('_')?;
+    Some((format!("resp_{base}"), index.parse().ok()?))
+}
+
 pub fn output_text_part(text: &str) -> Value {
     json!({"type": "output_text", "text": text, "annotations": [], "logprobs": []})
 }
