@@ -2,26 +2,41 @@
 //! `../shared/fixtures` (OpenAI, the ChatGPT Codex backend, OpenRouter, llama.cpp) decodes,
 //! except what the dialect refuses by design (file inputs: a 400 naming `input_file`), and
 //! what decodes encodes again through qore-client's Responses codec; plus a hand-written
-//! request shaped like codex's.
+//! request shaped like codex's; and every recorded stream, as qore-client decodes it,
+//! re-encoded here decodes to the same turn.
+
+use std::collections::VecDeque;
+use std::sync::OnceLock;
 
 use axum::http::HeaderMap;
 use qore_client::protocols::openai_responses::OpenAiResponses as ClientResponses;
+use qore_client::transport::sse::SseFramer;
 use qore_client::{ChatRequest, Protocol, RequestOptions};
-use qore_core::{ContentBlock, Role};
+use qore_core::{ContentBlock, MessageAssembler, ResponseEvent, Role, StreamOutcome};
 use qore_serve::dialect::openai_responses::OpenAiResponses;
 use qore_serve::dialect::Dialect;
-use qore_testkit::cassette::{fixtures_dir, load_cassettes};
+use qore_serve::ReplyMeta;
+use qore_testkit::cassette::{fixtures_dir, load_cassettes, Cassette};
 use serde_json::json;
+
+/// The recorded traffic, loaded once for every test here; `None` without fixtures.
+fn cassettes() -> Option<&'static [Cassette]> {
+    static CASSETTES: OnceLock<Option<Vec<Cassette>>> = OnceLock::new();
+    let loaded = CASSETTES.get_or_init(|| {
+        let dir = fixtures_dir()?;
+        Some(load_cassettes(&dir).expect("fixtures load"))
+    });
+    loaded.as_deref()
+}
 
 #[test]
 fn every_recorded_responses_request_decodes() {
-    let Some(dir) = fixtures_dir() else {
+    let Some(cassettes) = cassettes() else {
         eprintln!("no fixtures: skipped");
         return;
     };
-    let cassettes = load_cassettes(&dir).expect("fixtures load");
     let (mut decoded, mut refused, mut failures) = (0, 0, Vec::new());
-    for cassette in &cassettes {
+    for cassette in cassettes {
         for (n, exchange) in cassette.exchanges.iter().enumerate() {
             if exchange.method != "POST" || !exchange.path.ends_with("/responses") {
                 continue;
@@ -154,10 +169,9 @@ fn a_codex_responses_request_decodes() {
 /// every JSON type: each body is answered, `Ok` or a 400, and nothing panics.
 #[test]
 fn responses_with_wrong_types_anywhere_are_400s_never_panics() {
-    let Some(dir) = fixtures_dir() else {
+    let Some(cassettes) = cassettes() else {
         return;
     };
-    let cassettes = load_cassettes(&dir).expect("fixtures load");
     let bodies: Vec<serde_json::Value> = (cassettes.iter())
         .filter(|c| c.provider == "chatgpt")
         .flat_map(|c| &c.exchanges)
@@ -202,4 +216,75 @@ fn responses_with_wrong_types_anywhere_are_400s_never_panics() {
             }
         }
     }
+}
+
+/// What qore-client's Responses decoder makes of an SSE body, folded.
+fn client_turn(bytes: &[u8]) -> StreamOutcome {
+    let mut decoder = ClientResponses::default().decoder();
+    let mut framer = SseFramer::new();
+    let mut out = VecDeque::new();
+    let mut result = framer.feed(bytes, |frame| decoder.frame(frame, &mut out));
+    if result.is_ok() {
+        result = framer
+            .finish(|frame| decoder.frame(frame, &mut out))
+            .map(|_| ());
+    }
+    let mut assembler = MessageAssembler::new();
+    out.iter().for_each(|event| assembler.apply(event));
+    if let Err(error) = result.and_then(|()| decoder.finish(&mut out)) {
+        assembler.apply(&ResponseEvent::Error { error });
+    }
+    assembler.finish()
+}
+
+/// Every recorded Responses stream that finishes, decoded by qore-client, re-encoded by
+/// this dialect and decoded again, is the same turn (text, reasoning and signatures, tool
+/// calls, stop reason, usage but the cache writes this wire cannot say).
+#[test]
+fn recorded_responses_streams_survive_a_round_trip_through_the_encoder() {
+    let Some(cassettes) = cassettes() else {
+        return;
+    };
+    let meta = ReplyMeta {
+        id: "resp_01REPLAY".into(),
+        model: "m".into(),
+        created: 0,
+        include_usage: false,
+    };
+    let mut replayed = 0;
+    for cassette in cassettes {
+        for (n, exchange) in cassette.exchanges.iter().enumerate() {
+            if !exchange.path.ends_with("/responses")
+                || !exchange.is_sse()
+                || exchange.status != 200
+            {
+                continue;
+            }
+            let name = format!("{} #{n}", cassette.name());
+            // The events as qore-client decodes them, and the turn they make.
+            let mut decoder = ClientResponses::default().decoder();
+            let mut events = VecDeque::new();
+            let mut framer = SseFramer::new();
+            let bytes = exchange.response_bytes();
+            let fed = framer.feed(&bytes, |frame| decoder.frame(frame, &mut events));
+            let mut outcome = client_turn(&bytes);
+            if fed.is_err() || !matches!(outcome, StreamOutcome::Finished { .. }) {
+                continue;
+            }
+            let mut encoder = OpenAiResponses.encoder(&meta);
+            let mut out = Vec::new();
+            encoder.start(&mut out);
+            events
+                .iter()
+                .for_each(|event| encoder.event(event, &mut out));
+            encoder.finish(&outcome, None, &mut out);
+            if let StreamOutcome::Finished { usage, .. } = &mut outcome {
+                usage.cache_creation_input_tokens = None;
+            }
+            assert_eq!(client_turn(&out), outcome, "{name}");
+            replayed += 1;
+        }
+    }
+    eprintln!("{replayed} recorded Responses streams replayed");
+    assert!(replayed >= 50, "only {replayed} streams replayed");
 }
