@@ -111,6 +111,22 @@ impl Client {
         })
     }
 
+    /// The same client sending `pairs` too, over its own (a header of the same name is
+    /// replaced): what a gateway passes on from its caller. Cheap: the connection pool is
+    /// shared.
+    pub fn with_headers(&self, pairs: &[(String, String)]) -> Result<Client, ErrorInfo> {
+        let mut client = self.clone();
+        for (name, value) in pairs {
+            let name = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|err| ErrorInfo::config(format!("invalid header name {name:?}: {err}")))?;
+            let value = HeaderValue::from_str(value).map_err(|err| {
+                ErrorInfo::config(format!("invalid value for header {name}: {err}"))
+            })?;
+            client.headers.insert(name, value);
+        }
+        Ok(client)
+    }
+
     /// Write chat request bodies with `renderer` (an agent profile's `[body]`) instead of
     /// the protocol's encoder: the first request and every tool-loop continuation alike.
     pub fn with_renderer(mut self, renderer: Arc<dyn BodyRenderer>) -> Self {

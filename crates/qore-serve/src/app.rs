@@ -73,6 +73,16 @@ async fn messages(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -
     answer(app, &MESSAGES, headers, body, |_, _| Ok(None)).await
 }
 
+/// The client wire each dialect mirrors.
+fn wire_of(dialect: &dyn Dialect) -> &'static str {
+    match dialect.name() {
+        n if n == CHAT.name() => "openai-chat",
+        n if n == MESSAGES.name() => "anthropic",
+        n if n == RESPONSES.name() => "openai-responses",
+        _ => "",
+    }
+}
+
 async fn metrics(State(app): State<Arc<App>>) -> Response {
     let mut response = app.metrics.render().into_response();
     response.headers_mut().insert(
@@ -112,6 +122,7 @@ where
         Ok(inbound) => inbound,
         Err(error) => return refuse(exchange, dialect, error),
     };
+    inbound.wire = wire_of(dialect);
     if Router::knows(&app.manager, &inbound.model) {
         exchange.model = inbound.model.clone();
     }
@@ -153,6 +164,15 @@ where
         include_usage: inbound.include_usage,
     };
     exchange.reply = Some(meta.clone());
+    let target = &opened.candidate.target;
+    if inbound.wire == target.client.protocol().name() {
+        // Passed on unchanged to the caller's own vendor: not dropped after all.
+        let passed = &inbound.passthrough_headers;
+        inbound.dropped.retain(|d| !passed.iter().any(|(name, _)| name == d));
+    }
+    for hint in upstream::dropped_for(target, &inbound) {
+        inbound.drop_hint(hint);
+    }
     for hint in &inbound.dropped {
         app.metrics.dropped(endpoint, hint);
         tracing::debug!("{endpoint}: {hint} not passed on to {}", opened.candidate.name);

@@ -9,6 +9,10 @@ use qore_core::{History, ResponseFormat, ToolChoice, ToolSpec};
 /// One decoded request.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Inbound {
+    /// The client wire this dialect mirrors (`openai-chat`, `anthropic`,
+    /// `openai-responses`): vendor-only content (thinking signatures, vendor headers) goes
+    /// on only to that wire. Set by the server.
+    pub wire: &'static str,
     /// The `model` the caller named: an agent, or `provider/model`. Echoed back as is.
     pub model: String,
     /// The conversation, system messages included (first, as [`qore_core::Role::System`]).

@@ -80,16 +80,74 @@ fn start(
     cancel: &CancellationToken,
 ) -> Result<ResponseStream, ServeError> {
     let options = options_for(target, inbound)?;
+    let protocol = target.client.protocol();
+    let same_wire = inbound.wire == protocol.name();
     let history = history_for(target, &inbound.history);
-    let wire = Wire::of(target.client.protocol().name());
-    let view = sanitize(&history, wire);
+    let history = match same_wire {
+        true => history,
+        false => without_thinking(history),
+    };
+    let view = sanitize(&history, Wire::of(protocol.name()));
     let request = ChatRequest {
         model: &target.model,
         history: &view,
         tools: &inbound.tools,
         options: &options,
     };
-    Ok(target.client.stream(&request, cancel.clone()))
+    // The caller's own headers for its vendor (`anthropic-version`, `anthropic-beta`) go on
+    // only to that vendor's wire.
+    let passed: Vec<(String, String)> = match same_wire {
+        true => inbound.passthrough_headers.clone(),
+        false => Vec::new(),
+    };
+    if passed.is_empty() {
+        return Ok(target.client.stream(&request, cancel.clone()));
+    }
+    let client = (target.client.with_headers(&passed))
+        .map_err(|err| ServeError::invalid("headers", err.message))?;
+    Ok(client.stream(&request, cancel.clone()))
+}
+
+/// What names the hints [`open`] drops for `target` beyond the dialect's: thinking (signed by
+/// another vendor: only its own wire can take it back) and the vendor headers.
+pub fn dropped_for(target: &Target, inbound: &Inbound) -> Vec<&'static str> {
+    let same_wire = inbound.wire == target.client.protocol().name();
+    let mut dropped = Vec::new();
+    if !same_wire {
+        let thinking = (inbound.history.iter()).flat_map(|m| &m.blocks).any(|b| {
+            matches!(
+                b,
+                qore_core::ContentBlock::Thinking { .. }
+                    | qore_core::ContentBlock::RedactedThinking { .. }
+            )
+        });
+        if thinking {
+            dropped.push("thinking");
+        }
+    }
+    dropped
+}
+
+/// `history` without thinking blocks: their signatures (Anthropic's, OpenAI's encrypted
+/// reasoning) mean something only to the vendor that made them.
+fn without_thinking(history: History) -> History {
+    let thinking = |b: &qore_core::ContentBlock| {
+        matches!(
+            b,
+            qore_core::ContentBlock::Thinking { .. } | qore_core::ContentBlock::RedactedThinking { .. }
+        )
+    };
+    if !(history.iter()).any(|m| m.blocks.iter().any(thinking)) {
+        return history;
+    }
+    let messages: Vec<Message> = (history.iter())
+        .filter_map(|message| {
+            let mut message = message.clone();
+            message.blocks.retain(|b| !thinking(b));
+            (!message.blocks.is_empty()).then_some(message)
+        })
+        .collect();
+    History::from(messages)
 }
 
 /// The request options for `target`: its own, the caller's sampling where no agent body
