@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use qore_client::RetryPolicy;
 use qore_session::provider_target::{reach_provider, split_provider_model};
 use qore_session::{SessionManager, Target, TargetSpec};
 
@@ -142,7 +143,7 @@ impl Router {
         } else {
             return Err(unknown(name));
         };
-        let target = target.map_err(|err| {
+        let mut target = target.map_err(|err| {
             let mut error = ServeError::from_upstream(&err);
             if err.category == qore_core::ErrorCategory::Config {
                 error = ServeError::new(ErrorKind::InvalidRequest, err.message.clone());
@@ -150,6 +151,9 @@ impl Router {
             }
             error
         })?;
+        // No retries here: a 429 or 5xx goes to the next candidate, or to the caller with
+        // the upstream's Retry-After (its SDK retries), never into a silent wait.
+        target.client = target.client.clone().with_retry(RetryPolicy::none());
         let candidate = Candidate {
             name: name.to_owned(),
             agent: agent.then(|| name.to_owned()),

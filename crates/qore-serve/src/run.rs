@@ -39,7 +39,9 @@ pub enum RunError {
 
 /// Run `qore serve` until SIGTERM or Ctrl-C and the drain are over.
 pub async fn run(flags: ServeFlags) -> Result<(), RunError> {
-    let config = qore_agents::config::Config::load(None);
+    // The config dir (QORE_CONFIG_DIR, else the user's): its providers, agents and [serve].
+    let config_dir = qore_agents::config::default_dir();
+    let config = qore_agents::config::Config::load(config_dir.as_deref());
     let settings = ServeSettings::load(&flags, config.dir.as_deref())?;
     let store = qore_store::Store::open_default()?;
     let manager = SessionManager::new(Some(store), config, traced_notes());
