@@ -227,8 +227,15 @@ where
 }
 
 /// Receive the rest of an opened stream: its outcome.
-async fn whole(opened: upstream::Opened) -> qore_core::StreamOutcome {
-    opened.stream.finish().await
+async fn whole(mut opened: upstream::Opened) -> qore_core::StreamOutcome {
+    use futures_util::StreamExt as _;
+    while opened.stream.next().await.is_some() {}
+    match opened.stream.outcome() {
+        Some(outcome) => outcome.clone(),
+        None => qore_core::StreamOutcome::Cancelled {
+            usage: Default::default(),
+        },
+    }
 }
 
 fn refuse(exchange: Exchange, dialect: &dyn Dialect, error: ServeError) -> Response {

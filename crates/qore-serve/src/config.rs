@@ -119,18 +119,14 @@ fn read_table(file: &Path) -> Result<ServeTable, ConfigError> {
     #[derive(Deserialize)]
     struct Whole {
         #[serde(default)]
-        serve: Option<toml::Value>,
+        serve: Option<ServeTable>,
     }
-    let whole: Whole = toml::from_str(&text)
-        .map_err(|err| ConfigError(format!("{}: {}", file.display(), err.message().trim())))?;
-    let Some(serve) = whole.serve else {
-        return Ok(ServeTable::default());
-    };
-    serve
-        .try_into()
-        .map_err(|err: toml::de::Error| {
-            ConfigError(format!("{}: [serve]: {}", file.display(), err.message().trim()))
-        })
+    let whole: Whole = toml::from_str(&text).map_err(|err| {
+        let line = err.span().map(|span| text[..span.start].lines().count().max(1));
+        let place = line.map_or(String::new(), |n| format!(" line {n}:"));
+        ConfigError(format!("{}:{place} {}", file.display(), err.message().trim()))
+    })?;
+    Ok(whole.serve.unwrap_or_default())
 }
 
 #[cfg(test)]
@@ -165,7 +161,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config.toml");
         for (text, needle) in [
-            ("[serve]\ndrain_timeout_secs = \"x\"\n", "drain_timeout_secs"),
+            ("[serve]\ndrain_timeout_secs = \"x\"\n", "line 2"),
             ("[serve]\nlisen = \"1\"\n", "lisen"),
             ("[serve\n", "config.toml"),
         ] {

@@ -81,12 +81,8 @@ pub async fn count_tokens(
         Ok(bytes) => bytes,
         Err(error) => return error_response(dialect, &error),
     };
-    match dialect.decode(&bytes, &headers) {
-        Ok(inbound) => {
-            let n = qore_session::tokens::estimate_messages(inbound.history.messages())
-                + qore_session::tokens::estimate_tools(&inbound.tools);
-            axum::Json(json!({"input_tokens": n})).into_response()
-        }
+    match crate::dialect::anthropic::count_tokens::respond(&bytes, &headers) {
+        Ok(answer) => axum::Json(answer).into_response(),
         Err(error) => error_response(dialect, &error),
     }
 }

@@ -17,7 +17,8 @@ use crate::app::{now_secs, read_body, App};
 use crate::dialect::completions::{self, FimInbound, TextCompletionEncoder};
 use crate::exchange::Exchange;
 use crate::gate::Caller;
-use crate::relay::Relay;
+use crate::relay::{EventSource as _, Relay};
+use crate::usage::Normalized;
 use crate::route::{Baked, Candidate, Job, Router};
 use crate::{ErrorKind, ReplyMeta, ServeError};
 
@@ -83,10 +84,12 @@ pub async fn completions(State(app): State<Arc<App>>, headers: HeaderMap, body: 
     };
     let cancel = CancellationToken::new();
     let started = std::time::Instant::now();
-    let (mut stream, candidate) = match open(&plan, &inbound, &cancel) {
+    let (stream, candidate) = match open(&plan, &inbound, &cancel) {
         Ok(opened) => opened,
         Err(error) => return refuse(exchange, error),
     };
+    let protocol = candidate.target.client.protocol().name();
+    let mut stream = Normalized::new(stream, protocol);
     exchange.agent = candidate.agent.clone();
     let first = stream.next().await;
     exchange.waited = started.elapsed();
@@ -103,14 +106,27 @@ pub async fn completions(State(app): State<Arc<App>>, headers: HeaderMap, body: 
     if inbound.stream {
         exchange.streaming();
         let encoder = Box::new(TextCompletionEncoder::new(meta));
-        let relay = Relay::new(stream, first, encoder, exchange, app.shutdown.clone(), cancel);
+        let relay = Relay::new(
+            Box::new(stream),
+            first,
+            encoder,
+            exchange,
+            app.shutdown.clone(),
+            cancel,
+        );
         let mut response = Response::new(Body::from_stream(relay.into_body()));
         response
             .headers_mut()
             .insert("content-type", HeaderValue::from_static("text/event-stream"));
         return response;
     }
-    let outcome = stream.finish().await;
+    while stream.next().await.is_some() {}
+    let outcome = match stream.outcome() {
+        Some(outcome) => outcome.clone(),
+        None => StreamOutcome::Cancelled {
+            usage: Default::default(),
+        },
+    };
     exchange.mark_first_byte();
     exchange.settle(&outcome);
     match &outcome {

@@ -28,6 +28,7 @@ pub mod route;
 mod run;
 mod stored;
 pub mod upstream;
+mod usage;
 
 pub use error::{ErrorKind, ServeError};
 pub use inbound::{Inbound, ReplyMeta};

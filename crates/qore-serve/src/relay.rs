@@ -18,11 +18,23 @@ use crate::dialect::StreamEncoder;
 use crate::exchange::Exchange;
 use crate::ServeError;
 
+/// What a relay reads: a provider's stream, or a turn run by the server's tool loop.
+pub trait EventSource: Stream<Item = ResponseEvent> + Unpin + Send {
+    /// How it ended; `None` until its last event was yielded.
+    fn outcome(&self) -> Option<&StreamOutcome>;
+}
+
+impl EventSource for ResponseStream {
+    fn outcome(&self) -> Option<&StreamOutcome> {
+        ResponseStream::outcome(self)
+    }
+}
+
 /// How many already-decoded events go into one chunk at most.
 const BATCH: usize = 64;
 
 pub struct Relay {
-    pub stream: ResponseStream,
+    pub stream: Box<dyn EventSource>,
     pub first: Option<ResponseEvent>,
     pub encoder: Box<dyn StreamEncoder>,
     pub exchange: Exchange,
@@ -36,7 +48,7 @@ pub struct Relay {
 
 impl Relay {
     pub fn new(
-        stream: ResponseStream,
+        stream: Box<dyn EventSource>,
         first: Option<ResponseEvent>,
         encoder: Box<dyn StreamEncoder>,
         exchange: Exchange,

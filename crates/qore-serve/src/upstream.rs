@@ -15,12 +15,14 @@ use qore_core::{ErrorCategory, ErrorInfo, History, Message, ResponseEvent, Role}
 use qore_session::sanitize::{sanitize, Wire};
 use qore_session::Target;
 
+use crate::relay::EventSource;
 use crate::route::Candidate;
+use crate::usage::Normalized;
 use crate::{ErrorKind, Inbound, ServeError};
 
 /// A stream that has answered (its first event is in `first`).
 pub struct Opened {
-    pub stream: ResponseStream,
+    pub stream: Box<dyn EventSource>,
     pub first: Option<ResponseEvent>,
     pub candidate: Candidate,
     /// Time spent waiting for the upstream's first event.
@@ -52,8 +54,11 @@ pub async fn open(
                 continue;
             }
         }
+        let protocol = candidate.target.client.protocol().name();
+        let stream = Normalized::new(stream, protocol);
+        let first = first.map(|event| stream.event(event));
         return Ok(Opened {
-            stream,
+            stream: Box::new(stream),
             first,
             candidate: candidate.clone(),
             waited,

@@ -37,7 +37,7 @@ mod tests {
         raw(&mut out, "[DONE]");
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "event: ping\ndata: {\"type\":\"ping\",\"t\":\"a\\nb\"}\n\ndata: [DONE]\n\n"
+            "event: ping\ndata: {\"t\":\"a\\nb\",\"type\":\"ping\"}\n\ndata: [DONE]\n\n"
         );
     }
 }

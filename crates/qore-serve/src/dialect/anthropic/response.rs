@@ -122,7 +122,11 @@ pub(super) fn wire_stop_reason(reason: &StopReason) -> &str {
 /// without, only when known (a `message_delta`'s usage). `output_tokens` is always there.
 pub(super) fn usage_json(usage: &Usage, with_input: bool) -> Value {
     let mut out = Map::new();
-    match usage.input_tokens {
+    // The server's usage counts the whole prompt (`crate::usage`); Anthropic reports cache
+    // reads and writes beside the input.
+    let beside = usage.cached_input_tokens.unwrap_or(0)
+        + usage.cache_creation_input_tokens.unwrap_or(0);
+    match usage.input_tokens.map(|n| n.saturating_sub(beside)) {
         Some(n) => {
             out.insert("input_tokens".into(), n.into());
         }

@@ -23,7 +23,19 @@ fn client_read(body: &Value) -> StreamOutcome {
         .unwrap();
     let mut assembler = MessageAssembler::new();
     events.iter().for_each(|e| assembler.apply(e));
-    assembler.finish()
+    // Back in the server's sense: the whole prompt in `input_tokens`.
+    match assembler.finish() {
+        StreamOutcome::Finished {
+            message,
+            stop_reason,
+            usage,
+        } => StreamOutcome::Finished {
+            message,
+            stop_reason,
+            usage: crate::usage::whole_prompt(&usage, "anthropic"),
+        },
+        other => other,
+    }
 }
 
 fn finished(blocks: Vec<ContentBlock>, stop: Option<StopReason>, usage: Usage) -> StreamOutcome {
@@ -123,8 +135,10 @@ fn stop_reasons_and_usage_in_anthropics_words() {
     let call = ContentBlock::tool_use("t", "add", json!({}));
     let body = body(&meta(), &finished(vec![call], None, Usage::default()));
     assert_eq!(body["stop_reason"], "tool_use");
+    // The server's usage counts the whole prompt (8); Anthropic's input is what is left
+    // beside the cache reads and writes.
     let usage = Usage {
-        input_tokens: Some(1),
+        input_tokens: Some(8),
         output_tokens: Some(2),
         cached_input_tokens: Some(3),
         cache_creation_input_tokens: Some(4),

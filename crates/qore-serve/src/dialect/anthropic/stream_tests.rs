@@ -109,9 +109,10 @@ fn stop(reason: StopReason) -> ResponseEvent {
 
 #[test]
 fn streams_decode_through_the_client_to_the_same_turn() {
+    // In the server's sense: the whole prompt (7 beside 100 read and 20 written).
     let cached = ResponseEvent::Usage {
         usage: Usage {
-            input_tokens: Some(7),
+            input_tokens: Some(127),
             output_tokens: Some(3),
             cached_input_tokens: Some(100),
             cache_creation_input_tokens: Some(20),
@@ -239,6 +240,7 @@ fn streams_decode_through_the_client_to_the_same_turn() {
                     String::from_utf8_lossy(&bytes)
                 );
                 assert_eq!(stop_reason, Some(expected_stop), "{name}");
+                let back_usage = crate::usage::whole_prompt(&back_usage, "anthropic");
                 assert_eq!(back_usage, *usage, "{name}");
             }
             other => panic!("{name}: {other:?}"),

@@ -93,19 +93,12 @@ pub fn finish_reason(reason: Option<&StopReason>, made_calls: bool) -> &'static 
     }
 }
 
-/// `usage` in OpenAI's shape, each count only where known. `prompt_tokens` counts the
-/// whole input: cache reads and writes reported beside the input (Anthropic's way, told by
-/// a cache-write count or by cache reads above the input) are added to it.
+/// `usage` in OpenAI's shape, each count only where known. `prompt_tokens` is the whole
+/// input, cache reads and writes included: the sense the server gives every usage
+/// (`crate::usage`).
 pub fn usage_json(usage: &Usage) -> Value {
     let mut out = Map::new();
-    let prompt = usage.input_tokens.map(|input| {
-        let cached = usage.cached_input_tokens.unwrap_or(0);
-        let beside = usage.cache_creation_input_tokens.is_some() || cached > input;
-        match beside {
-            true => input + cached + usage.cache_creation_input_tokens.unwrap_or(0),
-            false => input,
-        }
-    });
+    let prompt = usage.input_tokens;
     if let Some(prompt) = prompt {
         out.insert("prompt_tokens".into(), json!(prompt));
     }

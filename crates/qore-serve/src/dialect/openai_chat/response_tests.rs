@@ -136,9 +136,10 @@ fn finish_reasons_and_usage_follow_openai() {
             "{reason:?} {calls}"
         );
     }
-    // Anthropic reports cache reads and writes beside the input; OpenAI counts them in it.
+    // The server's usage counts the whole prompt in `input_tokens` (crate::usage), as
+    // OpenAI does.
     let anthropic = Usage {
-        input_tokens: Some(3),
+        input_tokens: Some(113),
         output_tokens: Some(2),
         cached_input_tokens: Some(100),
         cache_creation_input_tokens: Some(10),
