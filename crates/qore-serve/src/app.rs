@@ -24,7 +24,7 @@ use crate::gate::{Caller, Gate};
 use crate::metrics::Metrics;
 use crate::relay::Relay;
 use crate::route::{Baked, Router};
-use crate::{upstream, ErrorKind, Inbound, ReplyMeta, ServeError};
+use crate::{server_tools, upstream, ErrorKind, Inbound, ReplyMeta, ServeError};
 
 /// What every request handler shares.
 pub struct App {
@@ -35,6 +35,8 @@ pub struct App {
     pub settings: ServeSettings,
     /// Cancelled when the drain time after SIGTERM is over: streams still open end.
     pub shutdown: CancellationToken,
+    /// The tools the server runs itself, when `[serve] tools` allows any.
+    pub server_tools: Option<crate::server_tools::ServerTools>,
 }
 
 pub static CHAT: OpenAiChat = OpenAiChat;
@@ -151,7 +153,15 @@ where
         Err(error) => return refuse(exchange, dialect, error),
     };
     let cancel = CancellationToken::new();
-    let opened = match upstream::open(&plan, &inbound, &cancel).await {
+    let tools = app.server_tools.as_ref();
+    let opened = match plan.first() {
+        Some(first) if server_tools::applies(tools, &first.target, &inbound) => match tools {
+            Some(tools) => server_tools::open(tools, first, &inbound, &cancel).await,
+            None => upstream::open(&plan, &inbound, &cancel).await,
+        },
+        _ => upstream::open(&plan, &inbound, &cancel).await,
+    };
+    let opened = match opened {
         Ok(opened) => opened,
         Err(error) => return refuse(exchange, dialect, error),
     };

@@ -25,6 +25,7 @@ mod inbound;
 pub mod metrics;
 mod relay;
 pub mod route;
+mod server_tools;
 mod run;
 mod stored;
 pub mod upstream;

@@ -87,6 +87,18 @@ pub async fn run(flags: ServeFlags) -> Result<(), RunError> {
     drop(stdout);
     eprintln!("qore serve: listening on http://{addr}");
     let drain = settings.drain_timeout;
+    let (server_tools, warnings) =
+        crate::server_tools::ServerTools::start(&settings, manager.config().dir.as_deref()).await;
+    for warning in warnings {
+        eprintln!("qore serve: warning: {warning}");
+    }
+    if let Some(tools) = &server_tools {
+        let names: Vec<String> = match tools.toolset() {
+            Ok(set) => set.registry.specs().iter().map(|s| s.name.clone()).collect(),
+            Err(_) => Vec::new(),
+        };
+        eprintln!("qore serve: server-side tools: {}", names.join(", "));
+    }
     let app = Arc::new(App {
         router: Router::new(settings.root.clone()),
         gate: Gate::new(store, mode),
@@ -94,6 +106,7 @@ pub async fn run(flags: ServeFlags) -> Result<(), RunError> {
         manager,
         settings,
         shutdown: CancellationToken::new(),
+        server_tools,
     });
     let shutdown = app.shutdown.clone();
     let stopping = CancellationToken::new();

@@ -1,0 +1,304 @@
+//! Tools the server runs itself: the read-only built-ins over `[serve] root` and the MCP
+//! servers of the config dir, each only when a `[serve] tools` pattern names it. Nobody is
+//! there to confirm a call, so nothing else runs: a destructive built-in stays out even when
+//! named, and the agent sees only the allowed tools.
+//!
+//! They are offered when the caller sends no tools of its own and the agent has
+//! `enable_tools`: qore's tool loop runs the rounds (an ephemeral qore-session `Session`,
+//! text or native protocol as the agent's model needs) and the caller sees the answer:
+//! the text of every round, never the server's own calls. A request that carries the
+//! caller's tools is answered with those alone (their calls go back to the caller).
+
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use futures_util::Stream;
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use qore_client::tool_loop::{ApprovalMode, LoopEvent};
+use qore_client::CancellationToken;
+use qore_core::{
+    ErrorInfo, Message, ResponseEvent, Role, StopReason, StreamOutcome, Tool, ToolSource, Usage,
+};
+use qore_session::{NobodyAsked, Session, SessionSetup, Target, ToolSet};
+use tokio::sync::mpsc;
+
+use crate::config::ServeSettings;
+use crate::relay::EventSource;
+use crate::Inbound;
+
+/// The tools the config allows the server to run.
+pub struct ServerTools {
+    allowed: Arc<GlobSet>,
+    root: Option<std::path::PathBuf>,
+    mcp: Option<Arc<Allowed>>,
+}
+
+impl ServerTools {
+    /// Start the allowed tools (MCP servers in parallel); `None` when `[serve] tools` names
+    /// none. The warnings say what was left out and why.
+    pub async fn start(
+        settings: &ServeSettings,
+        config_dir: Option<&Path>,
+    ) -> (Option<ServerTools>, Vec<String>) {
+        let mut warnings = Vec::new();
+        if settings.tools.is_empty() {
+            return (None, warnings);
+        }
+        let mut builder = GlobSetBuilder::new();
+        for pattern in &settings.tools {
+            match Glob::new(pattern) {
+                Ok(glob) => {
+                    builder.add(glob);
+                }
+                Err(err) => warnings.push(format!("[serve] tools: {pattern:?}: {err}")),
+            }
+        }
+        let allowed = match builder.build() {
+            Ok(set) => Arc::new(set),
+            Err(err) => {
+                warnings.push(format!("[serve] tools: {err}"));
+                return (None, warnings);
+            }
+        };
+        let (mcp, mcp_warnings) = qore_session::start_mcp(config_dir, None, false).await;
+        warnings.extend(mcp_warnings);
+        let mcp = Arc::new(Allowed {
+            inner: mcp,
+            allowed: allowed.clone(),
+        });
+        let tools = ServerTools {
+            allowed,
+            root: settings.root.clone(),
+            mcp: Some(mcp),
+        };
+        match tools.toolset() {
+            Ok(set) if set.registry.specs().is_empty() => {
+                warnings.push("[serve] tools names no tool the server has".into());
+                (None, warnings)
+            }
+            Ok(_) => (Some(tools), warnings),
+            Err(err) => {
+                warnings.push(format!("[serve] tools: {}", err.message));
+                (None, warnings)
+            }
+        }
+    }
+
+    /// A fresh tool set for one request: the allowed read-only built-ins, the allowed MCP
+    /// tools, every call approved (the config allowed them).
+    pub fn toolset(&self) -> Result<ToolSet, ErrorInfo> {
+        let root = match &self.root {
+            Some(root) => root.clone(),
+            None => std::env::temp_dir().join("qore-serve-no-root"),
+        };
+        if self.root.is_none() {
+            std::fs::create_dir_all(&root).map_err(|e| ErrorInfo::config(e.to_string()))?;
+        }
+        let mut set = ToolSet::builtin(
+            &root,
+            ApprovalMode::Auto,
+            Box::new(NobodyAsked),
+            Default::default(),
+            true,
+        )?;
+        let builtins: Vec<Arc<dyn Tool>> = (set.registry.specs().iter())
+            .filter_map(|spec| set.registry.get(&spec.name).map(|r| r.tool.clone()))
+            .filter(|tool| self.root.is_some() && !tool.destructive())
+            .filter(|tool| self.allowed.is_match(&tool.spec().name))
+            .collect();
+        set.registry = qore_client::tool_loop::ToolRegistry::new();
+        set.registry.extend(builtins)?;
+        set.recorder = None;
+        if let Some(mcp) = &self.mcp {
+            for err in set.registry.add_source(mcp.clone()) {
+                tracing::warn!("server tool left out: {}", err.message);
+            }
+        }
+        Ok(set)
+    }
+}
+
+/// An MCP tool source showing only the allowed tools.
+struct Allowed {
+    inner: Arc<qore_mcp::servers::McpTools>,
+    allowed: Arc<GlobSet>,
+}
+
+impl ToolSource for Allowed {
+    fn snapshot(&self) -> (u64, Vec<Arc<dyn Tool>>) {
+        let (version, tools) = self.inner.snapshot();
+        let tools = (tools.into_iter())
+            .filter(|t| self.allowed.is_match(&t.spec().name))
+            .collect();
+        (version, tools)
+    }
+
+    fn version(&self) -> u64 {
+        self.inner.version()
+    }
+
+    fn refetch(&self) -> Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        self.inner.refetch()
+    }
+}
+
+/// Whether `inbound` to `target` is answered by the server's tool loop.
+pub fn applies(tools: Option<&ServerTools>, target: &Target, inbound: &Inbound) -> bool {
+    let last_is_prompt = (inbound.history.last()).is_some_and(|m| {
+        m.role == Role::User
+            && !(m.blocks.iter()).any(|b| matches!(b, qore_core::ContentBlock::ToolResult { .. }))
+    });
+    tools.is_some()
+        && inbound.tools.is_empty()
+        && last_is_prompt
+        && target.agent.as_ref().is_some_and(|a| a.enable_tools)
+}
+
+enum Step {
+    Event(ResponseEvent),
+    End(StreamOutcome),
+}
+
+/// A turn run by the tool loop, read as events: the text and thinking of every round, one
+/// start, the usage of all rounds, and the last answer's stop.
+pub struct LoopTurn {
+    steps: mpsc::UnboundedReceiver<Step>,
+    outcome: Option<StreamOutcome>,
+    _cancel: tokio_util::sync::DropGuard,
+}
+
+/// Run `inbound` through the tool loop on `target` with the server's tools.
+pub fn run(
+    tools: &ServerTools,
+    target: &Target,
+    inbound: &Inbound,
+    cancel: &CancellationToken,
+) -> Result<LoopTurn, ErrorInfo> {
+    let mut setup = SessionSetup::new(target.clone());
+    let mut history = Vec::new();
+    for message in inbound.history.iter() {
+        match message.role {
+            Role::System => setup.layers.add(message.text()),
+            _ => history.push(message.clone()),
+        }
+    }
+    let Some(user) = history.pop() else {
+        return Err(ErrorInfo::validation("no user message to answer"));
+    };
+    setup.tools = Some(tools.toolset()?);
+    let notes = qore_session::traced_notes();
+    let session = Session::new(None, None, history.into(), setup, &notes);
+    let (send, steps) = mpsc::unbounded_channel();
+    let token = cancel.clone();
+    tokio::spawn(async move {
+        let mut started = false;
+        let events = send.clone();
+        let outcome = session
+            .send(user, &token, |event| {
+                let LoopEvent::Response(event) = event else {
+                    return;
+                };
+                let shown = match event {
+                    ResponseEvent::MessageStart { .. } => !std::mem::replace(&mut started, true),
+                    ResponseEvent::TextDelta { .. }
+                    | ResponseEvent::ThinkingDelta { .. }
+                    | ResponseEvent::ThinkingSignature { .. }
+                    | ResponseEvent::RedactedThinking { .. } => true,
+                    _ => false,
+                };
+                if shown {
+                    let _ = events.send(Step::Event(event.clone()));
+                }
+            })
+            .await;
+        let answer = session.history().await.last().cloned();
+        let _ = send.send(Step::End(outcome_of(outcome, answer)));
+    });
+    Ok(LoopTurn {
+        steps,
+        outcome: None,
+        _cancel: cancel.clone().drop_guard(),
+    })
+}
+
+fn outcome_of(outcome: qore_session::TurnOutcome, answer: Option<Message>) -> StreamOutcome {
+    use qore_session::TurnOutcome as T;
+    match outcome {
+        T::Finished {
+            stop_reason, usage, ..
+        } => match answer.filter(|m| m.role == Role::Assistant) {
+            Some(message) => StreamOutcome::Finished {
+                message,
+                stop_reason: stop_reason.or(Some(StopReason::EndTurn)),
+                usage,
+            },
+            None => StreamOutcome::Failed {
+                error: ErrorInfo::provider("the tool loop ended without an answer"),
+                usage,
+            },
+        },
+        T::Failed { error, usage, .. } => StreamOutcome::Failed { error, usage },
+        T::Cancelled { usage, .. } => StreamOutcome::Cancelled { usage },
+    }
+}
+
+impl Stream for LoopTurn {
+    type Item = ResponseEvent;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ResponseEvent>> {
+        if self.outcome.is_some() {
+            return Poll::Ready(None);
+        }
+        match self.steps.poll_recv(cx) {
+            Poll::Ready(Some(Step::Event(event))) => Poll::Ready(Some(event)),
+            Poll::Ready(Some(Step::End(outcome))) => {
+                let usage = match &outcome {
+                    StreamOutcome::Finished { usage, .. } => *usage,
+                    _ => Usage::default(),
+                };
+                self.outcome = Some(outcome);
+                match usage.is_empty() {
+                    true => Poll::Ready(None),
+                    false => Poll::Ready(Some(ResponseEvent::Usage { usage })),
+                }
+            }
+            Poll::Ready(None) => {
+                self.outcome = Some(StreamOutcome::Cancelled {
+                    usage: Usage::default(),
+                });
+                Poll::Ready(None)
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl EventSource for LoopTurn {
+    fn outcome(&self) -> Option<&StreamOutcome> {
+        self.outcome.as_ref()
+    }
+}
+
+/// [`run`], awaited to its first event like [`crate::upstream::open`].
+pub async fn open(
+    tools: &ServerTools,
+    candidate: &crate::route::Candidate,
+    inbound: &Inbound,
+    cancel: &CancellationToken,
+) -> Result<crate::upstream::Opened, crate::ServeError> {
+    use futures_util::StreamExt as _;
+    let started = std::time::Instant::now();
+    let turn = run(tools, &candidate.target, inbound, cancel)
+        .map_err(|err| crate::ServeError::from_upstream(&err))?;
+    let protocol = candidate.target.client.protocol().name();
+    let mut stream = crate::usage::Normalized::new(turn, protocol);
+    let first = stream.next().await;
+    Ok(crate::upstream::Opened {
+        stream: Box::new(stream),
+        first,
+        candidate: candidate.clone(),
+        waited: started.elapsed(),
+    })
+}
