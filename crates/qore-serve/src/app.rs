@@ -68,11 +68,13 @@ pub fn routes(app: Arc<App>) -> axum::Router {
 }
 
 async fn chat(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -> Response {
-    answer(app, &CHAT, headers, body, |_, _| Ok(None)).await
+    let hook = crate::stored::session_hook(&app, &headers);
+    answer(app, &CHAT, headers, body, hook).await
 }
 
 async fn messages(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -> Response {
-    answer(app, &MESSAGES, headers, body, |_, _| Ok(None)).await
+    let hook = crate::stored::session_hook(&app, &headers);
+    answer(app, &MESSAGES, headers, body, hook).await
 }
 
 /// The client wire each dialect mirrors.
@@ -152,6 +154,11 @@ where
         Ok(plan) => plan,
         Err(error) => return refuse(exchange, dialect, error),
     };
+    if let Some(first) = plan.first() {
+        if let Err(error) = crate::capability::check_images(first, &inbound).await {
+            return refuse(exchange, dialect, error);
+        }
+    }
     let cancel = CancellationToken::new();
     let tools = app.server_tools.as_ref();
     let opened = match plan.first() {

@@ -14,6 +14,7 @@
 //! - a client that goes away cancels its upstream request; SIGTERM drains streams in flight.
 
 mod app;
+mod capability;
 pub mod config;
 pub mod dialect;
 mod error;

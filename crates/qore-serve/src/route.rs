@@ -27,6 +27,8 @@ pub struct Candidate {
     /// The agent's name, when the name is an agent.
     pub agent: Option<String>,
     pub target: Arc<Target>,
+    /// Whether the model takes images, once asked ([`crate::capability`]).
+    pub images: Arc<tokio::sync::OnceCell<Option<bool>>>,
 }
 
 /// What a request sets that an agent's body bakes in.
@@ -158,6 +160,7 @@ impl Router {
             name: name.to_owned(),
             agent: agent.then(|| name.to_owned()),
             target: Arc::new(target),
+            images: Arc::default(),
         };
         let mut cache = self.lock();
         if cache.len() >= CACHE_LIMIT {
