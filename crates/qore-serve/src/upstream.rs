@@ -139,7 +139,8 @@ fn without_thinking(history: History) -> History {
     let thinking = |b: &qore_core::ContentBlock| {
         matches!(
             b,
-            qore_core::ContentBlock::Thinking { .. } | qore_core::ContentBlock::RedactedThinking { .. }
+            qore_core::ContentBlock::Thinking { .. }
+                | qore_core::ContentBlock::RedactedThinking { .. }
         )
     };
     if !(history.iter()).any(|m| m.blocks.iter().any(thinking)) {
@@ -173,7 +174,11 @@ pub fn options_for(target: &Target, inbound: &Inbound) -> Result<RequestOptions,
             ),
         )
     };
-    if let Some(choice) = inbound.tool_choice.as_ref().filter(|_| !inbound.tools.is_empty()) {
+    if let Some(choice) = inbound
+        .tool_choice
+        .as_ref()
+        .filter(|_| !inbound.tools.is_empty())
+    {
         let fields = protocol
             .tool_choice_fields(choice)
             .ok_or_else(|| cannot("tool_choice", &format!("{choice:?}")))?;
@@ -203,7 +208,10 @@ fn history_for(target: &Target, history: &History) -> History {
         return history.clone();
     };
     let mut messages = Vec::with_capacity(history.len() + 1);
-    messages.push(Message::new(Role::System, vec![qore_core::ContentBlock::text(own)]));
+    messages.push(Message::new(
+        Role::System,
+        vec![qore_core::ContentBlock::text(own)],
+    ));
     messages.extend(history.iter().cloned());
     History::from(messages)
 }
@@ -211,6 +219,33 @@ fn history_for(target: &Target, history: &History) -> History {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use qore_core::ContentBlock;
+
+    #[test]
+    fn another_vendors_thinking_is_left_out_and_named() {
+        let thinking = ContentBlock::Thinking {
+            text: "hmm".into(),
+            signature: Some("enc".into()),
+        };
+        let history = History::from(vec![
+            Message::system("be brief"),
+            Message::user("add"),
+            Message::new(Role::Assistant, vec![thinking.clone()]),
+            Message::new(Role::Assistant, vec![thinking, ContentBlock::text("4")]),
+            Message::new(
+                Role::Assistant,
+                vec![
+                    ContentBlock::RedactedThinking { data: "x".into() },
+                    ContentBlock::text("5"),
+                ],
+            ),
+        ]);
+        let kept = without_thinking(history);
+        let texts: Vec<String> = kept.iter().map(Message::text).collect();
+        assert_eq!(texts, ["be brief", "add", "4", "5"]);
+        let untouched = History::from(vec![Message::user("hi")]);
+        assert_eq!(without_thinking(untouched.clone()), untouched);
+    }
 
     #[test]
     fn only_try_later_failures_fall_back() {

@@ -10,7 +10,7 @@ use qore_core::{
 };
 use serde_json::{json, Value};
 
-use super::{request, strip_reasoning};
+use super::request;
 
 fn client_body(history: &History, tools: &[ToolSpec], options: &RequestOptions) -> Value {
     let request = ChatRequest {
@@ -237,22 +237,4 @@ fn client_settings_decode_to_the_same_settings() {
         assert_eq!(inbound.tool_choice, Some(choice));
         assert_eq!(inbound.response_format, Some(format));
     }
-}
-
-#[test]
-fn stripping_reasoning_names_it_and_keeps_the_rest() {
-    let history = History::from([vec![Message::user("add")], tool_turn()].concat());
-    let body = client_body(&history, &[], &RequestOptions::default());
-    let mut inbound = request::decode(body.to_string().as_bytes()).unwrap();
-    strip_reasoning(&mut inbound);
-    assert_eq!(inbound.dropped, ["reasoning"]);
-    let thinking = (inbound.history.iter())
-        .flat_map(|m| &m.blocks)
-        .filter(|b| matches!(b, ContentBlock::Thinking { .. }))
-        .count();
-    assert_eq!(thinking, 0);
-    assert_eq!(inbound.history.len(), 4);
-    let mut plain = request::decode(br#"{"model": "m", "input": "hi"}"#).unwrap();
-    strip_reasoning(&mut plain);
-    assert!(plain.dropped.is_empty());
 }

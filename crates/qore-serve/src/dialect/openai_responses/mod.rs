@@ -23,7 +23,7 @@
 //! - [`error`]: OpenAI's `{"error": {"message", "type", "param", "code"}}`.
 
 use axum::http::HeaderMap;
-use qore_core::{ContentBlock, Role, StreamOutcome};
+use qore_core::StreamOutcome;
 
 use super::{Dialect, StreamEncoder};
 use crate::{Inbound, ReplyMeta, ServeError};
@@ -46,30 +46,6 @@ pub struct OpenAiResponses;
 /// A fresh response id: `resp_` and a ULID.
 pub fn new_response_id() -> String {
     format!("resp_{}", ulid::Ulid::generate())
-}
-
-/// Drop the thinking blocks of `inbound`'s history (reasoning items, whose encrypted
-/// content only a Responses upstream can read), naming `reasoning` when there were any.
-pub fn strip_reasoning(inbound: &mut Inbound) {
-    let mut dropped = false;
-    let messages: Vec<_> = (inbound.history.iter())
-        .filter_map(|message| {
-            let mut message = message.clone();
-            let before = message.blocks.len();
-            message.blocks.retain(|block| {
-                !matches!(
-                    block,
-                    ContentBlock::Thinking { .. } | ContentBlock::RedactedThinking { .. }
-                )
-            });
-            dropped |= message.blocks.len() != before;
-            (!message.blocks.is_empty() || message.role == Role::System).then_some(message)
-        })
-        .collect();
-    if dropped {
-        inbound.history = messages.into();
-        inbound.drop_hint("reasoning");
-    }
 }
 
 impl Dialect for OpenAiResponses {
