@@ -13,8 +13,8 @@
 //! - reasoning items replayed by a stateless client (codex: `store: false`,
 //!   `encrypted_content`) become thinking blocks signed with their encrypted content, the
 //!   form qore-client's Responses codec reads and writes, so they reach a Responses
-//!   upstream unchanged; [`strip_reasoning`] drops them (named `reasoning`) for an upstream
-//!   of another wire, which could not verify them;
+//!   upstream unchanged (the server leaves them out, named `thinking`, for an upstream of
+//!   another wire, which could not verify them);
 //! - [`response`]: a finished turn is a `response` object (`resp_<ulid>`, items `msg_…`,
 //!   `rs_…`, `fc_…` with the model's `call_id`, usage with cached and reasoning tokens,
 //!   `incomplete` on max tokens); [`response_object`] builds the same for a stored turn;
