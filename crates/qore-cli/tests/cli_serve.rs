@@ -2,10 +2,17 @@
 //! own, loopback replay servers as its providers, requests over loopback. Lifecycle and
 //! faults here (a client going away, SIGTERM's drain, body limits, bad requests,
 //! fallbacks); hints, cross-dialect fidelity, keys, usage and stored responses in
-//! `cli_serve_support/`.
+//! `cli_serve_support/cases/`.
 
 mod cli_serve_support;
 mod common;
+
+#[path = "cli_serve_support/cases/crossing.rs"]
+mod crossing;
+#[path = "cli_serve_support/cases/keys.rs"]
+mod keys;
+#[path = "cli_serve_support/cases/records.rs"]
+mod records;
 
 use std::time::{Duration, Instant};
 
@@ -32,12 +39,16 @@ async fn read_until(response: &mut reqwest::Response, needle: &str) -> String {
     seen
 }
 
-/// The rest of `response` (to its end or its break), and when it ended.
-async fn read_rest(mut response: reqwest::Response, mut seen: String) -> (String, Instant) {
-    while let Ok(Some(bytes)) = response.chunk().await {
-        seen.push_str(&String::from_utf8_lossy(&bytes));
+/// The rest of `response` (to its end or its break), when it ended, and whether it ended
+/// cleanly (the HTTP body closed, not a connection broken off).
+async fn read_rest(mut response: reqwest::Response, mut seen: String) -> (String, Instant, bool) {
+    loop {
+        match response.chunk().await {
+            Ok(Some(bytes)) => seen.push_str(&String::from_utf8_lossy(&bytes)),
+            Ok(None) => return (seen, Instant::now(), true),
+            Err(_) => return (seen, Instant::now(), false),
+        }
     }
-    (seen, Instant::now())
 }
 
 #[tokio::test]
@@ -108,10 +119,13 @@ async fn sigterm_drains_short_streams_cuts_long_ones_and_exits_zero() {
     }
     assert!(refused, "connections still accepted after SIGTERM");
 
-    let (short_body, _) = short_task.await.unwrap();
+    let (short_body, _, clean) = short_task.await.unwrap();
+    assert!(clean, "{short_body}");
     assert_eq!(text_of(path, &short_body), drip_text(5), "{short_body}");
     assert!(finished(path, &short_body), "{short_body}");
-    let (long_body, ended) = long_task.await.unwrap();
+    // Cut by the server after the drain (a clean end), not by the process going away.
+    let (long_body, ended, clean) = long_task.await.unwrap();
+    assert!(clean, "the long stream broke off: {long_body}");
     assert!(!finished(path, &long_body), "{long_body}");
     let said = text_of(path, &long_body);
     assert!(

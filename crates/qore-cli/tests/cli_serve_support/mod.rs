@@ -1,6 +1,9 @@
 //! The harness of `cli_serve`: a world of its own (config dir with providers and agents, a
 //! data dir), `qore serve` started as a user starts it (its base URL read from stdout's first
 //! line, stderr kept), requests over loopback with reqwest, SIGTERM, and the exit.
+//! The cases of `cli_serve` beyond its own file are in `cases/` (declared by `cli_serve.rs`,
+//! so another test binary that uses this harness does not run them).
+#![allow(dead_code)]
 
 pub mod upstream;
 
@@ -257,8 +260,11 @@ impl Answer {
     }
 }
 
-/// The three chat dialects: path, and a request body for `model` saying `text`.
-pub fn dialects() -> [(&'static str, fn(&str, &str, bool) -> Value); 3] {
+/// A request body for `model` saying `text`, streamed or not.
+pub type Ask = fn(&str, &str, bool) -> Value;
+
+/// The three chat dialects: path, and how to ask.
+pub fn dialects() -> [(&'static str, Ask); 3] {
     [
         ("/v1/chat/completions", |model, text, stream| {
             serde_json::json!({"model": model, "stream": stream,
