@@ -1,0 +1,180 @@
+//! Markdown tables from the JSON lines of `bench_load run`. A gateway's row is compared with
+//! the `direct` row of the same scenario (same run): added time = the gateway's percentile
+//! minus direct's (a difference of percentiles, not a percentile of differences), ×direct =
+//! the gateway's rate over direct's.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+pub fn report(path: &str) -> Result<String, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    let rows: Vec<Value> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with('{'))
+        .map(|l| serde_json::from_str(l).map_err(|e| format!("{path}: {e}")))
+        .collect::<Result<_, _>>()?;
+    let mut out = String::new();
+    streams(&mut out, &rows);
+    short(&mut out, &rows);
+    memory(&mut out, &rows);
+    errors(&mut out, &rows);
+    Ok(out)
+}
+
+fn direct<'a>(rows: &'a [Value], row: &Value) -> Option<&'a Value> {
+    rows.iter()
+        .find(|r| r["scenario"] == row["scenario"] && r["target"] == "direct")
+}
+
+fn ms(v: &Value) -> String {
+    v.as_f64().map_or("–".into(), |x| format!("{x:.2}"))
+}
+
+/// `row[field][p] - direct[field][p]`, signed, for gateway rows.
+fn added(rows: &[Value], row: &Value, field: &str, p: &str) -> String {
+    if row["target"] == "direct" {
+        return "·".into();
+    }
+    let base = direct(rows, row).and_then(|d| d[field][p].as_f64());
+    match (row[field][p].as_f64(), base) {
+        (Some(g), Some(d)) => format!("{:+.2}", g - d),
+        _ => "–".into(),
+    }
+}
+
+fn ratio(rows: &[Value], row: &Value, field: &str) -> String {
+    if row["target"] == "direct" {
+        return "1".into();
+    }
+    let base = direct(rows, row).and_then(|d| d[field].as_f64());
+    match (row[field].as_f64(), base) {
+        (Some(g), Some(d)) if d > 0.0 => format!("{:.2}", g / d),
+        _ => "–".into(),
+    }
+}
+
+fn rate(v: &Value) -> String {
+    v.as_f64().map_or("–".into(), |x| format!("{x:.0}"))
+}
+
+fn count(row: &Value, key: &str) -> u64 {
+    row[key].as_u64().unwrap_or(0)
+}
+
+fn streams(out: &mut String, rows: &[Value]) {
+    let rows_here: Vec<&Value> = rows.iter().filter(|r| r["mode"] == "stream").collect();
+    if rows_here.is_empty() {
+        return;
+    }
+    out.push_str("### Streams\n\n");
+    out.push_str(
+        "| streams | target | ok | errors | deltas/s | ×direct | TTFB p50 ms | TTFB p99 ms \
+         | added TTFB p50 ms | added TTFB p99 ms | last byte p50 ms | last byte p99 ms |\n",
+    );
+    out.push_str("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for row in rows_here {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            row["concurrency"],
+            row["target"].as_str().unwrap_or("?"),
+            count(row, "ok"),
+            count(row, "errors"),
+            rate(&row["deltas_per_s"]),
+            ratio(rows, row, "deltas_per_s"),
+            ms(&row["ttfb_ms"]["p50"]),
+            ms(&row["ttfb_ms"]["p99"]),
+            added(rows, row, "ttfb_ms", "p50"),
+            added(rows, row, "ttfb_ms", "p99"),
+            ms(&row["ttlb_ms"]["p50"]),
+            ms(&row["ttlb_ms"]["p99"]),
+        );
+    }
+    out.push('\n');
+}
+
+fn short(out: &mut String, rows: &[Value]) {
+    let rows_here: Vec<&Value> = rows.iter().filter(|r| r["mode"] == "short").collect();
+    if rows_here.is_empty() {
+        return;
+    }
+    out.push_str("### Short non-streaming requests\n\n");
+    out.push_str(
+        "| concurrency | target | ok | errors | requests/s | ×direct | latency p50 ms \
+         | latency p99 ms | added p50 ms | added p99 ms |\n",
+    );
+    out.push_str("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for row in rows_here {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            row["concurrency"],
+            row["target"].as_str().unwrap_or("?"),
+            count(row, "ok"),
+            count(row, "errors"),
+            rate(&row["req_per_s"]),
+            ratio(rows, row, "req_per_s"),
+            ms(&row["ttlb_ms"]["p50"]),
+            ms(&row["ttlb_ms"]["p99"]),
+            added(rows, row, "ttlb_ms", "p50"),
+            added(rows, row, "ttlb_ms", "p99"),
+        );
+    }
+    out.push('\n');
+}
+
+fn mib(v: &Value) -> String {
+    v.as_f64()
+        .map_or("–".into(), |kb| format!("{:.1}", kb / 1024.0))
+}
+
+fn memory(out: &mut String, rows: &[Value]) {
+    let rows_here: Vec<&Value> = rows
+        .iter()
+        .filter(|r| !r["rss_kb"]["peak"].is_null() || !r["rss_kb"]["hwm"].is_null())
+        .collect();
+    if rows_here.is_empty() {
+        return;
+    }
+    out.push_str("### Memory of the gateway's processes\n\n");
+    out.push_str(
+        "| scenario | target | VmRSS before MiB | VmRSS peak during MiB | VmHWM after MiB |\n",
+    );
+    out.push_str("|---|---|---:|---:|---:|\n");
+    for row in rows_here {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} |",
+            row["scenario"].as_str().unwrap_or("?"),
+            row["target"].as_str().unwrap_or("?"),
+            mib(&row["rss_kb"]["before"]),
+            mib(&row["rss_kb"]["peak"]),
+            mib(&row["rss_kb"]["hwm"]),
+        );
+    }
+    out.push('\n');
+}
+
+fn errors(out: &mut String, rows: &[Value]) {
+    let failed: Vec<&Value> = rows.iter().filter(|r| count(r, "errors") > 0).collect();
+    if failed.is_empty() {
+        return;
+    }
+    out.push_str("First error of each run with errors:\n\n");
+    for row in failed {
+        let _ = writeln!(
+            out,
+            "- {} / {}: {} errors, first: `{}`",
+            row["scenario"].as_str().unwrap_or("?"),
+            row["target"].as_str().unwrap_or("?"),
+            count(row, "errors"),
+            row["first_error"]
+                .as_str()
+                .unwrap_or("?")
+                .replace('`', "'")
+                .replace('\n', " "),
+        );
+    }
+    out.push('\n');
+}
