@@ -93,22 +93,35 @@ async fn sigterm_drains_short_streams_cuts_long_ones_and_exits_zero() {
     let short = ReplayServer::start(vec![drip(5, Duration::from_millis(200))])
         .await
         .unwrap();
-    let long = ReplayServer::start(vec![drip(200, Duration::from_millis(100))])
-        .await
-        .unwrap();
-    w.chat_provider("short", &short)
-        .chat_provider("long", &long);
+    w.chat_provider("short", &short);
+    // A long stream in each dialect.
+    let mut longs = Vec::new();
+    for (i, _) in dialects().iter().enumerate() {
+        let long = ReplayServer::start(vec![drip(200, Duration::from_millis(100))])
+            .await
+            .unwrap();
+        w.chat_provider(&format!("long{i}"), &long);
+        longs.push(long);
+    }
     let mut server = w.serve(&["--drain-timeout", &DRAIN.to_string()]).await;
     let addr = server.url.trim_start_matches("http://").to_owned();
+    let mut long_answers = Vec::new();
+    for (i, (path, ask)) in dialects().into_iter().enumerate() {
+        let mut answer = server
+            .send(path, &ask(&format!("long{i}/m"), "Talk.", true), &[])
+            .await;
+        let seen = read_until(&mut answer, "w0").await;
+        long_answers.push((path, answer, seen));
+    }
     let path = "/v1/chat/completions";
-    let ask = |model: &str| dialects()[0].1(model, "Talk.", true);
-    let mut long_answer = server.send(path, &ask("long/m"), &[]).await;
-    let long_seen = read_until(&mut long_answer, "w0").await;
-    let mut short_answer = server.send(path, &ask("short/m"), &[]).await;
+    let ask = dialects()[0].1("short/m", "Talk.", true);
+    let mut short_answer = server.send(path, &ask, &[]).await;
     let short_seen = read_until(&mut short_answer, "w0").await;
     server.sigterm();
     let sent = Instant::now();
-    let long_task = tokio::spawn(read_rest(long_answer, long_seen));
+    let long_tasks: Vec<_> = (long_answers.into_iter())
+        .map(|(path, answer, seen)| (path, tokio::spawn(read_rest(answer, seen))))
+        .collect();
     let short_task = tokio::spawn(read_rest(short_answer, short_seen));
 
     // New connections are refused once it is stopping (well before the drain is over).
@@ -123,26 +136,30 @@ async fn sigterm_drains_short_streams_cuts_long_ones_and_exits_zero() {
     assert!(clean, "{short_body}");
     assert_eq!(text_of(path, &short_body), drip_text(5), "{short_body}");
     assert!(finished(path, &short_body), "{short_body}");
-    // Cut by the server after the drain (a clean end), not by the process going away.
-    let (long_body, ended, clean) = long_task.await.unwrap();
-    assert!(clean, "the long stream broke off: {long_body}");
-    assert!(!finished(path, &long_body), "{long_body}");
-    let said = text_of(path, &long_body);
-    assert!(
-        said.starts_with("w0 w1 ") && said.len() < drip_text(200).len(),
-        "{said}"
-    );
-    let took = ended - sent;
-    assert!(
-        took >= Duration::from_millis(DRAIN * 1000 - 200) && took < Duration::from_secs(DRAIN + 3),
-        "the long stream ended {took:?} after SIGTERM"
-    );
+    for (path, task) in long_tasks {
+        // Cut by the server after the drain (a clean end), not by the process going away.
+        let (long_body, ended, clean) = task.await.unwrap();
+        assert!(clean, "{path}: the long stream broke off: {long_body}");
+        assert!(!finished(path, &long_body), "{path}: {long_body}");
+        let said = text_of(path, &long_body);
+        let whole = drip_text(200);
+        assert!(
+            said.starts_with("w0 w1 ") && said.len() < whole.len(),
+            "{path}: {said}"
+        );
+        let took = ended - sent;
+        assert!(
+            took >= Duration::from_millis(DRAIN * 1000 - 200)
+                && took < Duration::from_secs(DRAIN + 3),
+            "{path}: the long stream ended {took:?} after SIGTERM"
+        );
+    }
     let code = server.exit_within(Duration::from_secs(DRAIN + 5)).await;
     assert_eq!(code, Some(0), "{}", server.stderr());
     eventually(
-        "the long upstream request is closed",
+        "the long upstream requests are closed",
         Duration::from_secs(3),
-        || long.disconnects() == 1,
+        || longs.iter().all(|long| long.disconnects() == 1),
     )
     .await;
     assert_eq!(short.disconnects(), 0);
