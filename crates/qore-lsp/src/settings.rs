@@ -11,10 +11,12 @@
 //!   warning naming the key (`completion.mode`); a `null` message changes nothing;
 //! - an agent of `null` (or absent) means "the roster, routed by file";
 //! - refactor actions default to [`default_actions`], or to `[[refactor.actions]]` of the
-//!   config dir's `config.toml` ([`actions_from_config`]); settings from the editor win.
+//!   config dir's `config.toml` ([`actions_from_config`], through qore-config's loader);
+//!   settings from the editor win.
 
 use std::path::Path;
 
+use qore_config::ConfigFile;
 use qore_session::completion::clean::Mode;
 use serde_json::{Map, Value};
 
@@ -96,25 +98,23 @@ impl Default for Settings {
     }
 }
 
-/// `[[refactor.actions]]` (title, instruction) of `<dir>/config.toml`: `Ok(None)` when the
-/// file or the table is absent, `Err` naming the file when it cannot be used.
+/// `[[refactor.actions]]` (title, instruction) of `<dir>/config.toml`, read through
+/// qore-config's loader: `Ok(None)` when the file or the table is absent, `Err` naming the
+/// file (and the line, when known) when it cannot be used.
 pub fn actions_from_config(dir: &Path) -> Result<Option<Vec<Action>>, String> {
-    let path = dir.join("config.toml");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(format!("{}: {err}", path.display())),
-    };
-    let table: toml::Table = text
-        .parse()
-        .map_err(|err| format!("{}: {err}", path.display()))?;
-    let Some(actions) = table.get("refactor").and_then(|r| r.get("actions")) else {
+    let Some(file) = ConfigFile::read(dir).map_err(|err| err.to_string())? else {
         return Ok(None);
     };
-    let json = serde_json::to_value(actions).map_err(|err| err.to_string())?;
-    parse_actions(&json)
-        .map(Some)
-        .map_err(|why| format!("{}: refactor.actions {why}", path.display()))
+    let refactor = file
+        .section::<Value>("refactor")
+        .map_err(|err| err.to_string())?;
+    let Some(actions) = refactor.as_ref().and_then(|r| r.get("actions")) else {
+        return Ok(None);
+    };
+    parse_actions(actions).map(Some).map_err(|why| {
+        file.invalid("refactor", format!("refactor.actions {why}"))
+            .to_string()
+    })
 }
 
 /// Actions from a JSON array of `{title, instruction}`.

@@ -10,8 +10,9 @@
 //!   accepted (qore's servers inherit the environment anyway); other keys are warnings;
 //! - `${VAR}` / `${VAR:-default}` expand in `command`, `args`, `env`, `cwd`, `url` and
 //!   header values; an unset variable makes that one server invalid, not the file;
-//! - a file that does not parse is an error naming it (TOML: with the line the parser
-//!   gives); a missing file is no servers; files load in the order config.toml, mcp.json,
+//! - a file that does not parse is an error naming it (config.toml is read by qore-config's
+//!   loader: the error gives the line, and the section's for a value of the wrong shape);
+//!   a missing file is no servers; files load in the order config.toml, mcp.json,
 //!   the project's .mcp.json, and a later server of the same name replaces the earlier one
 //!   (a warning says so);
 //! - servers from a project's `.mcp.json` are marked [`ServerConfig::project`]: the caller
@@ -21,6 +22,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use qore_config::ConfigFile;
 use serde::Deserialize;
 
 use crate::error::McpError;
@@ -126,12 +128,6 @@ struct JsonFile {
     servers: BTreeMap<String, RawServer>,
 }
 
-#[derive(Deserialize)]
-struct TomlFile {
-    #[serde(default)]
-    mcp_servers: BTreeMap<String, RawServer>,
-}
-
 /// Lookup of environment variables (the process environment outside tests).
 pub type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 
@@ -153,16 +149,20 @@ impl McpConfig {
         lookup: Lookup<'_>,
     ) -> McpConfig {
         let mut config = McpConfig::default();
-        let mut files: Vec<(PathBuf, bool)> = Vec::new();
+        let mut files: Vec<(PathBuf, Result<Option<Servers>, McpError>, bool)> = Vec::new();
         if let Some(dir) = config_dir {
-            files.push((dir.join("config.toml"), false));
-            files.push((user_json(dir), false));
+            files.push((dir.join(qore_config::FILE_NAME), read_toml(dir), false));
+            let json = user_json(dir);
+            let servers = read_json(&json);
+            files.push((json, servers, false));
         }
         if let Some(project) = project {
-            files.push((project.join(".mcp.json"), true));
+            let json = project.join(".mcp.json");
+            let servers = read_json(&json);
+            files.push((json, servers, true));
         }
-        for (path, is_project) in files {
-            let raw = match read_file(&path) {
+        for (path, servers, is_project) in files {
+            let raw = match servers {
                 Ok(Some(raw)) => raw,
                 Ok(None) => continue,
                 Err(err) => {
@@ -206,8 +206,20 @@ impl McpConfig {
     }
 }
 
-/// The servers of one file, or `None` when it does not exist.
-fn read_file(path: &Path) -> Result<Option<BTreeMap<String, RawServer>>, McpError> {
+/// The servers of one file, by name.
+type Servers = BTreeMap<String, RawServer>;
+
+/// `[mcp_servers]` of `<config dir>/config.toml`, through qore-config's loader (which
+/// names the file, the section and the line of a fault); `None` without the file.
+fn read_toml(config_dir: &Path) -> Result<Option<Servers>, McpError> {
+    let Some(file) = ConfigFile::read(config_dir)? else {
+        return Ok(None);
+    };
+    Ok(Some(file.section("mcp_servers")?.unwrap_or_default()))
+}
+
+/// The `mcpServers` of one JSON file, or `None` when it does not exist.
+fn read_json(path: &Path) -> Result<Option<Servers>, McpError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -218,17 +230,11 @@ fn read_file(path: &Path) -> Result<Option<BTreeMap<String, RawServer>>, McpErro
             })
         }
     };
-    let parse_error = |message: String| McpError::Parse {
+    let file: JsonFile = serde_json::from_str(&text).map_err(|e| McpError::Parse {
         path: path.into(),
-        message,
-    };
-    if path.extension().is_some_and(|e| e == "toml") {
-        let file: TomlFile = toml::from_str(&text).map_err(|e| parse_error(e.to_string()))?;
-        Ok(Some(file.mcp_servers))
-    } else {
-        let file: JsonFile = serde_json::from_str(&text).map_err(|e| parse_error(e.to_string()))?;
-        Ok(Some(file.servers))
-    }
+        message: e.to_string(),
+    })?;
+    Ok(Some(file.servers))
 }
 
 fn seconds(value: Option<f64>, default: Duration, key: &str) -> Result<Duration, String> {

@@ -173,6 +173,11 @@ fn bad_files_and_entries_are_errors_naming_them() {
             &["config.toml", "line 2"],
         ),
         (
+            "config/config.toml",
+            "model = \"o4\"\nmcp_servers = 3\n",
+            &["config.toml", "line 2", "[mcp_servers]"],
+        ),
+        (
             "config/mcp.json",
             "{\"mcpServers\": {\"x\": {\"command\": \"a\",}}}",
             &["mcp.json", "line 1"],

@@ -16,6 +16,10 @@ pub enum McpError {
     /// The file is not valid JSON/TOML or does not have the expected shape.
     #[error("{}: {message}", .path.display())]
     Parse { path: PathBuf, message: String },
+    /// `config.toml` cannot be read or parsed, or its `[mcp_servers]` has the wrong shape
+    /// (the message names the file and the line).
+    #[error(transparent)]
+    Config(#[from] qore_config::ConfigError),
     /// One server entry is unusable.
     #[error("{}: server '{server}': {message}", .path.display())]
     Invalid {

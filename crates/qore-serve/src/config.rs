@@ -1,6 +1,6 @@
 //! The server's settings: the `[serve]` table of `<config dir>/config.toml` (or of the file
-//! `--config` names), under the command line's flags. A bad value is an error naming the
-//! file and the key; unknown keys are warnings.
+//! `--config` names), read through qore-config's loader, under the command line's flags. A
+//! bad value is an error naming the file, the key and the line; unknown keys are errors.
 //!
 //! ```toml
 //! [serve]
@@ -16,6 +16,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use qore_config::ConfigFile;
 use serde::Deserialize;
 
 /// Where the server listens unless told otherwise.
@@ -68,17 +69,24 @@ pub struct ServeSettings {
 #[error("{0}")]
 pub struct ConfigError(pub String);
 
+/// The loader's errors name the file, the section and the line already.
+impl From<qore_config::ConfigError> for ConfigError {
+    fn from(err: qore_config::ConfigError) -> Self {
+        ConfigError(err.to_string())
+    }
+}
+
 impl ServeSettings {
     /// Read `flags.config`, else `config_dir/config.toml` when it exists, and lay the flags
     /// over it.
     pub fn load(flags: &ServeFlags, config_dir: Option<&Path>) -> Result<Self, ConfigError> {
         let file = match (&flags.config, config_dir) {
-            (Some(file), _) => Some(file.clone()),
-            (None, Some(dir)) => Some(dir.join("config.toml")).filter(|f| f.exists()),
+            (Some(file), _) => Some(ConfigFile::at(file)?),
+            (None, Some(dir)) => ConfigFile::read(dir)?,
             (None, None) => None,
         };
         let table = match &file {
-            Some(file) => read_table(file)?,
+            Some(file) => file.section::<ServeTable>("serve")?.unwrap_or_default(),
             None => ServeTable::default(),
         };
         let listen_text = (flags.listen.as_deref())
@@ -111,22 +119,6 @@ pub fn parse_listen(text: &str) -> Result<SocketAddr, ConfigError> {
             "listen address {text:?} is not ADDR:PORT or a port: {err}"
         ))
     })
-}
-
-fn read_table(file: &Path) -> Result<ServeTable, ConfigError> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|err| ConfigError(format!("cannot read {}: {err}", file.display())))?;
-    #[derive(Deserialize)]
-    struct Whole {
-        #[serde(default)]
-        serve: Option<ServeTable>,
-    }
-    let whole: Whole = toml::from_str(&text).map_err(|err| {
-        let line = err.span().map(|span| text[..span.start].lines().count().max(1));
-        let place = line.map_or(String::new(), |n| format!(" line {n}:"));
-        ConfigError(format!("{}:{place} {}", file.display(), err.message().trim()))
-    })?;
-    Ok(whole.serve.unwrap_or_default())
 }
 
 #[cfg(test)]
@@ -174,6 +166,9 @@ mod tests {
             listen: Some("nowhere".into()),
             ..ServeFlags::default()
         };
-        assert!(ServeSettings::load(&flags, None).unwrap_err().0.contains("nowhere"));
+        assert!(ServeSettings::load(&flags, None)
+            .unwrap_err()
+            .0
+            .contains("nowhere"));
     }
 }
