@@ -22,6 +22,49 @@ fn serve_env(what: &str) -> PathBuf {
         .stdin(Stdio::null())
         .output()
         .expect("bash runs");
+    assert!(
+        output.status.success(),
+        "scripts/serve-env.sh {what} failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    PathBuf::from(String::from_utf8_lossy(&output.stdout).trim())
+}
+
+/// Run `cmd` to the end, killing it past `limit`.
+async fn output_within(mut cmd: tokio::process::Command, limit: Duration) -> Output {
+    cmd.kill_on_drop(true).stdin(Stdio::null());
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("pytest starts");
+    tokio::time::timeout(limit, child.wait_with_output())
+        .await
+        .unwrap_or_else(|_| panic!("the serve client tests did not finish within {limit:?}"))
+        .expect("pytest runs")
+}
+
+#[tokio::test]
+async fn sdk_clients_and_claude_code_drive_qore_serve() {
+    let python = serve_env("python");
+    let claude = serve_env("claude");
+    let mut cmd = tokio::process::Command::new(python);
+    cmd.args(["-m", "pytest", "-q", "-ra"])
+        .current_dir(repo().join("tests").join("serve"))
+        .env("QORE_BIN", QORE)
+        .env("CLAUDE_BIN", claude)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env_remove("QORE_URL")
+        .env_remove("QORE_MODEL")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("ANTHROPIC_BASE_URL")
+        .env_remove("ANTHROPIC_AUTH_TOKEN");
+    let output = output_within(cmd, Duration::from_secs(600)).await;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    println!("{stdout}\n{stderr}");
     // pytest's output is printed above: the messages only say which gate failed.
     assert!(
         output.status.success(),
