@@ -87,6 +87,34 @@ async fn a_client_that_goes_away_closes_the_upstream_request() {
 }
 
 #[tokio::test]
+async fn a_client_that_goes_away_before_the_first_byte_closes_the_upstream_request() {
+    let w = World::new();
+    // The upstream answers its head, then nothing.
+    let silent = drip(3, Duration::from_millis(10)).stall_after(0);
+    let upstream = ReplayServer::start_repeating(silent).await.unwrap();
+    w.chat_provider("p", &upstream);
+    let server = w.serve(&[]).await;
+    for (n, stream) in [(1, true), (2, false)] {
+        let request = dialects()[1].1("p/m", "Talk.", stream);
+        let waiting = server.send("/v1/messages", &request, &[]);
+        let gave_up = tokio::time::timeout(Duration::from_secs(1), waiting).await;
+        assert!(
+            gave_up.is_err(),
+            "stream {stream}: answered without an upstream answer"
+        );
+        eventually(
+            &format!("stream {stream}: the upstream sees its client go"),
+            Duration::from_secs(5),
+            || upstream.disconnects() == n,
+        )
+        .await;
+    }
+    server
+        .metric_becomes("qore_streams_in_flight 0", Duration::from_secs(2))
+        .await;
+}
+
+#[tokio::test]
 async fn sigterm_drains_short_streams_cuts_long_ones_and_exits_zero() {
     const DRAIN: u64 = 2;
     let w = World::new();
@@ -249,6 +277,14 @@ async fn malformed_json_and_a_wrong_typed_field_are_400_naming_it() {
     assert!(upstream.requests().is_empty());
 }
 
+/// `http://127.0.0.1:PORT` where nothing listens (a port just freed).
+async fn closed_port() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    format!("http://{addr}")
+}
+
 #[tokio::test]
 async fn fallbacks_answer_before_the_first_byte_and_never_after() {
     let limited = || {
@@ -266,9 +302,16 @@ async fn fallbacks_answer_before_the_first_byte_and_never_after() {
         let p2 = ReplayServer::start_repeating(chat_answer("from p2"))
             .await
             .unwrap();
-        w.chat_provider("p1", &p1).chat_provider("p2", &p2);
+        let p3 = ReplayServer::start(vec![Reply::hang_up()]).await.unwrap();
+        w.chat_provider("p1", &p1)
+            .chat_provider("p2", &p2)
+            .chat_provider("p3", &p3);
+        // Nothing listens there: the connection is refused.
+        w.provider("p4", "openai-chat", &format!("{}/v1", closed_port().await));
         w.agent("a", "p1", "fallbacks = [\"p2/m\"]")
-            .agent("b", "p1", "");
+            .agent("b", "p1", "")
+            .agent("c", "p3", "fallbacks = [\"p2/m\"]")
+            .agent("d", "p4", "fallbacks = [\"p2/m\"]");
         let server = w.serve(&[]).await;
 
         let answer = server.post(path, &body("a", "Hi.", false), &[]).await;
@@ -276,11 +319,20 @@ async fn fallbacks_answer_before_the_first_byte_and_never_after() {
         assert_eq!(text_of(path, &answer.text), "from p2", "{path}");
         assert_eq!((p1.requests().len(), p2.requests().len()), (1, 1), "{path}");
 
+        // A connection that breaks before the head, and one refused, fall back too.
+        let answer = server.post(path, &body("c", "Hi.", true), &[]).await;
+        assert_eq!(answer.status, 200, "{path}: {}", answer.text);
+        assert_eq!(text_of(path, &answer.text), "from p2", "{path}");
+        let answer = server.post(path, &body("d", "Hi.", false), &[]).await;
+        assert_eq!(answer.status, 200, "{path}: {}", answer.text);
+        assert_eq!(text_of(path, &answer.text), "from p2", "{path}");
+        assert_eq!((p3.requests().len(), p2.requests().len()), (1, 3), "{path}");
+
         let answer = server.post(path, &body("b", "Hi.", false), &[]).await;
         assert_eq!(answer.status, 429, "{path}: {}", answer.text);
         assert_eq!(answer.header("retry-after"), Some("7"), "{path}");
         error_of(path, &answer);
-        assert_eq!((p1.requests().len(), p2.requests().len()), (2, 1), "{path}");
+        assert_eq!((p1.requests().len(), p2.requests().len()), (2, 3), "{path}");
 
         // After the first byte a failure is the dialect's in-stream error, not a switch.
         let answer = server.post(path, &body("a", "Hi.", true), &[]).await;
@@ -301,6 +353,6 @@ async fn fallbacks_answer_before_the_first_byte_and_never_after() {
             "{path}: {}",
             answer.text
         );
-        assert_eq!((p1.requests().len(), p2.requests().len()), (3, 1), "{path}");
+        assert_eq!((p1.requests().len(), p2.requests().len()), (3, 3), "{path}");
     }
 }
