@@ -192,28 +192,9 @@ impl StreamEncoder for TextCompletionEncoder {
     }
 
     fn finish(&mut self, outcome: &StreamOutcome, error: Option<&ServeError>, out: &mut Vec<u8>) {
-        match outcome {
-            StreamOutcome::Finished {
-                stop_reason, usage, ..
-            } => {
-                let reason = chat::finish_reason(stop_reason.as_ref(), false);
-                sse::frame(out, None, &envelope(&self.meta, choice("", Some(reason))));
-                if self.meta.include_usage {
-                    let mut chunk = envelope(&self.meta, json!([]));
-                    chunk["usage"] = chat::usage_json(usage);
-                    sse::frame(out, None, &chunk);
-                }
-                sse::raw(out, "[DONE]");
-            }
-            StreamOutcome::Failed { error: info, .. } => {
-                let error = match error {
-                    Some(error) => error.clone(),
-                    None => ServeError::from_upstream(info),
-                };
-                sse::frame(out, None, &json!({"error": error::object(&error)}));
-            }
-            StreamOutcome::Cancelled { .. } => {}
-        }
+        let finish = |reason: &str| envelope(&self.meta, choice("", Some(reason)));
+        let usage = (self.meta.include_usage).then(|| envelope(&self.meta, json!([])));
+        super::openai_chat::stream::write_end(out, outcome, error, false, finish, usage);
     }
 }
 

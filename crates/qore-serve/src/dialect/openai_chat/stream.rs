@@ -107,30 +107,51 @@ impl StreamEncoder for ChatEncoder {
     }
 
     fn finish(&mut self, outcome: &StreamOutcome, error: Option<&ServeError>, out: &mut Vec<u8>) {
-        match outcome {
-            StreamOutcome::Finished {
-                stop_reason, usage, ..
-            } => {
-                let reason = response::finish_reason(stop_reason.as_ref(), !self.calls.is_empty());
-                let choice = json!([{"index": 0, "delta": {}, "logprobs": null,
-                    "finish_reason": reason}]);
-                sse::frame(out, None, &self.chunk(choice));
-                if self.meta.include_usage {
-                    let mut chunk = self.chunk(json!([]));
-                    chunk["usage"] = response::usage_json(usage);
-                    sse::frame(out, None, &chunk);
-                }
-                sse::raw(out, "[DONE]");
+        let calls = !self.calls.is_empty();
+        let finish = |reason: &str| {
+            let choice = json!([{"index": 0, "delta": {}, "logprobs": null,
+                "finish_reason": reason}]);
+            self.chunk(choice)
+        };
+        let usage = self.meta.include_usage.then(|| self.chunk(json!([])));
+        write_end(out, outcome, error, calls, finish, usage);
+    }
+}
+
+/// The end every OpenAI-style stream shares: on a finished turn the chunk `finish` makes
+/// for its finish reason, then (when asked: `usage` is the caller's empty-choices chunk)
+/// the usage chunk, then `[DONE]`; on a failed one the error chunk (no `[DONE]`); on a
+/// cancelled one nothing.
+pub(crate) fn write_end(
+    out: &mut Vec<u8>,
+    outcome: &StreamOutcome,
+    error: Option<&ServeError>,
+    calls: bool,
+    finish: impl FnOnce(&str) -> Value,
+    usage: Option<Value>,
+) {
+    match outcome {
+        StreamOutcome::Finished {
+            stop_reason,
+            usage: counts,
+            ..
+        } => {
+            let reason = response::finish_reason(stop_reason.as_ref(), calls);
+            sse::frame(out, None, &finish(reason));
+            if let Some(mut chunk) = usage {
+                chunk["usage"] = response::usage_json(counts);
+                sse::frame(out, None, &chunk);
             }
-            StreamOutcome::Failed { error: info, .. } => {
-                let error = match error {
-                    Some(error) => error.clone(),
-                    None => ServeError::from_upstream(info),
-                };
-                sse::frame(out, None, &json!({"error": error::object(&error)}));
-            }
-            StreamOutcome::Cancelled { .. } => {}
+            sse::raw(out, "[DONE]");
         }
+        StreamOutcome::Failed { error: info, .. } => {
+            let error = match error {
+                Some(error) => error.clone(),
+                None => ServeError::from_upstream(info),
+            };
+            sse::frame(out, None, &json!({"error": error::object(&error)}));
+        }
+        StreamOutcome::Cancelled { .. } => {}
     }
 }
 
