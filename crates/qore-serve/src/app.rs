@@ -68,12 +68,12 @@ pub fn routes(app: Arc<App>) -> axum::Router {
 }
 
 async fn chat(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -> Response {
-    let hook = crate::stored::session_hook(&app, &headers);
+    let hook = crate::named_session::session_hook(&app, &headers);
     answer(app, &CHAT, headers, body, hook).await
 }
 
 async fn messages(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -> Response {
-    let hook = crate::stored::session_hook(&app, &headers);
+    let hook = crate::named_session::session_hook(&app, &headers);
     answer(app, &MESSAGES, headers, body, hook).await
 }
 

@@ -28,6 +28,7 @@ mod relay;
 pub mod route;
 mod server_tools;
 mod run;
+mod named_session;
 mod stored;
 pub mod upstream;
 mod usage;

@@ -58,8 +58,8 @@ fn prepare(
             let record = owned(store, id, caller)?;
             let point = point_of(&record)?;
             let earlier = history_to(store, &point)?;
-            let (system, input): (Vec<Message>, Vec<Message>) = (inbound.history.iter().cloned())
-                .partition(|m| m.role == Role::System);
+            let (system, input): (Vec<Message>, Vec<Message>) =
+                (inbound.history.iter().cloned()).partition(|m| m.role == Role::System);
             let mut messages = system;
             messages.extend(earlier);
             messages.extend(input);
@@ -79,27 +79,36 @@ fn prepare(
     let store = store.clone();
     let key_id = caller.key_id.clone().unwrap_or_default();
     let model = inbound.model.clone();
-    Ok(Some(Box::new(move |outcome: &StreamOutcome, meta: &ReplyMeta| {
-        let StreamOutcome::Finished {
-            message,
-            stop_reason,
-            usage,
-        } = outcome
-        else {
-            return;
-        };
-        let object = response_object(meta, std::slice::from_ref(message), usage, stop_reason.as_ref());
-        let mut open = point.pending.clone();
-        open.extend(new_input);
-        open.push(message.clone());
-        let saved = tokio::task::block_in_place(|| {
-            let mut store = store.lock().unwrap_or_else(|p| p.into_inner());
-            save(&mut store, &point, open, &meta.id, &key_id, &model, usage, object)
-        });
-        if let Err(err) = saved {
-            tracing::warn!("response {} not stored: {err}", meta.id);
-        }
-    })))
+    Ok(Some(Box::new(
+        move |outcome: &StreamOutcome, meta: &ReplyMeta| {
+            let StreamOutcome::Finished {
+                message,
+                stop_reason,
+                usage,
+            } = outcome
+            else {
+                return;
+            };
+            let object = response_object(
+                meta,
+                std::slice::from_ref(message),
+                usage,
+                stop_reason.as_ref(),
+            );
+            let mut open = point.pending.clone();
+            open.extend(new_input);
+            open.push(message.clone());
+            let saved = tokio::task::block_in_place(|| {
+                let mut store = store.lock().unwrap_or_else(|p| p.into_inner());
+                save(
+                    &mut store, &point, open, &meta.id, &key_id, &model, usage, object,
+                )
+            });
+            if let Err(err) = saved {
+                tracing::warn!("response {} not stored: {err}", meta.id);
+            }
+        },
+    )))
 }
 
 /// Write the response: a whole turn appended (or a new session), else kept as pending.
@@ -114,25 +123,12 @@ fn save(
     usage: &qore_core::Usage,
     object: serde_json::Value,
 ) -> Result<(), qore_store::StoreError> {
-    let now = std::time::SystemTime::now();
-    let (user, replies) = match open.split_first() {
-        Some((user, replies)) => (user.clone(), replies.to_vec()),
-        None => return Ok(()),
-    };
-    let turn = TurnRecord {
-        user,
-        replies,
-        usage: *usage,
-        model: Some(model.to_owned()),
-        agent: None,
-        started_at: now,
-        finished_at: now,
-        status: TurnStatus::Finished,
-        file_changes: Vec::new(),
-    };
-    let whole = turn.checked_messages().is_ok();
+    if open.is_empty() {
+        return Ok(());
+    }
+    let turn = whole_turn(&open, model, usage);
     let object = object.to_string();
-    if !whole {
+    let Some(turn) = turn else {
         let pending = serde_json::to_string(&open).unwrap_or_else(|_| "[]".into());
         return store
             .put_response(&NewResponse {
@@ -144,7 +140,7 @@ fn save(
                 object: &object,
             })
             .map(|_| ());
-    }
+    };
     let session = session_for(store, point, model)?;
     let turn_id = store.append_turn(&session, &turn)?;
     store
@@ -161,7 +157,11 @@ fn save(
 
 /// The session a new turn after `point` goes to: its own when `point` is its last turn,
 /// else a new one (holding the turns up to `point`, linked to the original).
-fn session_for(store: &mut Store, point: &Point, model: &str) -> Result<String, qore_store::StoreError> {
+fn session_for(
+    store: &mut Store,
+    point: &Point,
+    model: &str,
+) -> Result<String, qore_store::StoreError> {
     let new = |parent: Option<String>| NewSession {
         agent: None,
         model: Some(model.to_owned()),
@@ -207,16 +207,23 @@ fn owned(store: &SharedStore, id: &str, caller: &Caller) -> Result<ResponseRecor
         error
     };
     match found {
-        Ok(Some(record)) if record.key_id == caller.key_id.clone().unwrap_or_default() => Ok(record),
+        Ok(Some(record)) if record.key_id == caller.key_id.clone().unwrap_or_default() => {
+            Ok(record)
+        }
         Ok(_) => Err(missing()),
-        Err(err) => Err(ServeError::new(ErrorKind::Overloaded, format!("the store: {err}")).with_retry_after(1)),
+        Err(err) => Err(
+            ServeError::new(ErrorKind::Overloaded, format!("the store: {err}")).with_retry_after(1),
+        ),
     }
 }
 
 fn point_of(record: &ResponseRecord) -> Result<Point, ServeError> {
     let pending = match &record.pending {
         Some(text) => serde_json::from_str(text).map_err(|err| {
-            ServeError::new(ErrorKind::Internal, format!("stored response {:?} is unreadable: {err}", record.id))
+            ServeError::new(
+                ErrorKind::Internal,
+                format!("stored response {:?} is unreadable: {err}", record.id),
+            )
         })?,
         None => Vec::new(),
     };
@@ -236,7 +243,9 @@ fn history_to(store: &SharedStore, point: &Point) -> Result<Vec<Message>, ServeE
             let store = store.lock().unwrap_or_else(|p| p.into_inner());
             store.turns(session)
         };
-        let turns = turns.map_err(|err| ServeError::new(ErrorKind::Overloaded, format!("the store: {err}")).with_retry_after(1))?;
+        let turns = turns.map_err(|err| {
+            ServeError::new(ErrorKind::Overloaded, format!("the store: {err}")).with_retry_after(1)
+        })?;
         for stored in turns {
             if !stored.undone {
                 if let Ok(kept) = stored.record.checked_messages() {
@@ -257,25 +266,39 @@ fn history_len(store: &SharedStore, point: &Point) -> usize {
 }
 
 /// `GET /v1/responses/{id}`: the response as it was answered.
-pub async fn retrieve(State(app): State<Arc<App>>, headers: HeaderMap, Path(id): Path<String>) -> Response {
+pub async fn retrieve(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
     match find(&app, &headers, &id) {
         Ok(record) => match serde_json::from_str::<serde_json::Value>(&record.object) {
             Ok(object) => axum::Json(object).into_response(),
-            Err(err) => error_response(&RESPONSES, &ServeError::new(ErrorKind::Internal, err.to_string())),
+            Err(err) => error_response(
+                &RESPONSES,
+                &ServeError::new(ErrorKind::Internal, err.to_string()),
+            ),
         },
         Err(error) => error_response(&RESPONSES, &error),
     }
 }
 
 /// `DELETE /v1/responses/{id}`: the id is forgotten (the session's turns stay).
-pub async fn delete(State(app): State<Arc<App>>, headers: HeaderMap, Path(id): Path<String>) -> Response {
+pub async fn delete(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
     if let Err(error) = find(&app, &headers, &id) {
         return error_response(&RESPONSES, &error);
     }
     if let Some(store) = app.manager.store() {
         let store = store.lock().unwrap_or_else(|p| p.into_inner());
         if let Err(err) = store.delete_response(&id) {
-            return error_response(&RESPONSES, &ServeError::new(ErrorKind::Overloaded, format!("the store: {err}")));
+            return error_response(
+                &RESPONSES,
+                &ServeError::new(ErrorKind::Overloaded, format!("the store: {err}")),
+            );
         }
     }
     axum::Json(serde_json::json!({"id": id, "object": "response", "deleted": true})).into_response()
@@ -284,7 +307,10 @@ pub async fn delete(State(app): State<Arc<App>>, headers: HeaderMap, Path(id): P
 fn find(app: &App, headers: &HeaderMap, id: &str) -> Result<ResponseRecord, ServeError> {
     let caller = app.gate.authenticate(headers)?;
     let Some(store) = app.manager.store() else {
-        return Err(ServeError::new(ErrorKind::NotFound, format!("no stored response {id:?}")));
+        return Err(ServeError::new(
+            ErrorKind::NotFound,
+            format!("no stored response {id:?}"),
+        ));
     };
     owned(store, id, &caller).map_err(|mut e| {
         e.param = None;
@@ -292,69 +318,15 @@ fn find(app: &App, headers: &HeaderMap, id: &str) -> Result<ResponseRecord, Serv
     })
 }
 
-/// For Chat Completions and Messages: the exchange is kept in the session the
-/// `x-qore-session` header names (by id, name or unique id prefix; a name not found starts
-/// a session of that name). Those clients send the whole conversation each time, so nothing
-/// is prepended; a finished answer appends the turn — from the request's last prompt to the
-/// answer, tool rounds included — once it is whole (an answer that calls the caller's tools
-/// waits for the request that brings their results).
-pub fn session_hook(
-    app: &App,
-    headers: &HeaderMap,
-) -> impl FnOnce(&mut Inbound, &Caller) -> Result<Option<After>, ServeError> + Send + 'static {
-    let named = (headers.get("x-qore-session"))
-        .and_then(|v| v.to_str().ok())
-        .map(|v| v.trim().to_owned())
-        .filter(|v| !v.is_empty());
-    let store = app.manager.store().cloned();
-    let project = app.settings.root.clone();
-    move |inbound: &mut Inbound, _caller: &Caller| {
-        let (Some(name), Some(store)) = (named, store) else {
-            return Ok(None);
-        };
-        let messages: Vec<Message> = (inbound.history.iter())
-            .filter(|m| m.role != Role::System)
-            .cloned()
-            .collect();
-        let prompt = messages.iter().rposition(|m| {
-            m.role == Role::User
-                && !(m.blocks.iter())
-                    .any(|b| matches!(b, qore_core::ContentBlock::ToolResult { .. }))
-        });
-        let Some(prompt) = prompt else {
-            return Ok(None);
-        };
-        let open: Vec<Message> = messages[prompt..].to_vec();
-        let model = inbound.model.clone();
-        Ok(Some(Box::new(move |outcome: &StreamOutcome, _meta: &ReplyMeta| {
-            let StreamOutcome::Finished { message, usage, .. } = outcome else {
-                return;
-            };
-            let mut open = open;
-            open.push(message.clone());
-            let saved = tokio::task::block_in_place(|| {
-                let mut store = store.lock().unwrap_or_else(|p| p.into_inner());
-                append_named(&mut store, &name, project, open, &model, usage)
-            });
-            if let Err(err) = saved {
-                tracing::warn!("turn not kept in session {name:?}: {err}");
-            }
-        })))
-    }
-}
-
-fn append_named(
-    store: &mut Store,
-    name: &str,
-    project: Option<std::path::PathBuf>,
-    open: Vec<Message>,
+/// `open` as a finished turn (the first message opens it), `None` unless it is whole: a
+/// prompt, then replies whose tool calls are all answered, ending in the answer.
+pub(crate) fn whole_turn(
+    open: &[Message],
     model: &str,
     usage: &qore_core::Usage,
-) -> Result<(), qore_store::StoreError> {
+) -> Option<TurnRecord> {
     let now = std::time::SystemTime::now();
-    let Some((user, replies)) = open.split_first() else {
-        return Ok(());
-    };
+    let (user, replies) = open.split_first()?;
     let turn = TurnRecord {
         user: user.clone(),
         replies: replies.to_vec(),
@@ -366,18 +338,5 @@ fn append_named(
         status: TurnStatus::Finished,
         file_changes: Vec::new(),
     };
-    if turn.checked_messages().is_err() {
-        // Not whole yet (the answer calls the caller's tools): the next request brings it.
-        return Ok(());
-    }
-    let session = match store.session(name) {
-        Ok(found) => found.id,
-        Err(_) => store.create_session(&NewSession {
-            name: Some(name.to_owned()),
-            project_dir: project,
-            model: Some(model.to_owned()),
-            ..NewSession::default()
-        })?,
-    };
-    store.append_turn(&session, &turn).map(|_| ())
+    turn.checked_messages().is_ok().then_some(turn)
 }
