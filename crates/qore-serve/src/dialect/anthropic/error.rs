@@ -6,7 +6,8 @@
 //! `authentication_error`, `permission_error`, `not_found_error`, `request_too_large`,
 //! `rate_limit_error`, `api_error`, `overloaded_error`), so Anthropic's SDKs raise the
 //! exception class they would for Anthropic itself; the message is the [`ServeError`]'s one
-//! line.
+//! line, and a context overflow's starts with Anthropic's `prompt is too long` (Claude Code
+//! tells an overflow by those words), whatever the upstream said.
 
 use serde_json::{json, Value};
 
@@ -29,9 +30,16 @@ pub fn error_type(kind: ErrorKind) -> &'static str {
 
 /// The envelope for `error` (the body of its HTTP answer and the data of its stream event).
 pub fn body(error: &ServeError) -> Value {
+    const OVERFLOW: &str = "prompt is too long";
+    let message = match error.kind {
+        ErrorKind::ContextLength if !error.message.starts_with(OVERFLOW) => {
+            format!("{OVERFLOW}: {}", error.message)
+        }
+        _ => error.message.clone(),
+    };
     json!({
         "type": "error",
-        "error": {"type": error_type(error.kind), "message": error.message},
+        "error": {"type": error_type(error.kind), "message": message},
     })
 }
 
@@ -61,11 +69,20 @@ mod tests {
         for (kind, name, status) in table {
             let error = ServeError::new(kind, "went wrong");
             assert_eq!(error.status, status);
+            let message = match kind {
+                ErrorKind::ContextLength => "prompt is too long: went wrong",
+                _ => "went wrong",
+            };
             assert_eq!(
                 body(&error),
-                json!({"type": "error", "error": {"type": name, "message": "went wrong"}})
+                json!({"type": "error", "error": {"type": name, "message": message}})
             );
         }
+        let said = ServeError::new(ErrorKind::ContextLength, "prompt is too long: 9001 > 8192");
+        assert_eq!(
+            body(&said)["error"]["message"],
+            "prompt is too long: 9001 > 8192"
+        );
     }
 
     #[test]
