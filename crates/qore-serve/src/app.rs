@@ -14,6 +14,7 @@ use axum::routing::{get, post};
 use qore_client::CancellationToken;
 use qore_session::SessionManager;
 
+use crate::admission::{admit, Admitted};
 use crate::config::ServeSettings;
 use crate::dialect::anthropic::AnthropicMessages;
 use crate::dialect::openai_chat::OpenAiChat;
@@ -49,7 +50,10 @@ pub fn routes(app: Arc<App>) -> axum::Router {
         .route("/v1/chat/completions", post(chat))
         .route("/chat/completions", post(chat))
         .route("/v1/messages", post(messages))
-        .route("/v1/messages/count_tokens", post(crate::extra::count_tokens))
+        .route(
+            "/v1/messages/count_tokens",
+            post(crate::extra::count_tokens),
+        )
         .route("/v1/responses", post(crate::stored::create))
         .route("/responses", post(crate::stored::create))
         .route(
@@ -110,38 +114,33 @@ where
     F: FnOnce(&mut Inbound, &Caller) -> Result<Option<After>, ServeError> + Send,
 {
     let endpoint = dialect.name();
-    let caller = match app.gate.authenticate(&headers) {
-        Ok(caller) => caller,
-        Err(error) => {
-            Exchange::new(app.clone(), endpoint, Caller::open(), "unknown").refused(&error);
-            return error_response(dialect, &error);
-        }
+    let decode = |bytes: &[u8]| {
+        let mut inbound = dialect.decode(bytes, &headers)?;
+        inbound.wire = wire_of(dialect);
+        Ok(inbound)
     };
-    let mut exchange = Exchange::new(app.clone(), endpoint, caller.clone(), "unknown");
-    let bytes = match read_body(body, app.settings.body_limit).await {
-        Ok(bytes) => bytes,
-        Err(error) => return refuse(exchange, dialect, error),
+    let estimate = |inbound: &Inbound| {
+        qore_session::tokens::estimate_messages(inbound.history.messages())
+            + qore_session::tokens::estimate_tools(&inbound.tools)
     };
-    let mut inbound = match dialect.decode(&bytes, &headers) {
-        Ok(inbound) => inbound,
-        Err(error) => return refuse(exchange, dialect, error),
+    let admitted = admit(
+        &app,
+        endpoint,
+        &headers,
+        body,
+        decode,
+        |i| &i.model,
+        estimate,
+    )
+    .await;
+    let Admitted {
+        caller,
+        request: mut inbound,
+        mut exchange,
+    } = match admitted {
+        Ok(admitted) => admitted,
+        Err(refused) => return refused.respond(|error| error_response(dialect, error)),
     };
-    inbound.wire = wire_of(dialect);
-    if Router::knows(&app.manager, &inbound.model) {
-        exchange.model = inbound.model.clone();
-    }
-    if !app.gate.permits(&caller, &inbound.model) {
-        let error = ServeError::new(
-            ErrorKind::Permission,
-            format!("this key may not use the model {:?}", inbound.model),
-        );
-        return refuse(exchange, dialect, error);
-    }
-    let estimate = qore_session::tokens::estimate_messages(inbound.history.messages())
-        + qore_session::tokens::estimate_tools(&inbound.tools);
-    if let Err(error) = app.gate.admit(&caller, estimate) {
-        return refuse(exchange, dialect, error);
-    }
     match prepare(&mut inbound, &caller) {
         Ok(after) => exchange.after = after,
         Err(error) => return refuse(exchange, dialect, error),
@@ -185,14 +184,19 @@ where
     if inbound.wire == target.client.protocol().name() {
         // Passed on unchanged to the caller's own vendor: not dropped after all.
         let passed = &inbound.passthrough_headers;
-        inbound.dropped.retain(|d| !passed.iter().any(|(name, _)| name == d));
+        inbound
+            .dropped
+            .retain(|d| !passed.iter().any(|(name, _)| name == d));
     }
     for hint in upstream::dropped_for(target, &inbound) {
         inbound.drop_hint(hint);
     }
     for hint in &inbound.dropped {
         app.metrics.dropped(endpoint, hint);
-        tracing::debug!("{endpoint}: {hint} not passed on to {}", opened.candidate.name);
+        tracing::debug!(
+            "{endpoint}: {hint} not passed on to {}",
+            opened.candidate.name
+        );
     }
     let mut response = if inbound.stream {
         if let Some(qore_core::ResponseEvent::Error { error }) = &opened.first {
@@ -211,7 +215,10 @@ where
         );
         let mut response = Response::new(Body::from_stream(relay.into_body()));
         let headers = response.headers_mut();
-        headers.insert("content-type", HeaderValue::from_static("text/event-stream"));
+        headers.insert(
+            "content-type",
+            HeaderValue::from_static("text/event-stream"),
+        );
         headers.insert("cache-control", HeaderValue::from_static("no-cache"));
         response
     } else {

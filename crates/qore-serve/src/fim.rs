@@ -13,13 +13,13 @@ use futures_util::StreamExt as _;
 use qore_client::{CancellationToken, FimRequest, ResponseStream};
 use qore_core::{ResponseEvent, StreamOutcome};
 
-use crate::app::{now_secs, read_body, App};
+use crate::admission::{admit, Admitted};
+use crate::app::{now_secs, App};
 use crate::dialect::completions::{self, FimInbound, TextCompletionEncoder};
 use crate::exchange::Exchange;
-use crate::gate::Caller;
 use crate::relay::{EventSource as _, Relay};
+use crate::route::{Baked, Candidate, Job};
 use crate::usage::Normalized;
-use crate::route::{Baked, Candidate, Job, Router};
 use crate::{ErrorKind, ReplyMeta, ServeError};
 
 fn error_response(error: &ServeError) -> Response {
@@ -40,37 +40,25 @@ fn refuse(exchange: Exchange, error: ServeError) -> Response {
 
 /// `POST /v1/completions`.
 pub async fn completions(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -> Response {
-    let endpoint = completions::NAME;
-    let caller = match app.gate.authenticate(&headers) {
-        Ok(caller) => caller,
-        Err(error) => {
-            Exchange::new(app.clone(), endpoint, Caller::open(), "unknown").refused(&error);
-            return error_response(&error);
-        }
+    let estimate = |fim: &FimInbound| ((fim.prompt.len() + fim.suffix.len()) / 4) as u64;
+    let admitted = admit(
+        &app,
+        completions::NAME,
+        &headers,
+        body,
+        completions::decode,
+        |fim| &fim.model,
+        estimate,
+    )
+    .await;
+    let Admitted {
+        request: inbound,
+        mut exchange,
+        ..
+    } = match admitted {
+        Ok(admitted) => admitted,
+        Err(refused) => return refused.respond(error_response),
     };
-    let mut exchange = Exchange::new(app.clone(), endpoint, caller.clone(), "unknown");
-    let inbound = match read_body(body, app.settings.body_limit).await {
-        Ok(bytes) => completions::decode(&bytes),
-        Err(error) => Err(error),
-    };
-    let inbound = match inbound {
-        Ok(inbound) => inbound,
-        Err(error) => return refuse(exchange, error),
-    };
-    if Router::knows(&app.manager, &inbound.model) {
-        exchange.model = inbound.model.clone();
-    }
-    if !app.gate.permits(&caller, &inbound.model) {
-        let error = ServeError::new(
-            ErrorKind::Permission,
-            format!("this key may not use the model {:?}", inbound.model),
-        );
-        return refuse(exchange, error);
-    }
-    let estimate = ((inbound.prompt.len() + inbound.suffix.len()) / 4) as u64;
-    if let Err(error) = app.gate.admit(&caller, estimate) {
-        return refuse(exchange, error);
-    }
     let baked = Baked {
         max_tokens: inbound.max_tokens,
         temperature: inbound.temperature,
@@ -115,9 +103,10 @@ pub async fn completions(State(app): State<Arc<App>>, headers: HeaderMap, body: 
             cancel,
         );
         let mut response = Response::new(Body::from_stream(relay.into_body()));
-        response
-            .headers_mut()
-            .insert("content-type", HeaderValue::from_static("text/event-stream"));
+        response.headers_mut().insert(
+            "content-type",
+            HeaderValue::from_static("text/event-stream"),
+        );
         return response;
     }
     while stream.next().await.is_some() {}
@@ -147,9 +136,9 @@ fn open(
     inbound: &FimInbound,
     cancel: &CancellationToken,
 ) -> Result<(ResponseStream, Candidate), ServeError> {
-    let candidate = plan.first().ok_or_else(|| {
-        ServeError::new(ErrorKind::Internal, "no target to send the request to")
-    })?;
+    let candidate = plan
+        .first()
+        .ok_or_else(|| ServeError::new(ErrorKind::Internal, "no target to send the request to"))?;
     let target = &candidate.target;
     let mut options = target.options.clone();
     if target.agent.is_none() {
@@ -158,7 +147,10 @@ fn open(
     }
     if !inbound.stop.is_empty() {
         let fields = (target.client.protocol().stop_fields(&inbound.stop)).ok_or_else(|| {
-            ServeError::invalid("stop", "stop sequences cannot be honoured by the target's wire")
+            ServeError::invalid(
+                "stop",
+                "stop sequences cannot be honoured by the target's wire",
+            )
         })?;
         options.merge_extra(fields);
     }
@@ -172,5 +164,8 @@ fn open(
         extra: &[],
         options: &options,
     };
-    Ok((target.client.complete_fim(&request, cancel.clone()), candidate.clone()))
+    Ok((
+        target.client.complete_fim(&request, cancel.clone()),
+        candidate.clone(),
+    ))
 }

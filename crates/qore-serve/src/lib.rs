@@ -13,6 +13,7 @@
 //!   usage is recorded per key, model, agent and day;
 //! - a client that goes away cancels its upstream request; SIGTERM drains streams in flight.
 
+mod admission;
 mod app;
 mod capability;
 pub mod config;
