@@ -1,7 +1,8 @@
 //! The real-client tests of `qore serve`: `tests/serve/` (the OpenAI and Anthropic Python
-//! SDKs and Claude Code against this build's `qore serve`, with a scripted Chat Completions
-//! upstream and the local model behind it), run by `cargo test --workspace`.
-//! `scripts/serve-env.sh` installs the clients (pinned, idempotent) first; a failing
+//! SDKs, Claude Code, codex and aider against this build's `qore serve`, with a scripted Chat
+//! Completions upstream and the local model behind it), run by `cargo test --workspace`.
+//! `scripts/serve-env.sh` and `scripts/agents-env.sh` install the clients (pinned,
+//! idempotent) first; a failing
 //! install, a failing or skipped test, or no test at all fails this test with pytest's output.
 
 use std::path::{Path, PathBuf};
