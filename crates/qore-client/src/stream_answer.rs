@@ -71,7 +71,8 @@ impl ResponseStream {
                 }
                 let mut error = bad_answer::http_answer(error, &answer);
                 // The wait the provider asked for travels on (a gateway passes it on).
-                error.retry_after_ms = wait.map(|w| u64::try_from(w.as_millis()).unwrap_or(u64::MAX));
+                error.retry_after_ms =
+                    wait.map(|w| u64::try_from(w.as_millis()).unwrap_or(u64::MAX));
                 Err(error)
             }
             Whole::Page => Err(bad_answer::not_a_stream(&answer)),

@@ -58,6 +58,9 @@ mod tests {
         };
         let json = serde_json::to_value(&format).unwrap();
         assert_eq!(json["type"], "json_schema");
-        assert_eq!(serde_json::from_value::<ResponseFormat>(json).unwrap(), format);
+        assert_eq!(
+            serde_json::from_value::<ResponseFormat>(json).unwrap(),
+            format
+        );
     }
 }

@@ -16,13 +16,15 @@ const ASK_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Whether `inbound` carries an image anywhere (a message or a tool result).
 pub fn has_image(inbound: &Inbound) -> bool {
-    (inbound.history.iter()).flat_map(|m| &m.blocks).any(|b| match b {
-        ContentBlock::Image(_) => true,
-        ContentBlock::ToolResult { content, .. } => {
-            content.iter().any(|p| matches!(p, ToolResultPart::Image(_)))
-        }
-        _ => false,
-    })
+    (inbound.history.iter())
+        .flat_map(|m| &m.blocks)
+        .any(|b| match b {
+            ContentBlock::Image(_) => true,
+            ContentBlock::ToolResult { content, .. } => content
+                .iter()
+                .any(|p| matches!(p, ToolResultPart::Image(_))),
+            _ => false,
+        })
 }
 
 /// 400 when `inbound` has an image and `candidate`'s model is known to read none.

@@ -72,9 +72,13 @@ impl Exchange {
         metrics.error(self.endpoint, &self.model, error.kind.label());
         // Refusals by the gate itself (401/403/429 before routing) are not usage of a model.
         if !matches!(error.status, 401 | 403) {
-            self.app
-                .gate
-                .record(&self.caller, &self.model, self.agent.as_deref(), &Usage::default(), true);
+            self.app.gate.record(
+                &self.caller,
+                &self.model,
+                self.agent.as_deref(),
+                &Usage::default(),
+                true,
+            );
         }
         metrics.finished(self.endpoint, self.started.elapsed(), self.waited);
     }
@@ -103,9 +107,13 @@ impl Exchange {
             usage.input_tokens.unwrap_or(0),
             usage.output_tokens.unwrap_or(0),
         );
-        self.app
-            .gate
-            .record(&self.caller, &self.model, self.agent.as_deref(), usage, failed);
+        self.app.gate.record(
+            &self.caller,
+            &self.model,
+            self.agent.as_deref(),
+            usage,
+            failed,
+        );
         metrics.finished(self.endpoint, self.started.elapsed(), self.waited);
         if let (Some(after), Some(reply)) = (self.after.take(), &self.reply) {
             after(outcome, reply);

@@ -68,11 +68,7 @@ pub async fn ready(State(app): State<Arc<App>>) -> Response {
 }
 
 /// `POST /v1/messages/count_tokens`: the heuristic count qore's sessions use.
-pub async fn count_tokens(
-    State(app): State<Arc<App>>,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
+pub async fn count_tokens(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -> Response {
     let dialect: &dyn Dialect = &MESSAGES;
     if let Err(error) = app.gate.authenticate(&headers) {
         return error_response(dialect, &error);

@@ -103,7 +103,11 @@ impl Metrics {
             "Time qore added: total time minus time waiting on the provider",
             added.clone(),
         );
-        registry.register("qore_streams_in_flight", "Streams open now", in_flight.clone());
+        registry.register(
+            "qore_streams_in_flight",
+            "Streams open now",
+            in_flight.clone(),
+        );
         registry.register(
             "qore_dropped_hints",
             "Request hints not passed on, by name",
@@ -158,9 +162,13 @@ impl Metrics {
     /// The whole request took `total`, of which `waited` was spent waiting on the provider.
     pub fn finished(&self, endpoint: &'static str, total: Duration, waited: Duration) {
         let labels = EndpointLabels { endpoint };
-        self.duration.get_or_create(&labels).observe(total.as_secs_f64());
+        self.duration
+            .get_or_create(&labels)
+            .observe(total.as_secs_f64());
         let added = total.saturating_sub(waited);
-        self.added.get_or_create(&labels).observe(added.as_secs_f64());
+        self.added
+            .get_or_create(&labels)
+            .observe(added.as_secs_f64());
     }
 
     pub fn dropped(&self, endpoint: &'static str, hint: &str) {
@@ -207,7 +215,11 @@ mod tests {
         metrics.error("messages", "claude", "rate_limit");
         metrics.tokens("local/default", 12, 3);
         metrics.first_byte("chat_completions", Duration::from_millis(2));
-        metrics.finished("chat_completions", Duration::from_millis(9), Duration::from_millis(8));
+        metrics.finished(
+            "chat_completions",
+            Duration::from_millis(9),
+            Duration::from_millis(8),
+        );
         metrics.dropped("messages", "cache_control");
         let guard = metrics.stream_opened();
         let text = metrics.render();

@@ -94,7 +94,12 @@ pub async fn run(flags: ServeFlags) -> Result<(), RunError> {
     }
     if let Some(tools) = &server_tools {
         let names: Vec<String> = match tools.toolset() {
-            Ok(set) => set.registry.specs().iter().map(|s| s.name.clone()).collect(),
+            Ok(set) => set
+                .registry
+                .specs()
+                .iter()
+                .map(|s| s.name.clone())
+                .collect(),
             Err(_) => Vec::new(),
         };
         eprintln!("qore serve: server-side tools: {}", names.join(", "));
@@ -136,9 +141,8 @@ pub async fn run(flags: ServeFlags) -> Result<(), RunError> {
         () = deadline => Ok(()),
     };
     // Usage still queued is written before the process ends.
-    let flushed = tokio::task::spawn_blocking(move || {
-        kept.gate.flush(std::time::Duration::from_secs(5))
-    });
+    let flushed =
+        tokio::task::spawn_blocking(move || kept.gate.flush(std::time::Duration::from_secs(5)));
     if !flushed.await.unwrap_or(false) {
         eprintln!("qore serve: some usage rows could not be written before stopping");
     }

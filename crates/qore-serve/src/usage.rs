@@ -113,7 +113,11 @@ mod tests {
             ("anthropic", usage(Some(10), Some(100), Some(20)), Some(130)),
             ("anthropic", usage(Some(10), None, None), Some(10)),
             ("openai-chat", usage(Some(110), Some(100), None), Some(110)),
-            ("openai-responses", usage(Some(110), Some(100), None), Some(110)),
+            (
+                "openai-responses",
+                usage(Some(110), Some(100), None),
+                Some(110),
+            ),
             ("anthropic", usage(None, Some(100), None), None),
         ];
         for (wire, reported, want) in cases {

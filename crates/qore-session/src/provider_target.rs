@@ -73,8 +73,14 @@ mod tests {
     #[test]
     fn names_split_at_the_first_slash() {
         let cases = [
-            ("anthropic/claude-sonnet-4-5", Some(("anthropic", "claude-sonnet-4-5"))),
-            ("openrouter/meta/llama-3", Some(("openrouter", "meta/llama-3"))),
+            (
+                "anthropic/claude-sonnet-4-5",
+                Some(("anthropic", "claude-sonnet-4-5")),
+            ),
+            (
+                "openrouter/meta/llama-3",
+                Some(("openrouter", "meta/llama-3")),
+            ),
             ("local/default", Some(("local", "default"))),
             ("claude-chat", None),
             ("/x", None),

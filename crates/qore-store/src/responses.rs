@@ -168,7 +168,9 @@ mod tests {
             ("resp_3", session.as_str(), TurnId(999), "no turn"),
         ];
         for (id, session, turn, words) in refused {
-            let why = store.put_response(&new(id, Some(session), Some(turn))).unwrap_err();
+            let why = store
+                .put_response(&new(id, Some(session), Some(turn)))
+                .unwrap_err();
             assert!(why.to_string().contains(words), "{id}: {why}");
         }
         assert!(store.delete_response("resp_1").unwrap());

@@ -33,7 +33,11 @@ mod tests {
     #[test]
     fn frames_have_one_data_line_and_a_blank_line() {
         let mut out = Vec::new();
-        frame(&mut out, Some("ping"), &serde_json::json!({"type": "ping", "t": "a\nb"}));
+        frame(
+            &mut out,
+            Some("ping"),
+            &serde_json::json!({"type": "ping", "t": "a\nb"}),
+        );
         raw(&mut out, "[DONE]");
         assert_eq!(
             String::from_utf8(out).unwrap(),

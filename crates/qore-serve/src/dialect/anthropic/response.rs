@@ -124,8 +124,8 @@ pub(super) fn usage_json(usage: &Usage, with_input: bool) -> Value {
     let mut out = Map::new();
     // The server's usage counts the whole prompt (`crate::usage`); Anthropic reports cache
     // reads and writes beside the input.
-    let beside = usage.cached_input_tokens.unwrap_or(0)
-        + usage.cache_creation_input_tokens.unwrap_or(0);
+    let beside =
+        usage.cached_input_tokens.unwrap_or(0) + usage.cache_creation_input_tokens.unwrap_or(0);
     match usage.input_tokens.map(|n| n.saturating_sub(beside)) {
         Some(n) => {
             out.insert("input_tokens".into(), n.into());
