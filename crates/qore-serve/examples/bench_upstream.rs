@@ -23,6 +23,7 @@ use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::serve::ListenerExt as _;
 use axum::Router;
 use futures_util::StreamExt as _;
 use serde_json::{json, Value};
@@ -205,6 +206,11 @@ async fn serve(args: Args) {
         }
     };
     let addr = listener.local_addr().expect("local address");
+    // Each event is its own write: without TCP_NODELAY, Nagle holds the next one back
+    // until the client's delayed ACK (~40 ms).
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     println!("http://{addr}/v1");
     let limit = Duration::from_secs(args.max_seconds);
     let stop = async move {

@@ -1,15 +1,16 @@
 //! The load generator of `scripts/bench-serve.sh`.
 //!
 //! `bench_load run --target NAME --url BASE --model M --mode stream|short --concurrency N
-//! [--seconds S] [--warmup S] [--max-requests K] [--expect-deltas D] [--timeout S]
-//! [--watch-pids P1,P2] [--threads T] [--scenario NAME]`
+//! [--seconds S] [--warmup S] [--grace S] [--max-requests K] [--expect-deltas D]
+//! [--timeout S] [--watch-pids P1,P2] [--threads T] [--scenario NAME]`
 //! runs N workers, each sending one `POST BASE/chat/completions` after another (HTTP/1.1,
 //! kept alive, no proxy) for `--warmup` seconds (not recorded: connections are opened there)
-//! and then `--seconds` more, or until `--max-requests` have been sent. Per request it
-//! measures the time to the first body byte and to the last byte, and (streams) counts the
-//! content deltas; a request counts as ok only with status 200, `data: [DONE]` and (with
-//! `--expect-deltas`) that many deltas. With `--watch-pids` it samples the summed VmRSS of
-//! those processes every 50 ms and reads their VmHWM at the end. It prints one JSON line.
+//! and then a window of `--seconds`, or until `--max-requests` have been sent (see `run.rs`
+//! for what is counted where). Per request it measures the time to the first body byte and
+//! to the last byte, and (streams) counts the content deltas; a request counts as ok only
+//! with status 200, `data: [DONE]` and (with `--expect-deltas`) that many deltas. With
+//! `--watch-pids` it reads the memory and CPU time of those processes. It prints one JSON
+//! line.
 //!
 //! `bench_load report FILE` reads those lines and prints Markdown tables: per scenario and
 //! target the rates and percentiles, and for each gateway the time it adds to the first byte
@@ -34,6 +35,7 @@ pub struct RunArgs {
     pub max_requests: u64,
     pub expect_deltas: Option<u64>,
     pub timeout: Duration,
+    pub grace: Duration,
     pub watch_pids: Vec<u32>,
     pub threads: usize,
 }
@@ -51,6 +53,7 @@ fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         max_requests: 1_000_000,
         expect_deltas: None,
         timeout: Duration::from_secs(60),
+        grace: Duration::from_secs(10),
         watch_pids: Vec::new(),
         threads: 1,
     };
@@ -76,7 +79,8 @@ fn parse_run(args: &[String]) -> Result<RunArgs, String> {
             "--warmup" => run.warmup = float()?,
             "--max-requests" => run.max_requests = int()?,
             "--expect-deltas" => run.expect_deltas = Some(int()?),
-            "--timeout" => run.timeout = Duration::from_secs_f64(float()?),
+            "--timeout" => run.timeout = Duration::from_secs_f64(float()?.clamp(0.1, 600.0)),
+            "--grace" => run.grace = Duration::from_secs_f64(float()?.clamp(0.0, 600.0)),
             "--threads" => run.threads = int()?.max(1) as usize,
             "--watch-pids" => {
                 run.watch_pids = value

@@ -49,9 +49,18 @@ fn ratio(rows: &[Value], row: &Value, field: &str) -> String {
     }
     let base = direct(rows, row).and_then(|d| d[field].as_f64());
     match (row[field].as_f64(), base) {
-        (Some(g), Some(d)) if d > 0.0 => format!("{:.2}", g / d),
+        (Some(g), Some(d)) if d > 0.0 => two_figures(g / d),
         _ => "–".into(),
     }
+}
+
+/// Two decimals, or two significant figures below 0.1 (0.0026, not 0.00).
+fn two_figures(x: f64) -> String {
+    if x >= 0.1 || x <= 0.0 {
+        return format!("{x:.2}");
+    }
+    let decimals = (1 - x.log10().floor() as i32).clamp(2, 9) as usize;
+    format!("{x:.decimals$}")
 }
 
 fn rate(v: &Value) -> String {
@@ -69,18 +78,19 @@ fn streams(out: &mut String, rows: &[Value]) {
     }
     out.push_str("### Streams\n\n");
     out.push_str(
-        "| streams | target | ok | errors | deltas/s | ×direct | TTFB p50 ms | TTFB p99 ms \
+        "| streams | target | ok | errors | unfinished | deltas/s | ×direct | TTFB p50 ms | TTFB p99 ms \
          | added TTFB p50 ms | added TTFB p99 ms | last byte p50 ms | last byte p99 ms |\n",
     );
-    out.push_str("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    out.push_str("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for row in rows_here {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             row["concurrency"],
             row["target"].as_str().unwrap_or("?"),
             count(row, "ok"),
             count(row, "errors"),
+            count(row, "unfinished"),
             rate(&row["deltas_per_s"]),
             ratio(rows, row, "deltas_per_s"),
             ms(&row["ttfb_ms"]["p50"]),
@@ -137,20 +147,22 @@ fn memory(out: &mut String, rows: &[Value]) {
     if rows_here.is_empty() {
         return;
     }
-    out.push_str("### Memory of the gateway's processes\n\n");
+    out.push_str("### The gateway's processes: memory and CPU\n\n");
     out.push_str(
-        "| scenario | target | VmRSS before MiB | VmRSS peak during MiB | VmHWM after MiB |\n",
+        "| scenario | target | VmRSS before MiB | VmRSS peak during MiB | VmHWM after MiB \
+         | CPU % of one core |\n",
     );
-    out.push_str("|---|---|---:|---:|---:|\n");
+    out.push_str("|---|---|---:|---:|---:|---:|\n");
     for row in rows_here {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} |",
             row["scenario"].as_str().unwrap_or("?"),
             row["target"].as_str().unwrap_or("?"),
             mib(&row["rss_kb"]["before"]),
             mib(&row["rss_kb"]["peak"]),
             mib(&row["rss_kb"]["hwm"]),
+            rate(&row["cpu_core_pct"]),
         );
     }
     out.push('\n');
@@ -158,6 +170,13 @@ fn memory(out: &mut String, rows: &[Value]) {
 
 fn errors(out: &mut String, rows: &[Value]) {
     let failed: Vec<&Value> = rows.iter().filter(|r| count(r, "errors") > 0).collect();
+    let cut: Vec<&Value> = rows.iter().filter(|r| count(r, "unfinished") > 0).collect();
+    if !cut.is_empty() {
+        out.push_str(
+            "Unfinished: requests started in the window and still running at its end plus the \
+             grace time, dropped (no latency recorded).\n\n",
+        );
+    }
     if failed.is_empty() {
         return;
     }

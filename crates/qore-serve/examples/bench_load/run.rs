@@ -1,7 +1,17 @@
 //! One measured run: N workers sending requests back to back over kept-alive HTTP/1.1
-//! connections, the timings of the requests started after the warm-up, and the memory of
-//! the watched processes. Every loop ends at the deadline or at `--max-requests`, and each
-//! request at `--timeout`.
+//! connections for the warm-up and then the window.
+//!
+//! - Rates count what happens inside the window: deltas that arrive in it, requests that
+//!   end (ok) in it, over its length. So a slow gateway whose streams outlast the window
+//!   still gets the rate it delivered.
+//! - Latencies are those of the requests started inside the window (the warm-up opens the
+//!   connections); a request still running at the window's end plus `--grace` is dropped
+//!   and counted as unfinished.
+//! - The watched processes: summed VmRSS before and (sampled every 50 ms) during the run,
+//!   VmHWM after, and their CPU time over the run's wall time.
+//!
+//! Every loop ends at the window's end or at `--max-requests`, every request at `--timeout`
+//! or at the window's end plus `--grace`.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -16,7 +26,6 @@ use crate::RunArgs;
 struct Sample {
     ttfb_us: u64,
     ttlb_us: u64,
-    deltas: u64,
 }
 
 /// What one worker saw.
@@ -24,8 +33,9 @@ struct Sample {
 struct Tally {
     samples: Vec<Sample>,
     errors: u64,
+    /// Started in the window, still running at deadline + grace.
+    unfinished: u64,
     first_error: Option<String>,
-    last_finish: Option<Instant>,
 }
 
 /// The fixed parts of every request.
@@ -39,6 +49,12 @@ struct Plan {
     deadline: Instant,
     max_requests: u64,
     issued: AtomicU64,
+    /// In-flight requests are dropped here (deadline + grace).
+    stop_at: Instant,
+    /// Deltas that arrived inside the window.
+    window_deltas: AtomicU64,
+    /// Requests that ended (ok) inside the window.
+    window_done: AtomicU64,
 }
 
 pub async fn run(a: &RunArgs) -> Result<String, String> {
@@ -70,8 +86,12 @@ pub async fn run(a: &RunArgs) -> Result<String, String> {
         deadline: record_from + Duration::from_secs_f64(a.seconds),
         max_requests: a.max_requests,
         issued: AtomicU64::new(0),
+        stop_at: record_from + Duration::from_secs_f64(a.seconds) + a.grace,
+        window_deltas: AtomicU64::new(0),
+        window_done: AtomicU64::new(0),
     });
     let rss_before = rss_kb(&a.watch_pids, "VmRSS");
+    let cpu_before = cpu_ticks(&a.watch_pids);
     let stop = Arc::new(AtomicBool::new(false));
     let sampler = tokio::spawn(sample_peak(a.watch_pids.clone(), stop.clone()));
     let workers: Vec<_> = (0..a.concurrency)
@@ -82,22 +102,22 @@ pub async fn run(a: &RunArgs) -> Result<String, String> {
         let t = w.await.map_err(|e| format!("worker: {e}"))?;
         all.samples.extend(t.samples);
         all.errors += t.errors;
+        all.unfinished += t.unfinished;
         if all.first_error.is_none() {
             all.first_error = t.first_error;
         }
-        all.last_finish = all.last_finish.max(t.last_finish);
     }
+    let wall = start.elapsed().as_secs_f64();
+    let cpu_after = cpu_ticks(&a.watch_pids);
     stop.store(true, Ordering::Relaxed);
     let rss_peak = sampler.await.unwrap_or(None);
     let rss_hwm = rss_kb(&a.watch_pids, "VmHWM");
-    let window = all
-        .last_finish
-        .map(|t| t.saturating_duration_since(record_from))
-        .unwrap_or_default()
-        .as_secs_f64()
-        .max(1e-6);
+    let window = a.seconds;
     let ok = all.samples.len() as u64;
-    let deltas: u64 = all.samples.iter().map(|s| s.deltas).sum();
+    let cpu_core_pct = match (cpu_before, cpu_after) {
+        (Some(b), Some(e)) => Some(e.saturating_sub(b) as f64 / CLK_TCK / wall * 100.0),
+        _ => None,
+    };
     let mut ttfb: Vec<u64> = all.samples.iter().map(|s| s.ttfb_us).collect();
     let mut ttlb: Vec<u64> = all.samples.iter().map(|s| s.ttlb_us).collect();
     let line = json!({
@@ -108,9 +128,11 @@ pub async fn run(a: &RunArgs) -> Result<String, String> {
         "window_s": window,
         "ok": ok,
         "errors": all.errors,
+        "unfinished": all.unfinished,
         "first_error": all.first_error,
-        "req_per_s": ok as f64 / window,
-        "deltas_per_s": deltas as f64 / window,
+        "req_per_s": plan.window_done.load(Ordering::Relaxed) as f64 / window,
+        "deltas_per_s": plan.window_deltas.load(Ordering::Relaxed) as f64 / window,
+        "cpu_core_pct": cpu_core_pct,
         "ttfb_ms": percentiles(&mut ttfb),
         "ttlb_ms": percentiles(&mut ttlb),
         "rss_kb": {"before": rss_before, "peak": rss_peak, "hwm": rss_hwm},
@@ -138,14 +160,24 @@ async fn worker(plan: Arc<Plan>) -> Tally {
         if t0 >= plan.deadline || plan.issued.fetch_add(1, Ordering::Relaxed) >= plan.max_requests {
             break;
         }
-        let result = one(&plan, t0).await;
-        if t0 < plan.record_from {
-            continue; // warm-up
-        }
-        tally.last_finish = Some(Instant::now());
+        let stop_at = tokio::time::Instant::from_std(plan.stop_at);
+        let result = tokio::time::timeout_at(stop_at, one(&plan, t0)).await;
+        let end = Instant::now();
+        let measured = t0 >= plan.record_from; // else warm-up
         match result {
-            Ok(s) => tally.samples.push(s),
-            Err(e) => {
+            Err(_) => {
+                tally.unfinished += u64::from(measured);
+                break;
+            }
+            Ok(Ok(sample)) => {
+                if end >= plan.record_from && end < plan.deadline {
+                    plan.window_done.fetch_add(1, Ordering::Relaxed);
+                }
+                if measured {
+                    tally.samples.push(sample);
+                }
+            }
+            Ok(Err(e)) => {
                 tally.errors += 1;
                 tally.first_error.get_or_insert(e);
                 // A failing target answers fast: do not spin on it.
@@ -181,7 +213,13 @@ async fn one(plan: &Plan, t0: Instant) -> Result<Sample, String> {
         ttfb.get_or_insert_with(|| t0.elapsed());
         buf.extend_from_slice(&chunk);
         if plan.stream {
+            let before = lines.deltas;
             lines.scan(&mut buf)?;
+            let now = Instant::now();
+            if lines.deltas > before && now >= plan.record_from && now < plan.deadline {
+                plan.window_deltas
+                    .fetch_add(lines.deltas - before, Ordering::Relaxed);
+            }
         }
     }
     let ttlb = t0.elapsed();
@@ -208,7 +246,6 @@ async fn one(plan: &Plan, t0: Instant) -> Result<Sample, String> {
     Ok(Sample {
         ttfb_us: ttfb.as_micros() as u64,
         ttlb_us: ttlb.as_micros() as u64,
-        deltas: lines.deltas,
     })
 }
 
@@ -266,6 +303,32 @@ fn rss_kb(pids: &[u32], key: &str) -> Option<u64> {
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
         if let Some(kb) = kb {
             sum = Some(sum.unwrap_or(0) + kb);
+        }
+    }
+    sum
+}
+
+/// USER_HZ: the unit of utime/stime in `/proc/PID/stat` (100 on Linux's usual builds).
+const CLK_TCK: f64 = 100.0;
+
+/// utime + stime of `pids` in ticks (fields 14 and 15 of `/proc/PID/stat`).
+fn cpu_ticks(pids: &[u32]) -> Option<u64> {
+    let mut sum = None;
+    for pid in pids {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // Fields after the command (which may hold spaces) start at field 3.
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ticks = f
+            .get(11)
+            .zip(f.get(12))
+            .and_then(|(u, s)| Some(u.parse::<u64>().ok()? + s.parse::<u64>().ok()?));
+        if let Some(t) = ticks {
+            sum = Some(sum.unwrap_or(0) + t);
         }
     }
     sum
