@@ -27,7 +27,8 @@
 # BENCH_TARGETS ("direct qore litellm"), BENCH_SCENARIOS ("stream:1 stream:100
 # stream:1000 short:1 short:50"), BENCH_RAW (keep the JSON lines there), QORE_CACHE_DIR
 # (default ${XDG_CACHE_HOME:-$HOME/.cache}/qore), QORE_PYTHON (python3), BENCH_NO_BUILD=1
-# (use the binaries already in target/release).
+# (use the binaries already in target/release), BENCH_QORE_BIN (another qore binary, e.g.
+# a patched build to compare; the report names it).
 # Everything the script starts is stopped on exit (trap), and every wait is bounded.
 set -euo pipefail
 
@@ -138,7 +139,7 @@ if [ "${BENCH_NO_BUILD:-0}" != 1 ]; then
   case " $TARGETS " in *" qore "*) cargo build --release -q -p qore-cli >&2 ;; esac
 fi
 EX="$ROOT/target/release/examples"
-QORE="$ROOT/target/release/qore"
+QORE="${BENCH_QORE_BIN:-$ROOT/target/release/qore}"
 case " $TARGETS " in *" litellm "*) install_litellm ;; esac
 
 # --- upstream
@@ -227,6 +228,9 @@ done
   echo "- Commit: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo ' (work tree with changes)'), $(date -u +%Y-%m-%dT%H:%MZ)"
   echo "- Machine: $CORES cores ($(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ //')), $(uname -sr)"
   echo "- Pinning: $PINNING"
+  case " $TARGETS " in *" qore "*)
+    echo "- qore: \`${QORE#"$ROOT/"}\`, built $(date -u -r "$QORE" +%Y-%m-%dT%H:%MZ), no keys" ;;
+  esac
   case " $TARGETS " in *" litellm "*)
     echo "- LiteLLM $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("litellm"))' 2>/dev/null), proxy with \`--num_workers 1\`, no master key, no database" ;;
   esac
