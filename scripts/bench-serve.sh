@@ -68,8 +68,10 @@ done
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/bench-serve.XXXXXX")"
 STARTED=()  # pids of everything we started, stopped by cleanup
+LOAD_PID=""  # the load generator while it runs
 cleanup() {
   local pid i
+  [ -n "$LOAD_PID" ] && kill -TERM "$LOAD_PID" 2>/dev/null
   for pid in "${STARTED[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for i in $(seq 50); do  # up to 10 s for them to go
     local alive=0
@@ -216,7 +218,11 @@ for sc in $SCENARIOS; do
       *) die "unknown target $t" ;;
     esac
     say "$mode x$conc -> $t"
-    "${LOAD[@]}" "$EX/bench_load" run "${args[@]}" >>"$RAW" || die "bench_load failed"
+    # In the background and waited for, so a signal reaches the trap at once.
+    "${LOAD[@]}" "$EX/bench_load" run "${args[@]}" >>"$RAW" &
+    LOAD_PID=$!
+    wait "$LOAD_PID" || die "bench_load failed"
+    LOAD_PID=""
     sleep 1
   done
 done
