@@ -12,7 +12,6 @@ use axum::response::Response;
 use crate::app::{read_body, App};
 use crate::exchange::Exchange;
 use crate::gate::Caller;
-use crate::route::Router;
 use crate::{ErrorKind, ServeError};
 
 /// A request let in.
@@ -65,7 +64,7 @@ pub async fn admit<T>(
     };
     let asked = model(&request);
     // Only names the server knows become metric labels.
-    if Router::knows(&app.manager, asked) {
+    if app.router.knows(&app.manager, asked) {
         exchange.model = asked.to_owned();
     }
     if !app.gate.permits(&caller, asked) {

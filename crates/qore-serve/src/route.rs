@@ -29,6 +29,8 @@ pub struct Candidate {
     pub target: Arc<Target>,
     /// Whether the model takes images, once asked ([`crate::capability`]).
     pub images: Arc<tokio::sync::OnceCell<Option<bool>>>,
+    /// The agent's `fallbacks`, tried in order when it cannot answer.
+    pub fallbacks: Arc<[String]>,
 }
 
 /// What a request sets that an agent's body bakes in.
@@ -52,6 +54,7 @@ pub enum Job {
 #[derive(Default)]
 pub struct Router {
     cache: Mutex<HashMap<Key, Candidate>>,
+    known: Mutex<HashMap<String, bool>>,
     project: Option<std::path::PathBuf>,
 }
 
@@ -59,15 +62,27 @@ impl Router {
     pub fn new(project: Option<std::path::PathBuf>) -> Router {
         Router {
             cache: Mutex::default(),
+            known: Mutex::default(),
             project,
         }
     }
 
-    /// Whether `name` names something this server can reach (an agent or a known provider).
-    pub fn knows(manager: &SessionManager, name: &str) -> bool {
+    /// Whether `name` names something this server can reach (an agent or a known provider);
+    /// remembered, since every request asks.
+    pub fn knows(&self, manager: &SessionManager, name: &str) -> bool {
+        let lock = || self.known.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(&known) = lock().get(name) {
+            return known;
+        }
         let config = manager.config();
-        is_chat_agent(manager, name)
-            || split_provider_model(name).is_some_and(|(p, _)| config.providers.get(p).is_some())
+        let known = is_chat_agent(manager, name)
+            || split_provider_model(name).is_some_and(|(p, _)| config.providers.get(p).is_some());
+        let mut memo = lock();
+        if memo.len() >= CACHE_LIMIT {
+            memo.clear();
+        }
+        memo.insert(name.to_owned(), known);
+        known
     }
 
     /// The candidates for `name`: itself, then its fallbacks.
@@ -89,13 +104,10 @@ impl Router {
         job: Job,
     ) -> Result<Vec<Candidate>, ServeError> {
         let first = self.reach(manager, name, baked, job).await?;
+        let fallbacks = first.fallbacks.clone();
         let mut plan = vec![first];
-        let fallbacks = match manager.config().catalog.get(name) {
-            Some(agent) => agent.fallbacks.clone(),
-            None => Vec::new(),
-        };
-        for fallback in fallbacks {
-            match Box::pin(self.reach(manager, &fallback, baked, job)).await {
+        for fallback in fallbacks.iter() {
+            match Box::pin(self.reach(manager, fallback, baked, job)).await {
                 Ok(candidate) => plan.push(candidate),
                 Err(err) => tracing::warn!("fallback {fallback:?} of {name:?} skipped: {err}"),
             }
@@ -110,21 +122,24 @@ impl Router {
         baked: Baked,
         job: Job,
     ) -> Result<Candidate, ServeError> {
+        let tagged = format!("{job:?}:{name}");
+        let temperature = baked.temperature.map(f64::to_bits);
+        let probes = [
+            (tagged.clone(), baked.max_tokens, temperature),
+            (name.to_owned(), None, None),
+        ];
+        if let Some(hit) = probes.iter().find_map(|key| self.lock().get(key).cloned()) {
+            return Ok(hit);
+        }
         let agent = match job {
             Job::Chat => is_chat_agent(manager, name),
             Job::Fim => (manager.config().catalog.get(name)).is_some_and(|a| !a.is_abstract),
         };
+        let [agent_key, plain_key] = probes;
         let key: Key = match agent {
-            true => (
-                format!("{job:?}:{name}"),
-                baked.max_tokens,
-                baked.temperature.map(f64::to_bits),
-            ),
-            false => (name.to_owned(), None, None),
+            true => agent_key,
+            false => plain_key,
         };
-        if let Some(hit) = self.lock().get(&key) {
-            return Ok(hit.clone());
-        }
         let target = if agent {
             let spec = TargetSpec {
                 agent: Some(name.to_owned()),
@@ -161,6 +176,10 @@ impl Router {
             agent: agent.then(|| name.to_owned()),
             target: Arc::new(target),
             images: Arc::default(),
+            fallbacks: match (agent, manager.config().catalog.get(name)) {
+                (true, Some(profile)) => profile.fallbacks.clone().into(),
+                _ => Arc::from([]),
+            },
         };
         let mut cache = self.lock();
         if cache.len() >= CACHE_LIMIT {

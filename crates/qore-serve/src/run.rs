@@ -7,6 +7,8 @@
 //! address without keys needs `--no-auth`, and the warning stays.
 
 use std::future::IntoFuture as _;
+
+use axum::serve::ListenerExt as _;
 use std::io::Write as _;
 use std::sync::Arc;
 
@@ -129,6 +131,11 @@ pub async fn run(flags: ServeFlags) -> Result<(), RunError> {
         }
     };
     let kept = app.clone();
+    // Each chunk of a stream goes out when written (Nagle's algorithm would hold a small
+    // write until the client's delayed ACK: ~40 ms a delta).
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     let server = axum::serve(listener, routes(app)).with_graceful_shutdown(signal);
     let server = std::pin::pin!(server.into_future());
     let deadline = async {
