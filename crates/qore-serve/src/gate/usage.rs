@@ -41,6 +41,9 @@ pub(crate) fn flush(queue: &Sender<Job>, timeout: Duration) -> bool {
     queue.send(Job::Flush(done)).is_ok() && written.recv_timeout(timeout).is_ok()
 }
 
+/// How long the writer gathers rows before writing them.
+const BATCH: Duration = Duration::from_millis(100);
+
 fn write(store: SharedStore, jobs: Receiver<Job>) {
     while let Ok(first) = jobs.recv() {
         let mut rows: HashMap<(String, String, String, String), UsageRow> = HashMap::new();
@@ -59,7 +62,21 @@ fn write(store: SharedStore, jobs: Receiver<Job>) {
             }
             Job::Flush(done) => flushes.push(done),
         };
+        let mut flushing = matches!(first, Job::Flush(_));
         take(first);
+        // Rows that come within a moment are written together: one write per batch, not one
+        // per request (a flush is written at once).
+        let deadline = std::time::Instant::now() + BATCH;
+        while !flushing {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match jobs.recv_timeout(left) {
+                Ok(job) => {
+                    flushing = matches!(job, Job::Flush(_));
+                    take(job);
+                }
+                Err(_) => break,
+            }
+        }
         while let Ok(job) = jobs.try_recv() {
             take(job);
         }
