@@ -26,6 +26,7 @@ use serde_json::{Map, Value};
 use crate::codec::{ChatRequest, FimRequest, Protocol, StreamDecoder};
 use crate::ModelInfo;
 
+pub use request::assistant_message;
 pub use stream::ChatStreamDecoder;
 
 /// The name of this protocol on the command line.

@@ -62,7 +62,7 @@ pub fn encode_message(message: &Message, replay_reasoning: bool, out: &mut Vec<V
             out.push(json!({"role": "system", "content": joined_text(&message.blocks)}))
         }
         Role::User => encode_user(&message.blocks, out),
-        Role::Assistant => out.push(encode_assistant(&message.blocks, replay_reasoning)),
+        Role::Assistant => out.push(assistant_message(&message.blocks, replay_reasoning)),
     }
 }
 
@@ -115,7 +115,10 @@ fn image_part(image: &ImageSource) -> Value {
     json!({"type": "image_url", "image_url": {"url": url}})
 }
 
-fn encode_assistant(blocks: &[ContentBlock], replay_reasoning: bool) -> Value {
+/// An assistant message in Chat Completions' shape: `content` (always a string), its tool
+/// calls (arguments as sent, else the input's JSON), and with `replay_reasoning` its thinking
+/// as `reasoning_content`. What a request replays and what a server answers alike.
+pub fn assistant_message(blocks: &[ContentBlock], replay_reasoning: bool) -> Value {
     let mut text = String::new();
     let mut reasoning = String::new();
     let mut calls = Vec::new();

@@ -8,7 +8,8 @@
 //! with `prompt_tokens`, `completion_tokens`, `total_tokens` and the cached and reasoning
 //! details, each only where known. `id`, `created` and `model` are the [`ReplyMeta`]'s.
 
-use qore_core::{ContentBlock, StopReason, StreamOutcome, Usage};
+use qore_client::protocols::openai_chat::assistant_message;
+use qore_core::{StopReason, StreamOutcome, Usage};
 use serde_json::{json, Map, Value};
 
 use crate::ReplyMeta;
@@ -26,44 +27,17 @@ pub fn body(meta: &ReplyMeta, outcome: &StreamOutcome) -> Value {
             (&[][..], None, *usage)
         }
     };
-    let mut text = String::new();
-    let mut reasoning = String::new();
-    let mut calls = Vec::new();
-    for block in blocks {
-        match block {
-            ContentBlock::Text { text: t, .. } => text.push_str(t),
-            ContentBlock::Thinking { text: t, .. } => reasoning.push_str(t),
-            ContentBlock::ToolUse {
-                id,
-                name,
-                input,
-                raw_input,
-                ..
-            } => {
-                let arguments = raw_input.clone().unwrap_or_else(|| input.to_string());
-                calls.push(json!({"id": id, "type": "function",
-                    "function": {"name": name, "arguments": arguments}}));
-            }
-            ContentBlock::Image(_)
-            | ContentBlock::RedactedThinking { .. }
-            | ContentBlock::ToolResult { .. } => {}
-        }
-    }
-    let mut message = Map::new();
-    message.insert("role".into(), json!("assistant"));
-    let content = match (text.is_empty(), calls.is_empty()) {
-        (true, false) => Value::Null,
-        _ => json!(text),
+    let mut message = match assistant_message(blocks, true) {
+        Value::Object(message) => message,
+        _ => Map::new(),
     };
-    message.insert("content".into(), content);
+    let calls = message.contains_key("tool_calls");
+    // OpenAI answers `null` content beside tool calls without text.
+    if calls && message.get("content").is_some_and(|c| c == "") {
+        message.insert("content".into(), Value::Null);
+    }
     message.insert("refusal".into(), Value::Null);
-    if !reasoning.is_empty() {
-        message.insert("reasoning_content".into(), json!(reasoning));
-    }
-    let reason = finish_reason(stop_reason, !calls.is_empty());
-    if !calls.is_empty() {
-        message.insert("tool_calls".into(), Value::Array(calls));
-    }
+    let reason = finish_reason(stop_reason, calls);
     json!({
         "id": meta.id,
         "object": "chat.completion",
