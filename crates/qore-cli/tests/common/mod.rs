@@ -9,6 +9,7 @@ pub mod config;
 pub mod live;
 pub mod local;
 pub mod pty;
+pub mod pytest;
 pub mod raw;
 pub mod turns;
 
