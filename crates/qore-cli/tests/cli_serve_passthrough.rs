@@ -70,3 +70,61 @@ async fn vendor_headers_and_signed_thinking_reach_only_their_own_wire() {
     }
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_provider_key_never_reaches_a_client_a_log_line_or_a_metric() {
+    const SECRET: &str = "sk-live-7f3a9c2e51d04b8a";
+    let echo = format!(
+        "{{\"error\": {{\"message\": \"Incorrect API key provided: {SECRET}\", \"type\": \"invalid_request_error\"}}}}"
+    );
+    let upstream = ReplayServer::start_cycling(vec![
+        qore_testkit::Reply::json(401, echo.clone()),
+        qore_testkit::Reply::json(500, echo),
+        chat_answer(&format!("the key was {SECRET}? no")),
+    ])
+    .await
+    .unwrap();
+    let w = World::new();
+    let key_file = w.config.join("provider.key");
+    std::fs::write(&key_file, SECRET).unwrap();
+    let provider = format!(
+        "name = \"vendor\"\nprotocol = \"openai-chat\"\nurl = \"{}/v1\"\napi_key_file = {:?}\n",
+        upstream.url(),
+        key_file.display().to_string()
+    );
+    std::fs::write(w.config.join("providers/vendor.toml"), provider).unwrap();
+    let mut server = w.serve(&[]).await;
+    let body = json!({"model": "vendor/m", "messages": [{"role": "user", "content": "hi"}]});
+    let mut answers = Vec::new();
+    for path in ["/v1/chat/completions", "/v1/messages"] {
+        let mut body = body.clone();
+        body["max_tokens"] = json!(16);
+        let answer = server.post(path, &body, &[]).await;
+        answers.push((answer.status, answer.text));
+    }
+    // The key was used: the upstream saw it.
+    let sent = upstream.requests();
+    assert_eq!(
+        sent[0].header("authorization"),
+        Some(format!("Bearer {SECRET}").as_str())
+    );
+    // Errors reach the caller redacted; the model's own words are the model's.
+    for (status, text) in &answers {
+        assert!(*status >= 400, "{status} {text}");
+        assert!(!text.contains(SECRET), "{text}");
+    }
+    // The provider's own message reaches the caller, less the key.
+    assert!(
+        answers[0].1.contains("Incorrect API key"),
+        "{:?}",
+        answers[0]
+    );
+    let metrics = server.metrics().await;
+    assert!(
+        !metrics.contains(SECRET) && !metrics.contains(&SECRET[8..]),
+        "{metrics}"
+    );
+    server.stop().await;
+    let log = server.stderr();
+    assert!(!log.contains(&SECRET[8..]), "{log}");
+}
