@@ -148,8 +148,12 @@ impl SseFramer {
         let mut end = StreamEnd::Clean;
         if !line.trim_ascii().is_empty() {
             result = self.on_line(&line, 0, line.len(), false, &mut on_frame);
+            // Only a data line can show it is whole (its data completes the JSON); a cut
+            // `event:` line after whole data would name the frame with half a name.
+            let field = line.strip_prefix(BOM).unwrap_or(&line);
+            let field = field.split(|&b| b == b':').next().unwrap_or_default();
             let whole = match self.data_at {
-                Slot::Owned => complete_data(&self.data),
+                Slot::Owned if field == b"data" => complete_data(&self.data),
                 _ => false,
             };
             if !whole {

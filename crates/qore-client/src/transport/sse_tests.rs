@@ -270,6 +270,16 @@ fn trailing_frame_is_flushed_by_finish() {
         whole("event: e\ndata: [DONE]"),
         vec![frame(Some("e"), "[DONE]")]
     );
+    // A cut line after whole data is not a data line that could prove it whole: the frame
+    // it left open is not dispatched, never under half an event name.
+    for cut in [
+        "data: {\"a\":1}\nevent: mess",
+        "event: message_delta\ndata: {\"a\":1}\nevent: mes",
+        "data: {\"a\":1}\nid: 4",
+        "data: {\"a\":1}\n: keep-al",
+    ] {
+        assert_eq!(whole(cut), vec![], "{cut:?}");
+    }
     // Nothing pending, nothing flushed.
     assert_eq!(whole("data: a\n\n"), vec![frame(None, "a")]);
     assert_eq!(whole(""), vec![]);
