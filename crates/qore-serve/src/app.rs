@@ -34,6 +34,8 @@ pub struct App {
     pub gate: Gate,
     pub metrics: Metrics,
     pub settings: ServeSettings,
+    /// Cancelled at SIGTERM: the server stops accepting and `/readyz` says so.
+    pub stopping: CancellationToken,
     /// Cancelled when the drain time after SIGTERM is over: streams still open end.
     pub shutdown: CancellationToken,
     /// The tools the server runs itself, when `[serve] tools` allows any.
@@ -81,16 +83,6 @@ async fn messages(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -
     answer(app, &MESSAGES, headers, body, hook).await
 }
 
-/// The client wire each dialect mirrors.
-fn wire_of(dialect: &dyn Dialect) -> &'static str {
-    match dialect.name() {
-        n if n == CHAT.name() => "openai-chat",
-        n if n == MESSAGES.name() => "anthropic",
-        n if n == RESPONSES.name() => "openai-responses",
-        _ => "",
-    }
-}
-
 async fn metrics(State(app): State<Arc<App>>) -> Response {
     let mut response = app.metrics.render().into_response();
     response.headers_mut().insert(
@@ -116,7 +108,7 @@ where
     let endpoint = dialect.name();
     let decode = |bytes: &[u8]| {
         let mut inbound = dialect.decode(bytes, &headers)?;
-        inbound.wire = wire_of(dialect);
+        inbound.wire = dialect.wire();
         Ok(inbound)
     };
     let estimate = |inbound: &Inbound| {

@@ -58,7 +58,7 @@ fn dialect_of(headers: &HeaderMap) -> &'static dyn Dialect {
 
 /// 200 when the store answers, 503 when it does not (or while draining).
 pub async fn ready(State(app): State<Arc<App>>) -> Response {
-    if app.shutdown.is_cancelled() {
+    if app.stopping.is_cancelled() {
         return (StatusCode::SERVICE_UNAVAILABLE, "draining\n").into_response();
     }
     match app.gate.store_answers().await {

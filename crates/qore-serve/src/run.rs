@@ -113,10 +113,11 @@ pub async fn run(flags: ServeFlags) -> Result<(), RunError> {
         manager,
         settings,
         shutdown: CancellationToken::new(),
+        stopping: CancellationToken::new(),
         server_tools,
     });
     let shutdown = app.shutdown.clone();
-    let stopping = CancellationToken::new();
+    let stopping = app.stopping.clone();
     let signal = {
         let stopping = stopping.clone();
         async move {

@@ -53,16 +53,16 @@ fn prepare(
     inbound: &mut Inbound,
     caller: &Caller,
 ) -> Result<Option<After>, ServeError> {
+    // What this request brings: its input, less the instructions (never stored).
+    let (system, new_input): (Vec<Message>, Vec<Message>) =
+        (inbound.history.iter().cloned()).partition(|m| m.role == Role::System);
     let point = match &inbound.previous_response_id {
         Some(id) => {
             let record = owned(store, id, caller)?;
             let point = point_of(&record)?;
-            let earlier = history_to(store, &point)?;
-            let (system, input): (Vec<Message>, Vec<Message>) =
-                (inbound.history.iter().cloned()).partition(|m| m.role == Role::System);
             let mut messages = system;
-            messages.extend(earlier);
-            messages.extend(input);
+            messages.extend(history_to(store, &point)?);
+            messages.extend(new_input.iter().cloned());
             inbound.history = History::from(messages);
             point
         }
@@ -71,11 +71,6 @@ fn prepare(
     if !inbound.store {
         return Ok(None);
     }
-    let new_input: Vec<Message> = (inbound.history.iter())
-        .filter(|m| m.role != Role::System)
-        .skip(history_len(store, &point))
-        .cloned()
-        .collect();
     let store = store.clone();
     let key_id = caller.key_id.clone().unwrap_or_default();
     let model = inbound.model.clone();
@@ -259,10 +254,6 @@ fn history_to(store: &SharedStore, point: &Point) -> Result<Vec<Message>, ServeE
     }
     messages.extend(point.pending.iter().cloned());
     Ok(messages)
-}
-
-fn history_len(store: &SharedStore, point: &Point) -> usize {
-    history_to(store, point).map_or(0, |m| m.len())
 }
 
 /// `GET /v1/responses/{id}`: the response as it was answered.

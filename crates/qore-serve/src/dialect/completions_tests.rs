@@ -1,11 +1,15 @@
 use std::collections::VecDeque;
 
 use qore_client::protocols::openai_chat::OpenAiChat as ClientChat;
-use qore_client::transport::sse::SseFramer;
 use qore_client::{FimRequest, Protocol as _, RequestOptions};
 use qore_core::{ErrorInfo, MessageAssembler, StopReason, Usage};
 
 use super::*;
+use crate::dialect::test_support::decode as client_decode;
+
+fn client_events(bytes: &[u8], step: usize) -> (Vec<ResponseEvent>, Result<(), ErrorInfo>) {
+    client_decode(ClientChat::default().fim_decoder(), bytes, step)
+}
 
 fn meta(include_usage: bool) -> ReplyMeta {
     ReplyMeta {
@@ -101,28 +105,6 @@ fn fields_are_read_refused_or_dropped() {
             String::from_utf8_lossy(body)
         );
     }
-}
-
-fn client_events(bytes: &[u8], step: usize) -> (Vec<ResponseEvent>, Result<(), ErrorInfo>) {
-    let mut decoder = ClientChat::default().fim_decoder();
-    let mut framer = SseFramer::new();
-    let mut out = VecDeque::new();
-    let mut result = Ok(());
-    for piece in bytes.chunks(step) {
-        result = framer.feed(piece, |frame| decoder.frame(frame, &mut out));
-        if result.is_err() {
-            break;
-        }
-    }
-    if result.is_ok() {
-        result = framer
-            .finish(|frame| decoder.frame(frame, &mut out))
-            .map(|_| ());
-    }
-    if result.is_ok() {
-        result = decoder.finish(&mut out);
-    }
-    (out.into(), result)
 }
 
 #[test]

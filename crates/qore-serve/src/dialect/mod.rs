@@ -18,11 +18,17 @@ pub mod completions;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod sse;
+#[cfg(test)]
+pub(crate) mod test_support;
 
 /// One inbound HTTP API.
 pub trait Dialect: Send + Sync + 'static {
     /// A short name for logs and metric labels (`chat_completions`, `messages`, `responses`).
     fn name(&self) -> &'static str;
+
+    /// The client wire this dialect mirrors (qore-client's protocol name): vendor-only
+    /// content (thinking signatures, vendor headers) goes on only to that wire.
+    fn wire(&self) -> &'static str;
 
     /// Decode a request body (headers for what travels there: `anthropic-beta` …).
     /// A malformed body is a 400 naming the field.

@@ -42,6 +42,10 @@ impl Dialect for AnthropicMessages {
         "messages"
     }
 
+    fn wire(&self) -> &'static str {
+        qore_client::protocols::anthropic::NAME
+    }
+
     fn decode(&self, body: &[u8], headers: &HeaderMap) -> Result<Inbound, ServeError> {
         request::decode(body, headers)
     }

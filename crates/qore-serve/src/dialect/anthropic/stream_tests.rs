@@ -1,8 +1,11 @@
-use std::collections::VecDeque;
-
 use super::*;
+use crate::dialect::test_support::{args, decode, text, thinking};
+
+/// What qore-client's Anthropic decoder reads from `bytes`, fed in 7-byte slices.
+fn client_decode(bytes: &[u8]) -> (Vec<ResponseEvent>, Result<(), ErrorInfo>) {
+    decode(Anthropic::default().decoder(), bytes, 7)
+}
 use qore_client::protocols::anthropic::Anthropic;
-use qore_client::transport::sse::SseFramer;
 use qore_client::Protocol;
 use qore_core::{
     ContentBlock, ErrorInfo, Message, MessageAssembler, ProviderDetail, Role, ToolArgsError,
@@ -35,23 +38,6 @@ fn encode(events: &[ResponseEvent], outcome: &StreamOutcome) -> Vec<u8> {
     out
 }
 
-/// What qore-client's Anthropic decoder reads from `bytes`, fed in 7-byte slices.
-fn client_decode(bytes: &[u8]) -> (Vec<ResponseEvent>, Result<(), ErrorInfo>) {
-    let mut decoder = Anthropic::default().decoder();
-    let mut framer = SseFramer::new();
-    let mut out = VecDeque::new();
-    for chunk in bytes.chunks(7) {
-        let fed = framer.feed(chunk, |frame| decoder.frame(frame, &mut out));
-        if let Err(err) = fed {
-            return (out.into(), Err(err));
-        }
-    }
-    let end = framer
-        .finish(|frame| decoder.frame(frame, &mut out))
-        .and_then(|_| decoder.finish(&mut out));
-    (out.into(), end)
-}
-
 /// (event name, data) of every frame.
 fn frames(bytes: &[u8]) -> Vec<(String, Value)> {
     let text = String::from_utf8(bytes.to_vec()).unwrap();
@@ -65,12 +51,6 @@ fn frames(bytes: &[u8]) -> Vec<(String, Value)> {
         .collect()
 }
 
-fn text(t: &str) -> ResponseEvent {
-    ResponseEvent::TextDelta { text: t.into() }
-}
-fn thinking(t: &str) -> ResponseEvent {
-    ResponseEvent::ThinkingDelta { text: t.into() }
-}
 fn signature(s: &str) -> ResponseEvent {
     ResponseEvent::ThinkingSignature {
         signature: s.into(),
@@ -80,12 +60,6 @@ fn call(id: &str, name: &str) -> ResponseEvent {
     ResponseEvent::ToolCallStart {
         id: id.into(),
         name: name.into(),
-    }
-}
-fn args(id: &str, delta: &str) -> ResponseEvent {
-    ResponseEvent::ToolCallArgsDelta {
-        id: id.into(),
-        delta: delta.into(),
     }
 }
 fn end(id: &str, input: Value) -> ResponseEvent {

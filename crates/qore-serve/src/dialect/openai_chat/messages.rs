@@ -46,12 +46,12 @@ pub fn decode(value: &Value, path: &str, inbound: &mut Inbound) -> Result<Histor
         }
         match role {
             "system" | "developer" => {
-                let blocks = text_content(object, &path)?;
+                let blocks = content(object, &path, inbound, Parts::Text)?;
                 out.push(Message::new(Role::System, blocks));
                 open_results = false;
             }
             "user" => {
-                let blocks = user_content(object, &path, inbound)?;
+                let blocks = content(object, &path, inbound, Parts::TextAndImages)?;
                 match out.last_mut() {
                     Some(last) if open_results => last.blocks.extend(blocks),
                     _ => out.push(Message::new(Role::User, blocks)),
@@ -99,34 +99,21 @@ fn known_key(role: &str, key: &str) -> bool {
     }
 }
 
-/// System content: a string or `text` parts.
-fn text_content(object: &Object, path: &str) -> Result<Vec<ContentBlock>, ServeError> {
-    let field = json::join(path, "content");
-    match json::get(object, "content") {
-        None => Ok(Vec::new()),
-        Some(Value::String(text)) => Ok(vec![ContentBlock::text(text.as_str())]),
-        Some(Value::Array(parts)) => (parts.iter().enumerate())
-            .map(|(j, part)| {
-                let path = json::at(&field, j);
-                let part = json::as_object(part, &path)?;
-                match json::req_str(part, "type", &path)? {
-                    "text" => Ok(ContentBlock::text(json::req_str(part, "text", &path)?)),
-                    other => Err(refused_part(&path, other)),
-                }
-            })
-            .collect(),
-        Some(other) => Err(json::wrong_type(
-            &field,
-            "a string or an array of parts",
-            other,
-        )),
-    }
+/// What content may hold.
+#[derive(Clone, Copy, PartialEq)]
+enum Parts {
+    /// `text` parts only (system and developer messages).
+    Text,
+    /// `text` and `image_url` parts (user messages and tool results).
+    TextAndImages,
 }
 
-fn user_content(
+/// Content: a string, or an array of the parts `allowed`; another part is a 400 naming it.
+fn content(
     object: &Object,
     path: &str,
     inbound: &mut Inbound,
+    allowed: Parts,
 ) -> Result<Vec<ContentBlock>, ServeError> {
     let field = json::join(path, "content");
     match json::get(object, "content") {
@@ -141,7 +128,9 @@ fn user_content(
                 }
                 match json::req_str(part, "type", &path)? {
                     "text" => Ok(ContentBlock::text(json::req_str(part, "text", &path)?)),
-                    "image_url" => Ok(ContentBlock::Image(image(part, &path, inbound)?)),
+                    "image_url" if allowed == Parts::TextAndImages => {
+                        Ok(ContentBlock::Image(image(part, &path, inbound)?))
+                    }
                     other => Err(refused_part(&path, other)),
                 }
             })
@@ -309,7 +298,7 @@ fn tool_result(
     inbound: &mut Inbound,
 ) -> Result<ContentBlock, ServeError> {
     let tool_use_id = json::req_str(object, "tool_call_id", path)?.to_owned();
-    let content = user_content(object, path, inbound)?
+    let content = content(object, path, inbound, Parts::TextAndImages)?
         .into_iter()
         .filter_map(|block| match block {
             ContentBlock::Text { text, .. } if text.is_empty() => None,

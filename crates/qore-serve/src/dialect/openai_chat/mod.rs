@@ -36,6 +36,10 @@ impl Dialect for OpenAiChat {
         "chat_completions"
     }
 
+    fn wire(&self) -> &'static str {
+        qore_client::protocols::openai_chat::NAME
+    }
+
     fn decode(&self, body: &[u8], _headers: &HeaderMap) -> Result<Inbound, ServeError> {
         request::decode(body)
     }

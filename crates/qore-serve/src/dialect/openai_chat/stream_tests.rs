@@ -1,7 +1,4 @@
-use std::collections::VecDeque;
-
 use qore_client::protocols::openai_chat::OpenAiChat as ClientChat;
-use qore_client::transport::sse::SseFramer;
 use qore_client::Protocol as _;
 use qore_core::{
     ErrorInfo, MessageAssembler, ResponseEvent, StopReason, StreamOutcome, ToolCallInput, Usage,
@@ -9,6 +6,12 @@ use qore_core::{
 use serde_json::{json, Value};
 
 use super::*;
+use crate::dialect::test_support::{args, decode, end, start, text};
+
+/// What qore-client's Chat Completions decoder makes of `bytes`, fed in slices of `step`.
+fn client_events(bytes: &[u8], step: usize) -> (Vec<ResponseEvent>, Result<(), ErrorInfo>) {
+    decode(ClientChat::default().decoder(), bytes, step)
+}
 use crate::ErrorKind;
 
 fn meta(include_usage: bool) -> ReplyMeta {
@@ -38,59 +41,11 @@ pub(super) fn encode(events: &[ResponseEvent], include_usage: bool) -> Vec<u8> {
     out
 }
 
-/// What qore-client's Chat Completions decoder makes of `bytes`, fed in slices of `step`.
-fn client_events(bytes: &[u8], step: usize) -> (Vec<ResponseEvent>, Result<(), ErrorInfo>) {
-    let mut decoder = ClientChat::default().decoder();
-    let mut framer = SseFramer::new();
-    let mut out = VecDeque::new();
-    let mut result = Ok(());
-    for piece in bytes.chunks(step) {
-        result = framer.feed(piece, |frame| decoder.frame(frame, &mut out));
-        if result.is_err() {
-            break;
-        }
-    }
-    if result.is_ok() {
-        result = framer
-            .finish(|frame| decoder.frame(frame, &mut out))
-            .map(|_| ());
-    }
-    if result.is_ok() {
-        result = decoder.finish(&mut out);
-    }
-    (out.into(), result)
-}
-
 fn frames(bytes: &[u8]) -> Vec<String> {
     let text = String::from_utf8(bytes.to_vec()).unwrap();
     (text.split("\n\n").filter(|f| !f.is_empty()))
         .map(|f| f.strip_prefix("data: ").unwrap().to_owned())
         .collect()
-}
-
-fn start(id: &str, name: &str) -> ResponseEvent {
-    ResponseEvent::ToolCallStart {
-        id: id.into(),
-        name: name.into(),
-    }
-}
-
-fn args(id: &str, delta: &str) -> ResponseEvent {
-    ResponseEvent::ToolCallArgsDelta {
-        id: id.into(),
-        delta: delta.into(),
-    }
-}
-
-fn end(id: &str, input: ToolCallInput) -> ResponseEvent {
-    ResponseEvent::ToolCallEnd {
-        id: id.into(),
-        input,
-    }
-}
-
-fn text(t: &str) -> ResponseEvent {
-    ResponseEvent::TextDelta { text: t.into() }
 }
 
 fn stop(reason: StopReason) -> ResponseEvent {

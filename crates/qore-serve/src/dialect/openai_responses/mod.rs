@@ -53,6 +53,10 @@ impl Dialect for OpenAiResponses {
         "responses"
     }
 
+    fn wire(&self) -> &'static str {
+        qore_client::protocols::openai_responses::NAME
+    }
+
     fn decode(&self, body: &[u8], _headers: &HeaderMap) -> Result<Inbound, ServeError> {
         request::decode(body)
     }

@@ -4,7 +4,6 @@
 use std::collections::VecDeque;
 
 use qore_client::protocols::openai_responses::OpenAiResponses as ClientResponses;
-use qore_client::transport::sse::SseFramer;
 use qore_client::Protocol;
 use qore_core::{
     ContentBlock, ErrorInfo, MessageAssembler, ResponseEvent, StopReason, StreamOutcome,
@@ -14,6 +13,7 @@ use serde_json::{json, Value};
 
 use super::ResponsesEncoder;
 use crate::dialect::openai_responses::{response_object, OpenAiResponses};
+use crate::dialect::test_support::{args, decode, end, start, text, thinking};
 use crate::dialect::{Dialect, StreamEncoder};
 use crate::{ErrorKind, ReplyMeta, ServeError};
 
@@ -33,35 +33,6 @@ fn usage() -> Usage {
         cached_input_tokens: Some(100),
         cache_creation_input_tokens: None,
         reasoning_tokens: Some(12),
-    }
-}
-
-fn text(t: &str) -> ResponseEvent {
-    ResponseEvent::TextDelta { text: t.into() }
-}
-
-fn thinking(t: &str) -> ResponseEvent {
-    ResponseEvent::ThinkingDelta { text: t.into() }
-}
-
-fn start(id: &str, name: &str) -> ResponseEvent {
-    ResponseEvent::ToolCallStart {
-        id: id.into(),
-        name: name.into(),
-    }
-}
-
-fn args(id: &str, delta: &str) -> ResponseEvent {
-    ResponseEvent::ToolCallArgsDelta {
-        id: id.into(),
-        delta: delta.into(),
-    }
-}
-
-fn end(id: &str, input: ToolCallInput) -> ResponseEvent {
-    ResponseEvent::ToolCallEnd {
-        id: id.into(),
-        input,
     }
 }
 
@@ -94,21 +65,8 @@ fn encode(
 
 /// What qore-client makes of `bytes` fed in slices of `size`.
 fn client_outcome(bytes: &[u8], size: usize) -> StreamOutcome {
-    let mut decoder = ClientResponses::default().decoder();
-    let mut framer = SseFramer::new();
-    let mut out = VecDeque::new();
-    let mut failed: Result<(), ErrorInfo> = Ok(());
-    for piece in bytes.chunks(size) {
-        if failed.is_ok() {
-            failed = framer.feed(piece, |frame| decoder.frame(frame, &mut out));
-        }
-    }
-    if failed.is_ok() {
-        failed = (framer.finish(|frame| decoder.frame(frame, &mut out))).map(|_| ());
-    }
-    let failed = failed.and_then(|()| decoder.finish(&mut out));
-    let mut events: Vec<ResponseEvent> = out.into();
-    if let Err(error) = failed {
+    let (mut events, end) = decode(ClientResponses::default().decoder(), bytes, size);
+    if let Err(error) = end {
         events.push(ResponseEvent::Error { error });
     }
     fold(&events)
