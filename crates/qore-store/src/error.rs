@@ -58,9 +58,21 @@ pub enum StoreError {
     BadDay(String),
     #[error("a stored response with id '{0}' already exists")]
     ResponseTaken(String),
+    #[error("the store cannot be reached: {0}")]
+    Unavailable(String),
+    #[error("a store task failed: {0}")]
+    Task(String),
     #[error("stored {what} is not valid: {source}")]
     Corrupt {
         what: String,
         source: serde_json::Error,
     },
+}
+
+impl StoreError {
+    /// Whether the database could not be reached (refused, timed out, no free connection):
+    /// worth retrying later, unlike every other error.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, StoreError::Unavailable(_))
+    }
 }

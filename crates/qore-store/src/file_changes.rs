@@ -3,7 +3,7 @@
 //!
 //! Promises: a turn's changes are checked before anything is written (a path is given once,
 //! is relative, and a change without its prior content is marked not restorable) and
-//! committed with the turn or not at all; [`Store::last_undoable_turn`] gives the newest turn
+//! committed with the turn or not at all; [`Db::last_undoable_turn`] gives the newest turn
 //! of a session that is not undone, with its changes sorted by path and its messages (so the
 //! caller can see which tools it called).
 
@@ -12,7 +12,8 @@ use std::collections::HashSet;
 use qore_core::Message;
 use rusqlite::{params, Connection, OptionalExtension};
 
-use crate::{Store, StoreError, TurnId};
+use crate::store::Db;
+use crate::{StoreError, TurnId};
 
 /// One file a turn changed, as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,7 +84,7 @@ pub(crate) fn insert(
     Ok(())
 }
 
-impl Store {
+impl Db {
     /// The newest turn of `session` (an exact id) that is not undone; `None` when every turn
     /// is undone or there is none.
     pub fn last_undoable_turn(&self, session: &str) -> Result<Option<UndoableTurn>, StoreError> {

@@ -42,7 +42,7 @@ fn a_version_1_database_migrates_and_keeps_its_turns() {
     )
     .unwrap();
     drop(old);
-    let store = Store::open(&path).unwrap();
+    let store = Db::open(&path).unwrap();
     assert_eq!(
         crate::schema_version(&store.conn).unwrap(),
         crate::SCHEMA_VERSION

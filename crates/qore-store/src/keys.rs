@@ -5,10 +5,10 @@
 //!   text never reaches the store (a hash that is not 64 lowercase hex digits is refused);
 //! - names are unique and not empty: a duplicate is [`StoreError::KeyNameTaken`] naming it;
 //! - a key is never deleted, only revoked: it stays listed with its `revoked_at`, and
-//!   [`Store::key_by_hash`] still finds it, so a server can answer "revoked" rather than
+//!   [`Db::key_by_hash`] still finds it, so a server can answer "revoked" rather than
 //!   "unknown"; revoking twice keeps the first time;
-//! - a key is named by its exact name, its exact id, or a unique id prefix ([`Store::key`]);
-//! - [`Store::keys_version`] changes whenever a key is created or revoked, by this handle or
+//! - a key is named by its exact name, its exact id, or a unique id prefix ([`Db::key`]);
+//! - [`Db::keys_version`] changes whenever a key is created or revoked, by this handle or
 //!   by another process on the same file, and costs one aggregate query over the table;
 //! - every method is one plain SQL statement (no SQLite-only syntax): the surface another
 //!   backend implements.
@@ -19,9 +19,10 @@ use rusqlite::{params, Row};
 
 use crate::read::from_json;
 use crate::store::millis;
-use crate::{Store, StoreError};
+use crate::store::Db;
+use crate::StoreError;
 
-/// A key to create ([`Store::create_key`]).
+/// A key to create ([`Db::create_key`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NewKey {
     pub name: String,
@@ -61,7 +62,7 @@ impl KeyRecord {
     }
 }
 
-/// What [`Store::keys_version`] gives: equal values mean the keys did not change.
+/// What [`Db::keys_version`] gives: equal values mean the keys did not change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct KeysVersion {
     count: i64,
@@ -76,8 +77,8 @@ const SELECT_KEY: &str = "SELECT id, name, hash, models, rpm, tpm, budget_tokens
 /// How many ids an ambiguous prefix lists.
 const MOST_CANDIDATES: usize = 20;
 
-impl Store {
-    /// Store a new key (valid from now) and return its record.
+impl Db {
+    /// Db a new key (valid from now) and return its record.
     pub fn create_key(&self, new: &NewKey) -> Result<KeyRecord, StoreError> {
         let name = new.name.trim();
         if name.is_empty() {
@@ -203,7 +204,7 @@ impl Store {
         }
     }
 
-    /// Revoke the key named `name_or_id` (see [`Store::key`]) and return its record. A key
+    /// Revoke the key named `name_or_id` (see [`Db::key`]) and return its record. A key
     /// already revoked keeps its first revocation time.
     pub fn revoke_key(&self, name_or_id: &str) -> Result<KeyRecord, StoreError> {
         let key = self.key(name_or_id)?;
@@ -215,7 +216,7 @@ impl Store {
     }
 
     /// A value that changes whenever a key is created or revoked (here or by another
-    /// process): poll it and reload [`Store::keys`] when it differs.
+    /// process): poll it and reload [`Db::keys`] when it differs.
     pub fn keys_version(&self) -> Result<KeysVersion, StoreError> {
         Ok(self.conn.query_row(
             "SELECT count(*), count(revoked_at), coalesce(max(created_at), 0),
@@ -307,7 +308,7 @@ mod tests {
     #[test]
     fn a_key_round_trips_and_is_found_by_name_id_prefix_and_hash() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path().join("q.db")).unwrap();
+        let store = Db::open(dir.path().join("q.db")).unwrap();
         let created = store.create_key(&new_key("ci", 1)).unwrap();
         assert_eq!(store.keys().unwrap(), vec![created.clone()]);
         assert_eq!(store.key_by_hash(&hash(1)).unwrap(), Some(created.clone()));
@@ -321,7 +322,7 @@ mod tests {
     #[test]
     fn bad_keys_are_refused_with_the_reason() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path().join("q.db")).unwrap();
+        let store = Db::open(dir.path().join("q.db")).unwrap();
         store.create_key(&new_key("ci", 1)).unwrap();
         let cases = [
             (new_key("ci", 2), "'ci' already exists"),
@@ -359,7 +360,7 @@ mod tests {
     #[test]
     fn revoking_keeps_the_key_and_changes_the_version() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path().join("q.db")).unwrap();
+        let store = Db::open(dir.path().join("q.db")).unwrap();
         let empty = store.keys_version().unwrap();
         store.create_key(&new_key("a", 1)).unwrap();
         let one = store.keys_version().unwrap();

@@ -1,31 +1,26 @@
-//! qore's session store: conversations kept in one SQLite file.
+//! qore's store: everything qore keeps (conversations, API keys, usage, rate-limit
+//! counters, stored responses) behind one async interface, [`Store`], with two backends:
+//! [`SqliteStore`] (one file, the embedded default) and [`PgStore`] (PostgreSQL: several
+//! `qore serve` processes share it).
 //!
 //! Promises:
-//! - The file is `qore.db` in `QORE_DATA_DIR`, else in `qore` under the platform's data dir
-//!   (`$XDG_DATA_HOME/qore` on Linux): [`Store::open_default`]; any path: [`Store::open`].
-//! - WAL mode, foreign keys on, a busy timeout: two processes writing different sessions at
-//!   once both succeed. The schema is versioned (`PRAGMA user_version`, migrated on open with
-//!   `rusqlite_migration`).
-//! - Append-only: [`Store::append_turn`] commits one whole turn in one transaction, so a
-//!   process killed mid-write loses at most that turn and every earlier turn is intact. A
-//!   malformed turn (a tool call without its result, a result without its call) is refused,
-//!   and a failed or cancelled turn is recorded without its partial assistant message, so the
-//!   stored history is always well-formed. [`Store::import_session`] writes a whole session
-//!   (an import) in one transaction under the same check, keeping the times it is given.
-//! - A session is found by id, name or unique id prefix ([`Store::session`]: the one
-//!   resolver); [`Store::list_sessions`] gives counts and the latest reported usage;
-//!   [`Store::turns`] reads whole turns back (for export).
-//! - A turn's file changes (what its tools wrote, with the prior content) are committed in
-//!   the turn's transaction; [`Store::last_undoable_turn`] reads them back for undo.
-//! - `qore serve`'s tables: API keys stored as hashes and only ever revoked, never deleted
-//!   ([`Store::create_key`], [`Store::key_by_hash`], [`Store::revoke_key`], and
-//!   [`Store::keys_version`] to notice another process's changes); usage counters that add up
-//!   per UTC day, key, model and agent ([`Store::record_usage`], [`Store::usage`],
-//!   [`Store::tokens_used`]); Responses API ids naming a stored turn ([`Store::put_response`],
-//!   [`Store::response`], [`Store::delete_response`]). Each is one plain SQL statement, the
-//!   surface a second backend implements.
+//! - [`open`] takes a location: `postgres://…` / `postgresql://…` is PostgreSQL, anything
+//!   else a SQLite file path; [`open_configured`] is `QORE_STORE_URL` when set, else `qore.db`
+//!   in `QORE_DATA_DIR`, else in `qore` under the platform's data dir (`$XDG_DATA_HOME/qore`
+//!   on Linux).
+//! - Every promise of the [`Store`] interface (whole turns, well-formed history, lookup by id,
+//!   name or prefix, order, import, copy, keys, usage, atomic limits, failures) holds on both
+//!   backends: one conformance suite (`tests/conformance/`) runs unchanged against each.
+//! - SQLite: WAL mode, foreign keys on, a busy timeout, so two processes writing different
+//!   sessions at once both succeed; the schema is versioned (`PRAGMA user_version`, migrated
+//!   on open with `rusqlite_migration`). PostgreSQL: the same tables in its own types
+//!   (`postgres` module), migrated with `refinery` under an advisory lock.
+//! - Append-only: a turn is committed whole in one transaction, so a process killed
+//!   mid-write loses at most that turn and every earlier turn is intact. A malformed turn is
+//!   refused, and a failed or cancelled turn is recorded without its partial assistant
+//!   message, so the stored history is always well-formed.
 //!
-//! # Schema (version 3)
+//! # Schema (SQLite version 4; PostgreSQL the same tables)
 //!
 //! Times are integer milliseconds since the Unix epoch (`datetime(created_at / 1000,
 //! 'unixepoch')` in `sqlite3`); JSON columns are qore-core's serde form, readable as is.
@@ -68,8 +63,11 @@
 //! | | `pending` | JSON array of `qore_core::Message`: the open turn's messages after that turn (a reply that ended in calls of the caller's tools); NULL: none |
 //! | | `object` | the response as it was answered (JSON), for `GET /v1/responses/{id}` |
 //! | | `created_at` | when it was stored |
+//! | `rate_events` | `key_id`, `at` | a key and when (ms) a request was admitted or tokens recorded |
+//! | | `requests`, `tokens` | 1 for an admitted request; the tokens recorded (for `tpm`) |
 //!
-//! Version 1 had no `file_changes`, version 2 none of `qore serve`'s tables; opening an
+//! Version 1 had no `file_changes`, version 2 none of `qore serve`'s tables, version 3 no
+//! `rate_events`; opening an
 //! older file adds what it lacks and keeps its sessions (a version 1 file's turns have no
 //! recorded changes).
 //!
@@ -78,22 +76,32 @@
 //! t.id = m.turn_id JOIN sessions s ON s.id = t.session_id WHERE m.seq = 1 AND
 //! s.project_dir = '/src/app';`
 
+mod copy;
 mod error;
 mod file_changes;
+mod interface;
 mod keys;
+mod limits;
+mod open;
+mod postgres;
 mod read;
 mod responses;
 mod schema;
+mod sqlite;
 mod store;
 mod turn;
 mod usage;
 
 pub use error::StoreError;
 pub use file_changes::{FileChange, UndoableTurn};
+pub use interface::{LimitCheck, LimitVerdict, ResponseCopy, SessionCopy, Store, StoreCounters};
 pub use keys::{KeyRecord, KeysVersion, NewKey};
+pub use open::{is_postgres, open, open_configured, STORE_URL_VAR};
+pub use postgres::PgStore;
 pub use read::{time_of, SessionInfo, StoredTurn};
 pub use responses::{NewResponse, ResponseRecord};
 pub use schema::{data_dir, schema_version, BUSY_TIMEOUT, SCHEMA_VERSION};
-pub use store::{ImportTurn, NewSession, SessionImport, Store, TurnId, DB_FILE};
+pub use sqlite::SqliteStore;
+pub use store::{ImportTurn, NewSession, SessionImport, TurnId, DB_FILE};
 pub use turn::{check_well_formed, title_of, TurnRecord, TurnStatus};
 pub use usage::{is_day, utc_day, UsageRow};

@@ -4,7 +4,7 @@
 //! Promises: a session is found by exact id, then exact name, then unique id prefix (the one
 //! resolver every command uses); an ambiguous prefix is an error that lists the candidates.
 //! Listings carry turn and message counts and the latest turn's usage. History is rebuilt
-//! from stored turns in order, skipping undone ones; [`Store::turns`] gives every turn with
+//! from stored turns in order, skipping undone ones; [`Db::turns`] gives every turn with
 //! its record (times, usage, status, messages). A stored row that does not decode is an
 //! error naming it, never a panic or a silent gap.
 
@@ -15,7 +15,8 @@ use qore_core::{History, Message, Usage};
 use rusqlite::{params, OptionalExtension, Row};
 
 use crate::store::path_text;
-use crate::{Store, StoreError, TurnId, TurnRecord, TurnStatus};
+use crate::store::Db;
+use crate::{StoreError, TurnId, TurnRecord, TurnStatus};
 
 /// A turn as stored: its id, its 1-based place in the session, whether it was undone, and
 /// the whole record (its messages as stored: a failed turn's partial answer is not there).
@@ -104,7 +105,7 @@ pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
     })
 }
 
-impl Store {
+impl Db {
     /// The session whose id or name is `key`, else the one whose id starts with `key`.
     pub fn session(&self, key: &str) -> Result<SessionInfo, StoreError> {
         let exact = self.query_infos(

@@ -4,7 +4,7 @@
 //! turns), so `previous_response_id` continues from exactly there.
 //!
 //! Promises:
-//! - [`Store::put_response`] stores an id only for a turn of the given session (else
+//! - [`Db::put_response`] stores an id only for a turn of the given session (else
 //!   [`StoreError::NoSuchTurn`]); an id is stored once ([`StoreError::ResponseTaken`]);
 //! - removing the session (or its turn) removes its response ids with it (cascade);
 //! - `key_id` records which key created the response (`''`: none), so a server can refuse
@@ -16,7 +16,8 @@ use std::time::SystemTime;
 use rusqlite::{params, OptionalExtension};
 
 use crate::store::millis;
-use crate::{Store, StoreError, TurnId};
+use crate::store::Db;
+use crate::{StoreError, TurnId};
 
 /// A response to store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,8 +48,8 @@ pub struct ResponseRecord {
     pub created_at: i64,
 }
 
-impl Store {
-    /// Store `new`.
+impl Db {
+    /// Db `new`.
     pub fn put_response(&self, new: &NewResponse<'_>) -> Result<ResponseRecord, StoreError> {
         let created_at = millis(SystemTime::now());
         let turn = new.turn_id.map(|t| t.0);
@@ -153,7 +154,7 @@ mod tests {
     #[test]
     fn a_response_names_a_turn_until_deleted_or_its_session_is_removed() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(dir.path().join("q.db")).unwrap();
+        let mut store = Db::open(dir.path().join("q.db")).unwrap();
         let session = store.create_session(&NewSession::default()).unwrap();
         let other = store.create_session(&NewSession::default()).unwrap();
         let turn_id = store.append_turn(&session, &turn()).unwrap();
@@ -186,7 +187,7 @@ mod tests {
     #[test]
     fn a_response_before_any_whole_turn_keeps_its_pending_messages() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path().join("q.db")).unwrap();
+        let store = Db::open(dir.path().join("q.db")).unwrap();
         let pending = "[{\"role\":\"user\",\"blocks\":[]}]";
         let put = store
             .put_response(&NewResponse {

@@ -26,7 +26,7 @@ use crate::StoreError;
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The schema version [`open_connection`] migrates to.
-pub const SCHEMA_VERSION: usize = 3;
+pub const SCHEMA_VERSION: usize = 4;
 
 /// Migration 1: sessions, their turns, and each turn's messages (see the crate doc).
 pub(crate) const V1: &str = "
@@ -120,8 +120,20 @@ CREATE INDEX responses_session ON responses(session_id);
 CREATE INDEX responses_turn ON responses(turn_id);
 ";
 
+/// Migration 4: the rate-limit window, one row per admitted request or recorded tokens of a
+/// key, kept for 60 seconds (see the `limits` module).
+const V4: &str = "
+CREATE TABLE rate_events (
+    key_id   TEXT NOT NULL,
+    at       INTEGER NOT NULL,
+    requests INTEGER NOT NULL DEFAULT 0,
+    tokens   INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX rate_events_key ON rate_events(key_id, at);
+";
+
 fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3)])
+    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3), M::up(V4)])
 }
 
 /// `QORE_DATA_DIR`, else `qore` in the platform's data dir (`$XDG_DATA_HOME/qore` on Linux).

@@ -1,4 +1,4 @@
-//! [`Store`]: the handle on one session database, and everything that writes to it.
+//! [`Db`]: the handle on one session database, and everything that writes to it.
 //!
 //! Promises: each write is one IMMEDIATE transaction, so it is wholly there or wholly absent
 //! after a crash or `kill -9`; turns are only ever appended (the one later change is the
@@ -11,7 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{params, Connection};
 
-use crate::schema::{data_dir, open_connection};
+use crate::schema::open_connection;
 use crate::turn::title_of;
 use crate::{StoreError, TurnRecord};
 
@@ -19,9 +19,8 @@ use crate::{StoreError, TurnRecord};
 pub const DB_FILE: &str = "qore.db";
 
 /// An open session database.
-pub struct Store {
+pub(crate) struct Db {
     pub(crate) conn: Connection,
-    path: PathBuf,
 }
 
 /// What a new session starts with; every field may be left empty.
@@ -35,7 +34,7 @@ pub struct NewSession {
     pub parent_id: Option<String>,
 }
 
-/// A whole session to write at once ([`Store::import_session`]).
+/// A whole session to write at once ([`Db::import_session`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionImport {
     pub session: NewSession,
@@ -58,22 +57,11 @@ pub struct ImportTurn {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct TurnId(pub i64);
 
-impl Store {
+impl Db {
     /// Open (creating and migrating as needed) the database at `path`.
-    pub fn open(path: impl AsRef<Path>) -> Result<Store, StoreError> {
-        let path = path.as_ref().to_owned();
-        let conn = open_connection(&path)?;
-        Ok(Store { conn, path })
-    }
-
-    /// Open `qore.db` in [`data_dir`](crate::data_dir).
-    pub fn open_default() -> Result<Store, StoreError> {
-        Store::open(data_dir()?.join(DB_FILE))
-    }
-
-    /// The database file.
-    pub fn path(&self) -> &Path {
-        &self.path
+    pub fn open(path: impl AsRef<Path>) -> Result<Db, StoreError> {
+        let conn = open_connection(path.as_ref())?;
+        Ok(Db { conn })
     }
 
     /// Create a session and return its id (time-prefixed, so ids sort by creation).
@@ -124,13 +112,13 @@ impl Store {
         if touched == 0 {
             return Err(StoreError::NotFound(session.to_owned()));
         }
-        let turn_id = insert_turn(&tx, session, turn, &rows, false)?;
+        let turn_id = insert_turn(&tx, session, turn, &rows, false, None)?;
         tx.commit()?;
         Ok(TurnId(turn_id))
     }
 
     /// Write a whole session with its turns in one transaction (an import) and return its new
-    /// id. Every turn is checked as [`Store::append_turn`] checks it, and nothing is written
+    /// id. Every turn is checked as [`Db::append_turn`] checks it, and nothing is written
     /// when one is refused. The given creation time and the turns' times are kept; the
     /// session is written now, so it lists as the newest. A `parent_id` that names no session
     /// here is dropped.
@@ -165,7 +153,7 @@ impl Store {
         ))
         .map_err(|e| name_conflict(e, name))?;
         for (turn, rows) in import.turns.iter().zip(&rows) {
-            insert_turn(&tx, &id, &turn.record, rows, turn.undone)?;
+            insert_turn(&tx, &id, &turn.record, rows, turn.undone, None)?;
         }
         tx.commit()?;
         Ok(id)
@@ -195,7 +183,7 @@ impl Store {
         Ok(())
     }
 
-    /// Mark a turn undone: it stays stored but leaves [`Store::history`].
+    /// Mark a turn undone: it stays stored but leaves [`Db::history`].
     pub fn mark_undone(&mut self, turn: TurnId) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
         if tx.execute("UPDATE turns SET undone = 1 WHERE id = ?1", [turn.0])? == 0 {
@@ -207,13 +195,13 @@ impl Store {
 }
 
 /// A turn's rows, encoded and checked before any transaction starts.
-struct TurnRows {
+pub(crate) struct TurnRows {
     usage: String,
     messages: Vec<(&'static str, String)>,
 }
 
 impl TurnRows {
-    fn of(turn: &TurnRecord) -> Result<TurnRows, StoreError> {
+    pub(crate) fn of(turn: &TurnRecord) -> Result<TurnRows, StoreError> {
         let messages = (turn.checked_messages()?.into_iter())
             .map(|m| Ok((role_word(m.role), to_json(m)?)))
             .collect::<Result<Vec<_>, StoreError>>()?;
@@ -224,19 +212,24 @@ impl TurnRows {
     }
 }
 
-/// Insert one checked turn as the session's next, inside the caller's transaction.
-fn insert_turn(
+/// Insert one checked turn as the session's next (or at `seq` when given: a copy), inside
+/// the caller's transaction.
+pub(crate) fn insert_turn(
     tx: &Connection,
     session: &str,
     turn: &TurnRecord,
     rows: &TurnRows,
     undone: bool,
+    seq: Option<i64>,
 ) -> Result<i64, StoreError> {
-    let seq: i64 = tx.query_row(
-        "SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE session_id = ?1",
-        [session],
-        |row| row.get(0),
-    )?;
+    let seq: i64 = match seq {
+        Some(seq) => seq,
+        None => tx.query_row(
+            "SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE session_id = ?1",
+            [session],
+            |row| row.get(0),
+        )?,
+    };
     tx.execute(
         "INSERT INTO turns (session_id, seq, started_at, finished_at, model, agent, usage,
                             status, undone)
@@ -284,7 +277,7 @@ fn checked_name(name: &str) -> Result<&str, StoreError> {
     Ok(name)
 }
 
-fn name_conflict(error: rusqlite::Error, name: Option<&str>) -> StoreError {
+pub(crate) fn name_conflict(error: rusqlite::Error, name: Option<&str>) -> StoreError {
     match (&error, name) {
         (rusqlite::Error::SqliteFailure(e, _), Some(name))
             if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE =>
@@ -300,7 +293,7 @@ pub(crate) fn path_text(path: &Path) -> Result<&str, StoreError> {
         .ok_or_else(|| StoreError::NonUtf8Path(path.to_owned()))
 }
 
-fn role_word(role: qore_core::Role) -> &'static str {
+pub(crate) fn role_word(role: qore_core::Role) -> &'static str {
     match role {
         qore_core::Role::System => "system",
         qore_core::Role::User => "user",
@@ -308,6 +301,6 @@ fn role_word(role: qore_core::Role) -> &'static str {
     }
 }
 
-fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
+pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(StoreError::Encode)
 }

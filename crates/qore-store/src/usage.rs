@@ -2,14 +2,14 @@
 //! agent.
 //!
 //! Promises:
-//! - [`Store::record_usage`] adds a row's counts to the stored ones (one UPSERT, so writers
+//! - [`Db::record_usage`] adds a row's counts to the stored ones (one UPSERT, so writers
 //!   in several processes add up and never lose each other's counts); a row with a new
 //!   (day, key, model, agent) starts at its own counts;
 //! - the day is the UTC date `YYYY-MM-DD` ([`utc_day`]); anything else is refused
 //!   ([`StoreError::BadDay`]), so rows sort and compare by day as text;
 //! - `''` stands for "no key" and "no agent" (the columns are part of the primary key, so
 //!   never NULL);
-//! - [`Store::tokens_used`] is a key's lifetime tokens, in and out, for budgets;
+//! - [`Db::tokens_used`] is a key's lifetime tokens, in and out, for budgets;
 //! - every method is one plain SQL statement (`INSERT … ON CONFLICT … DO UPDATE` is standard
 //!   in SQLite and PostgreSQL): the surface another backend implements.
 
@@ -18,7 +18,19 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use rusqlite::params;
 
 use crate::keys::{from_sql_count, to_sql_count};
-use crate::{Store, StoreError};
+use crate::store::{millis, Db};
+use crate::StoreError;
+
+/// Add one row's counts to its stored row (`INSERT … ON CONFLICT … DO UPDATE`: standard in
+/// SQLite and PostgreSQL).
+pub(crate) const UPSERT: &str = "
+INSERT INTO usage (day, key_id, model, agent, requests, errors, tokens_in, tokens_out)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+ON CONFLICT (day, key_id, model, agent) DO UPDATE SET
+    requests = usage.requests + excluded.requests,
+    errors = usage.errors + excluded.errors,
+    tokens_in = usage.tokens_in + excluded.tokens_in,
+    tokens_out = usage.tokens_out + excluded.tokens_out";
 
 /// One (day, key, model, agent) and its counts.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -48,30 +60,39 @@ impl UsageRow {
     }
 }
 
-impl Store {
-    /// Add `row`'s counts to the stored row of its (day, key, model, agent).
-    pub fn record_usage(&self, row: &UsageRow) -> Result<(), StoreError> {
-        check_day(&row.day)?;
-        self.conn.execute(
-            "INSERT INTO usage (day, key_id, model, agent, requests, errors, tokens_in,
-                                tokens_out)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-             ON CONFLICT (day, key_id, model, agent) DO UPDATE SET
-                 requests = usage.requests + excluded.requests,
-                 errors = usage.errors + excluded.errors,
-                 tokens_in = usage.tokens_in + excluded.tokens_in,
-                 tokens_out = usage.tokens_out + excluded.tokens_out",
-            params![
-                row.day,
-                row.key_id,
-                row.model,
-                row.agent,
-                to_sql_count(row.requests),
-                to_sql_count(row.errors),
-                to_sql_count(row.tokens_in),
-                to_sql_count(row.tokens_out)
-            ],
-        )?;
+impl Db {
+    /// Add each row's counts to the stored row of its (day, key, model, agent), in one
+    /// transaction; a keyed row's tokens also enter its key's `tpm` window (`rate_events`).
+    pub fn record_usage(&mut self, rows: &[UsageRow]) -> Result<(), StoreError> {
+        for row in rows {
+            check_day(&row.day)?;
+        }
+        let now = millis(SystemTime::now());
+        let tx = self.conn.transaction()?;
+        {
+            let mut upsert = tx.prepare_cached(UPSERT)?;
+            let mut window = tx.prepare_cached(
+                "INSERT INTO rate_events (key_id, at, requests, tokens) VALUES (?1, ?2, 0, ?3)",
+            )?;
+            for row in rows {
+                upsert.execute(params![
+                    row.day,
+                    row.key_id,
+                    row.model,
+                    row.agent,
+                    to_sql_count(row.requests),
+                    to_sql_count(row.errors),
+                    to_sql_count(row.tokens_in),
+                    to_sql_count(row.tokens_out)
+                ])?;
+                let tokens = row.tokens_in.saturating_add(row.tokens_out);
+                if !row.key_id.is_empty() && tokens > 0 {
+                    window.execute(params![row.key_id, now, to_sql_count(tokens)])?;
+                }
+            }
+        }
+        crate::limits::expire_all(&tx, now)?;
+        tx.commit()?;
         Ok(())
     }
 
@@ -198,7 +219,7 @@ mod tests {
     #[test]
     fn rows_add_up_per_day_key_model_and_agent() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path().join("q.db")).unwrap();
+        let mut store = Db::open(dir.path().join("q.db")).unwrap();
         let row = |day: &str, key: &str, tokens_in| UsageRow {
             day: day.into(),
             key_id: key.into(),
@@ -209,10 +230,10 @@ mod tests {
             tokens_in,
             tokens_out: 2,
         };
-        store.record_usage(&row("2025-01-01", "k1", 10)).unwrap();
-        store.record_usage(&row("2025-01-01", "k1", 5)).unwrap();
-        store.record_usage(&row("2025-01-02", "k1", 1)).unwrap();
-        store.record_usage(&row("2025-01-02", "", 7)).unwrap();
+        store.record_usage(&[row("2025-01-01", "k1", 10)]).unwrap();
+        store.record_usage(&[row("2025-01-01", "k1", 5)]).unwrap();
+        store.record_usage(&[row("2025-01-02", "k1", 1)]).unwrap();
+        store.record_usage(&[row("2025-01-02", "", 7)]).unwrap();
         let k1 = store.usage(Some("k1"), None).unwrap();
         assert_eq!(
             (k1.iter())
@@ -229,7 +250,7 @@ mod tests {
             Err(StoreError::BadDay(_))
         ));
         assert!(matches!(
-            store.record_usage(&row("1/1/2025", "k1", 1)),
+            store.record_usage(&[row("1/1/2025", "k1", 1)]),
             Err(StoreError::BadDay(_))
         ));
     }

