@@ -30,6 +30,7 @@ pub mod fim_model;
 pub mod fuzz_seeds;
 pub mod lsp;
 pub mod mcp_env;
+pub mod postgres;
 pub mod proxy;
 mod reply;
 pub mod server;
