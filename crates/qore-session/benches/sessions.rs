@@ -15,7 +15,7 @@ use futures_util::StreamExt as _;
 use qore_client::{protocols, CancellationToken, ChatRequest, Client, ClientConfig};
 use qore_core::{History, Message, StreamOutcome};
 use qore_session::{SessionManager, SessionSetup, Target, TurnOutcome};
-use qore_store::{NewSession, Store};
+use qore_store::{NewSession, SqliteStore};
 use qore_testkit::bench::{us, BenchRun};
 use qore_testkit::chat::chat_answer;
 use qore_testkit::ReplayServer;
@@ -93,10 +93,10 @@ async fn run(sizes: &Sizes) -> Result<(), String> {
         }
     }
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let store = Store::open(dir.path().join("qore.db")).map_err(|e| e.to_string())?;
+    let store = SqliteStore::open(dir.path().join("qore.db")).map_err(|e| e.to_string())?;
     let config = qore_agents::config::Config::load(None);
     let manager = Arc::new(SessionManager::new(
-        Some(store),
+        Some(Arc::new(store)),
         config,
         qore_session::traced_notes(),
     ));
@@ -108,7 +108,7 @@ async fn run(sizes: &Sizes) -> Result<(), String> {
             let turns = sizes.turns;
             tokio::spawn(async move {
                 let setup = SessionSetup::new(target);
-                let Ok(session) = manager.create(&NewSession::default(), setup) else {
+                let Ok(session) = manager.create(&NewSession::default(), setup).await else {
                     return (Vec::new(), turns);
                 };
                 let cancel = CancellationToken::new();

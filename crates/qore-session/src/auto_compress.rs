@@ -118,7 +118,7 @@ impl Compressor {
         let instructions = target.agent.as_ref().and_then(|a| a.system.clone());
         options.instructions = instructions.unwrap_or_else(|| bundled_instructions().to_owned());
         options.keep = keep.unwrap_or(options.keep);
-        let plan = compress::plan(&lock(store), key, options.keep)?;
+        let plan = compress::plan(store.as_ref(), key, options.keep).await?;
         let summary = compress::summarise(
             &target.client,
             &target.model,
@@ -127,19 +127,9 @@ impl Compressor {
             cancel.clone(),
         )
         .await?;
-        let written = compress::write(
-            &mut lock(store),
-            &plan,
-            summary,
-            &target.model,
-            options.agent,
-        );
-        Ok(written?)
+        let written = compress::write(store.as_ref(), &plan, summary, &target.model, options.agent);
+        Ok(written.await?)
     }
-}
-
-fn lock(store: &SharedStore) -> std::sync::MutexGuard<'_, qore_store::Store> {
-    store.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Session {
@@ -185,7 +175,7 @@ impl Session {
         };
         let compressed = compressor.compress(id, keep, cancel).await?;
         if let Some(store) = &compressor.store {
-            state.history = lock(store).history(&compressed.session_id)?;
+            state.history = store.history(&compressed.session_id).await?;
         }
         self.ids.push(compressed.session_id.clone());
         let callback = (self.on_compressed.lock().unwrap_or_else(|e| e.into_inner())).clone();

@@ -10,8 +10,8 @@
 //!   same usage, timings and status). The new session's history, the summary and then the
 //!   recent turns, is what the model sees next. If writing the new session fails half way,
 //!   it is removed; the original is untouched either way. Its steps are public, [`plan`]
-//!   (read), [`summarise`] (the request) and [`write`], so a caller sharing the store holds
-//!   it only to read and to write, never during the summary request.
+//!   (read), [`summarise`] (the request) and [`write`], over any [`Store`] backend; nothing
+//!   of the store is held during the summary request.
 //! - The summary turn is a user message (the original's title, and a note naming the
 //!   original and how many turns were summarised) answered by the summary as the
 //!   assistant's message.
@@ -234,9 +234,9 @@ pub struct Plan {
 
 /// Read `session` (an id, name or unique id prefix) and split its turns (undone ones left
 /// out) by `keep`; an error when there is nothing older to summarise.
-pub fn plan(store: &Store, session: &str, keep: Keep) -> Result<Plan, CompressError> {
-    let original = store.session(session)?;
-    let turns: Vec<TurnRecord> = (store.turns(&original.id)?.into_iter())
+pub async fn plan(store: &dyn Store, session: &str, keep: Keep) -> Result<Plan, CompressError> {
+    let original = store.session(session).await?;
+    let turns: Vec<TurnRecord> = (store.turns(&original.id).await?.into_iter())
         .filter(|t| !t.undone)
         .map(|t| t.record)
         .collect();
@@ -253,8 +253,8 @@ pub fn plan(store: &Store, session: &str, keep: Keep) -> Result<Plan, CompressEr
 
 /// Write the new session of `plan` with `summary` (made by `model`): the summary turn, then
 /// the recent turns; half a session is removed again. The original is not written.
-pub fn write(
-    store: &mut Store,
+pub async fn write(
+    store: &dyn Store,
     plan: &Plan,
     summary: Summary,
     model: &str,
@@ -289,12 +289,16 @@ pub fn write(
         model: original.model.clone(),
         parent_id: Some(original.id.clone()),
     };
-    let id = store.create_session(&new_session)?;
-    let written = std::iter::once(&summary_turn)
-        .chain(recent)
-        .try_for_each(|turn| store.append_turn(&id, turn).map(drop));
+    let id = store.create_session(&new_session).await?;
+    let mut written = Ok(());
+    for turn in std::iter::once(&summary_turn).chain(recent) {
+        written = store.append_turn(&id, turn).await.map(drop);
+        if written.is_err() {
+            break;
+        }
+    }
     if let Err(error) = written {
-        if let Err(cleanup) = store.remove(&id) {
+        if let Err(cleanup) = store.remove(&id).await {
             tracing::warn!(%cleanup, session = %id, "cannot remove a half-written compressed session");
         }
         return Err(error.into());
@@ -311,16 +315,16 @@ pub fn write(
 /// Compress `session` (an id, name or unique id prefix) into a new session (see the module
 /// doc) and return it: [`plan`], [`summarise`], [`write`].
 pub async fn compress(
-    store: &mut Store,
+    store: &dyn Store,
     session: &str,
     client: &Client,
     model: &str,
     options: &CompressOptions,
     cancel: CancellationToken,
 ) -> Result<Compressed, CompressError> {
-    let plan = plan(store, session, options.keep)?;
+    let plan = plan(store, session, options.keep).await?;
     let summary = summarise(client, model, &plan.older, options, cancel).await?;
-    write(store, &plan, summary, model, options.agent.clone())
+    write(store, &plan, summary, model, options.agent.clone()).await
 }
 
 #[cfg(test)]

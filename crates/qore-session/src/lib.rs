@@ -8,7 +8,8 @@
 //!   turn (one request, or the tool loop) and returns the one [`TurnOutcome`]: finished,
 //!   failed (a tool-loop limit included) or cancelled, with usage. One request in flight
 //!   per session; history sanitized before every send ([`sanitize`]); each turn saved.
-//! - [`SessionManager`]: the store (or none: ephemeral), sessions created, opened by id,
+//! - [`SessionManager`]: the store ([`SharedStore`]: SQLite or PostgreSQL behind one async
+//!   interface; or none: ephemeral), sessions created, opened by id,
 //!   name or unique id prefix, the latest of a project; and the one place where an agent,
 //!   provider and model become a ready client ([`SessionManager::reach`]).
 //! - Compression and the token estimate ([`auto_compress`]): [`Session::token_use`] (what
@@ -20,13 +21,13 @@
 //! # async fn demo() -> Result<(), qore_session::SessionError> {
 //! use qore_session::{SessionManager, SessionSetup, TargetSpec, traced_notes};
 //! let manager = SessionManager::new(
-//!     Some(qore_store::Store::open_default()?),
+//!     Some(qore_store::open_configured().await?),
 //!     qore_agents::config::Config::load(None),
 //!     traced_notes(),
 //! );
 //! let spec = TargetSpec { agent: Some("ollama-chat".into()), ..TargetSpec::default() };
 //! let target = manager.reach(&spec).await?;
-//! let session = manager.create(&Default::default(), SessionSetup::new(target))?;
+//! let session = manager.create(&Default::default(), SessionSetup::new(target)).await?;
 //! let cancel = qore_client::CancellationToken::new();
 //! let outcome = session
 //!     .send(qore_core::Message::user("Hello"), &cancel, |_event| {})

@@ -18,13 +18,13 @@
 //!   first agent, and [`SessionManager::compress`] compresses one on demand.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use qore_agents::config::Config;
 use qore_agents::routing;
 use qore_client::CancellationToken;
 use qore_core::{ErrorInfo, History};
-use qore_store::{NewSession, SessionInfo, Store, StoreError};
+use qore_store::{NewSession, SessionInfo, StoreError};
 
 use crate::auto_compress::{calibrated, compress_at_from_env, Compressor};
 use crate::compress::{Compressed, Keep};
@@ -118,10 +118,9 @@ pub enum Opening<'a> {
 }
 
 impl SessionManager {
-    /// A manager over `store` (`None`: ephemeral) with the agents of `config`.
-    /// The automatic compression threshold is `QORE_COMPRESS_AT`'s.
-    pub fn new(store: Option<Store>, config: Config, notes: Notes) -> SessionManager {
-        let store = store.map(|s| Arc::new(Mutex::new(s)));
+    /// A manager over `store` (either backend; `None`: ephemeral) with the agents of
+    /// `config`. The automatic compression threshold is `QORE_COMPRESS_AT`'s.
+    pub fn new(store: Option<SharedStore>, config: Config, notes: Notes) -> SessionManager {
         let config = Arc::new(config);
         let compressor = Arc::new(Compressor {
             config: config.clone(),
@@ -269,47 +268,37 @@ impl SessionManager {
     }
 
     /// Find a stored session by id, name or unique id prefix.
-    pub fn find(&self, key: &str) -> Result<SessionInfo, SessionError> {
+    pub async fn find(&self, key: &str) -> Result<SessionInfo, SessionError> {
         let store = self.store_for(key)?;
-        let info = store
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .session(key)?;
-        Ok(info)
+        Ok(store.session(key).await?)
     }
 
     /// The session of `project` written last, if any (none when ephemeral).
-    pub fn latest(&self, project: &Path) -> Result<Option<SessionInfo>, SessionError> {
+    pub async fn latest(&self, project: &Path) -> Result<Option<SessionInfo>, SessionError> {
         let Some(store) = &self.store else {
             return Ok(None);
         };
-        let store = store.lock().unwrap_or_else(|e| e.into_inner());
-        Ok(store.latest_for_project(project)?)
+        Ok(store.latest_for_project(project).await?)
     }
 
     /// A new session (saved unless ephemeral).
-    pub fn create(&self, new: &NewSession, setup: SessionSetup) -> Result<Session, SessionError> {
+    pub async fn create(
+        &self,
+        new: &NewSession,
+        setup: SessionSetup,
+    ) -> Result<Session, SessionError> {
         let id = match &self.store {
-            Some(store) => Some(
-                store
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .create_session(new)?,
-            ),
+            Some(store) => Some(store.create_session(new).await?),
             None => None,
         };
         Ok(self.session(id, History::new(), setup, TokenEstimator::new()))
     }
 
     /// The stored session `key` names (id, name or unique id prefix), its history loaded.
-    pub fn open(&self, key: &str, setup: SessionSetup) -> Result<Session, SessionError> {
+    pub async fn open(&self, key: &str, setup: SessionSetup) -> Result<Session, SessionError> {
         let store = self.store_for(key)?;
-        let (id, turns) = {
-            let store = store.lock().unwrap_or_else(|e| e.into_inner());
-            let id = store.session(key)?.id;
-            let turns = store.turns(&id)?;
-            (id, turns)
-        };
+        let id = store.session(key).await?.id;
+        let turns = store.turns(&id).await?;
         let live = turns.iter().filter(|t| !t.undone);
         let history: History = (live
             .flat_map(|t| std::iter::once(&t.record.user).chain(&t.record.replies)))
@@ -322,25 +311,25 @@ impl SessionManager {
 
     /// The session a front end's flags ask for (`--session`, `-c/--continue`, neither):
     /// `new` says what a new one records (its project is where `Latest` looks).
-    pub fn start(
+    pub async fn start(
         &self,
         opening: Opening<'_>,
         new: &NewSession,
         setup: SessionSetup,
     ) -> Result<Session, SessionError> {
         let latest = match (&opening, &new.project_dir) {
-            (Opening::Latest, Some(project)) => self.latest(project)?,
+            (Opening::Latest, Some(project)) => self.latest(project).await?,
             _ => None,
         };
         match (opening, latest) {
-            (Opening::Named(key), _) => self.open_or_create(key, new, setup),
-            (Opening::Latest, Some(latest)) => self.open(&latest.id, setup),
-            (Opening::Latest | Opening::New, _) => self.create(new, setup),
+            (Opening::Named(key), _) => self.open_or_create(key, new, setup).await,
+            (Opening::Latest, Some(latest)) => self.open(&latest.id, setup).await,
+            (Opening::Latest | Opening::New, _) => self.create(new, setup).await,
         }
     }
 
     /// The stored session `key` names, else a new one named `key` (`--session NAME`).
-    pub fn open_or_create(
+    pub async fn open_or_create(
         &self,
         key: &str,
         new: &NewSession,
@@ -349,14 +338,14 @@ impl SessionManager {
         if self.store.is_none() {
             return Err(SessionError::Ephemeral(key.to_owned()));
         }
-        match self.find(key) {
-            Ok(_) => self.open(key, setup),
+        match self.find(key).await {
+            Ok(_) => self.open(key, setup).await,
             Err(SessionError::Store(StoreError::NotFound(_))) => {
                 let named = NewSession {
                     name: Some(key.to_owned()),
                     ..new.clone()
                 };
-                self.create(&named, setup)
+                self.create(&named, setup).await
             }
             Err(other) => Err(other),
         }

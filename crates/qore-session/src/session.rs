@@ -45,8 +45,8 @@ use crate::tokens::{prompt_tokens, TokenEstimator};
 use crate::toolset::ToolSet;
 use crate::undo::take_changes;
 
-/// The store, shared by a manager and its sessions.
-pub type SharedStore = Arc<Mutex<Store>>;
+/// The store (either backend), shared by a manager and its sessions.
+pub type SharedStore = Arc<dyn Store>;
 
 /// What a session runs with: the model reached, the prompt layers, the tools (if any).
 pub struct SessionSetup {
@@ -71,17 +71,13 @@ impl SessionSetup {
     }
 }
 
-/// Append `record` to the session `id`, on the blocking pool: a commit waits for the disk,
-/// and other sessions keep streaming meanwhile.
-async fn save(store: SharedStore, id: String, record: TurnRecord) -> Result<(), String> {
-    let write = move || {
-        let mut store = store.lock().unwrap_or_else(|e| e.into_inner());
-        store.append_turn(&id, &record).map(drop)
-    };
-    match tokio::task::spawn_blocking(write).await {
-        Ok(saved) => saved.map_err(|e| e.to_string()),
-        Err(join) => Err(format!("the write did not finish: {join}")),
-    }
+/// Append `record` to the session `id`. The store's calls never block the async workers (a
+/// SQLite commit runs on the blocking pool, PostgreSQL is awaited), so other sessions keep
+/// streaming meanwhile.
+async fn save(store: &SharedStore, id: &str, record: &TurnRecord) -> Result<(), String> {
+    (store.append_turn(id, record).await)
+        .map(drop)
+        .map_err(|e| e.to_string())
 }
 
 /// The mutable part, behind one lock: a send holds it for its whole turn.
@@ -286,7 +282,7 @@ impl Session {
                 status: status_of(&outcome),
                 file_changes,
             };
-            let saved = save(store.clone(), id.to_owned(), record).await;
+            let saved = save(store, id, &record).await;
             if let Err(error) = saved {
                 tracing::warn!("session {id}: the turn was not saved: {error}");
                 if let TurnOutcome::Finished { usage, rounds, .. } = &outcome {

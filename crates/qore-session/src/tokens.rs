@@ -229,12 +229,12 @@ pub fn stored_use(turns: &[StoredTurn], protocol: Option<&str>, window: Option<u
 /// [`stored_use`] of the session `info` in `store`, against the `context_window` of its agent
 /// in `catalog` (the session's, else its last turn's): what a listing of sessions shows, in
 /// the CLI or any other front end.
-pub fn session_use(
-    store: &Store,
+pub async fn session_use(
+    store: &dyn Store,
     catalog: &Catalog,
     info: &SessionInfo,
 ) -> Result<TokenUse, StoreError> {
-    let turns = store.turns(&info.id)?;
+    let turns = store.turns(&info.id).await?;
     let last_agent = turns.last().and_then(|t| t.record.agent.as_deref());
     let agent = (info.agent.as_deref().or(last_agent)).and_then(|name| catalog.get(name));
     Ok(stored_use(

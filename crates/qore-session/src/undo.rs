@@ -28,8 +28,8 @@
 //! turn_record.file_changes = undo::take_changes(&recorder); // before Store::append_turn
 //! ```
 //!
-//! `/undo` is then `undo::undo_last_turn(&mut store, &session_id, &project_dir)`; the session
-//! reloads its history from the store afterwards.
+//! `/undo` is then `undo::undo_last_turn(store.as_ref(), &session_id, &project_dir).await`
+//! (any [`Store`] backend); the session reloads its history from the store afterwards.
 
 use std::fmt;
 use std::io;
@@ -134,13 +134,14 @@ pub fn take_changes(recorder: &ChangeRecorder) -> Vec<FileChange> {
 
 /// Undo the newest turn of `session` (an exact id) that is not undone: restore the files it
 /// changed under `project`, then mark it undone. See the module doc.
-pub fn undo_last_turn(
-    store: &mut Store,
+pub async fn undo_last_turn(
+    store: &dyn Store,
     session: &str,
     project: &Path,
 ) -> Result<UndoReport, UndoError> {
     let turn = store
-        .last_undoable_turn(session)?
+        .last_undoable_turn(session)
+        .await?
         .ok_or(UndoError::NothingToUndo)?;
     let sandbox = Sandbox::new(project).map_err(|e| UndoError::Io {
         action: "open the project",
@@ -171,7 +172,7 @@ pub fn undo_last_turn(
         };
         done.push((step.path.clone(), how));
     }
-    if let Err(e) = store.mark_undone(turn.id) {
+    if let Err(e) = store.mark_undone(turn.id).await {
         put_back(&sandbox, &plan);
         return Err(e.into());
     }

@@ -7,6 +7,7 @@ mod compress_common;
 
 use compress_common::{awkward, body, recorded, run, seeded, snapshot};
 use qore_session::compress::{CompressError, Keep, Shrink};
+use qore_store::Store;
 use qore_testkit::{reply_from_exchange, Exchange, ReplayServer, Reply};
 
 #[tokio::test]
@@ -24,8 +25,8 @@ async fn an_overflow_answer_is_retried_without_the_older_tool_results() {
     ])
     .await
     .expect("a replay server");
-    let mut fx = seeded(&[("alpha", true), ("bravo", true), ("charlie", true)]);
-    let before = snapshot(&fx.store, &fx.id);
+    let mut fx = seeded(&[("alpha", true), ("bravo", true), ("charlie", true)]).await;
+    let before = snapshot(&fx.store, &fx.id).await;
 
     let done = run(&mut fx, "llamacpp", &server, Keep::Turns(1))
         .await
@@ -58,8 +59,8 @@ async fn an_overflow_answer_is_retried_without_the_older_tool_results() {
         "the newer older turn keeps its result"
     );
     assert!(retry.contains("question alpha"), "the turn itself stays");
-    assert_eq!(snapshot(&fx.store, &fx.id), before);
-    let sessions = fx.store.list_sessions(None).expect("the sessions");
+    assert_eq!(snapshot(&fx.store, &fx.id).await, before);
+    let sessions = fx.store.list_sessions(None).await.expect("the sessions");
     assert_eq!(sessions.len(), 2);
 }
 
@@ -92,15 +93,18 @@ async fn a_summary_that_never_fits_or_fails_creates_nothing() {
         let server = ReplayServer::start_repeating(reply_from_exchange(reply, awkward()))
             .await
             .expect("a replay server");
-        let mut fx = seeded(&[("alpha", true), ("bravo", true), ("charlie", false)]);
-        let before = snapshot(&fx.store, &fx.id);
+        let mut fx = seeded(&[("alpha", true), ("bravo", true), ("charlie", false)]).await;
+        let before = snapshot(&fx.store, &fx.id).await;
         let error = run(&mut fx, protocol, &server, Keep::Turns(1))
             .await
             .expect_err("no summary");
         assert!(expected(&error), "{protocol}: {error}");
         assert_eq!(server.requests().len(), sent, "{protocol}");
-        assert_eq!(snapshot(&fx.store, &fx.id), before, "{protocol}");
-        assert_eq!(fx.store.list_sessions(None).expect("sessions").len(), 1);
+        assert_eq!(snapshot(&fx.store, &fx.id).await, before, "{protocol}");
+        assert_eq!(
+            fx.store.list_sessions(None).await.expect("sessions").len(),
+            1
+        );
     }
 }
 
@@ -153,7 +157,7 @@ async fn each_providers_overflow_answer_is_retried_smaller() {
         ])
         .await
         .expect("a replay server");
-        let mut fx = seeded(&[("alpha", true), ("bravo", true), ("charlie", false)]);
+        let mut fx = seeded(&[("alpha", true), ("bravo", true), ("charlie", false)]).await;
         let done = run(&mut fx, protocol, &server, Keep::Turns(1))
             .await
             .unwrap_or_else(|e| panic!("{protocol}: {e}"));

@@ -8,6 +8,7 @@ mod compress_common;
 use compress_common::{awkward, body, recorded, run, seeded, snapshot, turn};
 use qore_core::Message;
 use qore_session::compress::{bundled_instructions, transcript, CompressError, Keep, Shrink};
+use qore_store::Store;
 use qore_testkit::{reply_from_exchange, ReplayServer};
 
 #[tokio::test]
@@ -25,17 +26,18 @@ async fn compression_keeps_the_original_and_links_a_new_session() {
         ("bravo", false),
         ("charlie", true),
         ("delta", false),
-    ]);
-    let undone = fx.store.turns(&fx.id).expect("the turns")[1].id;
-    fx.store.mark_undone(undone).expect("undone");
-    let before = snapshot(&fx.store, &fx.id);
+    ])
+    .await;
+    let undone = fx.store.turns(&fx.id).await.expect("the turns")[1].id;
+    fx.store.mark_undone(undone).await.expect("undone");
+    let before = snapshot(&fx.store, &fx.id).await;
 
     let done = run(&mut fx, "anthropic", &server, Keep::Turns(2))
         .await
         .expect("compressed");
 
     // The original: the same row, the same turns, the same message JSON.
-    assert_eq!(snapshot(&fx.store, &fx.id), before);
+    assert_eq!(snapshot(&fx.store, &fx.id).await, before);
     assert_eq!((done.summarised_turns, done.kept_turns), (2, 2));
     assert_eq!(done.parent_id, fx.id);
     assert_eq!(done.summary.attempts, 1);
@@ -46,11 +48,15 @@ async fn compression_keeps_the_original_and_links_a_new_session() {
     );
 
     // The new session links to it and holds the summary, then the recent turns as they were.
-    let info = fx.store.session(&done.session_id).expect("the new session");
+    let info = fx
+        .store
+        .session(&done.session_id)
+        .await
+        .expect("the new session");
     assert_eq!(info.parent_id.as_deref(), Some(fx.id.as_str()));
     assert_eq!(info.project_dir.as_deref(), Some("/src/app"));
     assert_eq!(info.title, before.0.title, "the title carries over");
-    let turns = fx.store.turns(&done.session_id).expect("its turns");
+    let turns = fx.store.turns(&done.session_id).await.expect("its turns");
     assert_eq!(turns.len(), 3);
     let summary = &turns[0].record;
     assert!(
@@ -71,8 +77,16 @@ async fn compression_keeps_the_original_and_links_a_new_session() {
         );
     }
     // What the model sees next: the summary turn, then the recent turns' messages.
-    let history = fx.store.history(&done.session_id).expect("its history");
-    let original = fx.store.history(&fx.id).expect("the original history");
+    let history = fx
+        .store
+        .history(&done.session_id)
+        .await
+        .expect("its history");
+    let original = fx
+        .store
+        .history(&fx.id)
+        .await
+        .expect("the original history");
     let recent = &original.messages()[original.len() - 6..];
     assert_eq!(&history.messages()[2..], recent);
     assert_eq!(history.len(), 2 + recent.len());
@@ -110,7 +124,7 @@ async fn a_session_with_only_kept_turns_has_nothing_to_compress() {
     let server = ReplayServer::start(Vec::new())
         .await
         .expect("a replay server");
-    let mut fx = seeded(&[("alpha", false), ("bravo", false)]);
+    let mut fx = seeded(&[("alpha", false), ("bravo", false)]).await;
     // The future is Send: a session can compress inside a spawned task.
     let error = send(run(&mut fx, "anthropic", &server, Keep::Turns(2)))
         .await

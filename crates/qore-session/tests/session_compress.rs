@@ -10,7 +10,7 @@ mod session_compress_common;
 use qore_client::CancellationToken;
 use qore_session::compress::Keep;
 use qore_session::Compressing;
-use qore_store::Store;
+use qore_store::{SqliteStore, Store};
 use qore_testkit::chat::{chat_answer, role_pairs, sent_messages};
 use qore_testkit::{ReplayServer, Reply};
 use session_compress_common::{fixture, long_message, say, SUMMARY};
@@ -77,11 +77,11 @@ async fn the_send_past_the_threshold_continues_in_a_compressed_session() {
         (told[0].session_id.as_str(), told[0].parent_id.as_str()),
         (new_id.as_str(), fx.original.as_str())
     );
-    let store = Store::open(fx.dir.path().join("qore.db")).unwrap();
-    let original = store.turns(&fx.original).unwrap();
+    let store = SqliteStore::open(fx.dir.path().join("qore.db")).unwrap();
+    let original = store.turns(&fx.original).await.unwrap();
     let users: Vec<String> = original.iter().map(|t| t.record.user.text()).collect();
     assert_eq!(users, ["one", "two", "three"]);
-    let info = store.session(&new_id).unwrap();
+    let info = store.session(&new_id).await.unwrap();
     assert_eq!(info.parent_id.as_deref(), Some(fx.original.as_str()));
     assert_eq!(info.turn_count, 4, "summary, two kept turns, the new turn");
 }

@@ -176,7 +176,7 @@ async fn run(case: &Case, reopen: bool) -> Sent {
     let mut id = fx.original.clone();
     fx.manager.release(fx.session);
     for &one in case.steps {
-        let session = fx.manager.open(&id, setup_here().await).unwrap();
+        let session = fx.manager.open(&id, setup_here().await).await.unwrap();
         step(&fx.manager, &session, one).await;
         id = session.id().unwrap().to_owned();
         fx.manager.release(session);

@@ -65,6 +65,7 @@ async fn a_rosters_first_agent_is_reached_like_a_named_one() {
         );
         let session = manager
             .create(&NewSession::default(), SessionSetup::new(target))
+            .await
             .unwrap();
         let cancel = CancellationToken::new();
         let outcome = session.send(Message::user("Hi"), &cancel, |_| {}).await;

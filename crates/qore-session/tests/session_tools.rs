@@ -7,7 +7,7 @@ use qore_client::{protocols, CancellationToken, Client, ClientConfig};
 use qore_core::{ContentBlock, ErrorCategory, Message, Role};
 use qore_session::TurnOutcome;
 use qore_session::{LoopStop, NobodyAsked, SessionManager, SessionSetup, Target, ToolSet};
-use qore_store::{NewSession, Store};
+use qore_store::{NewSession, SqliteStore, Store};
 use qore_testkit::chat::{chat_answer, chat_tool_call};
 use qore_testkit::{ReplayServer, Reply};
 
@@ -31,7 +31,7 @@ async fn a_turn_stopped_by_a_limit_fails_and_stores_well_formed_history() {
     std::fs::write(project.join("notes.md"), "hello").unwrap();
     let db = dir.path().join("qore.db");
     let manager = SessionManager::new(
-        Some(Store::open(&db).unwrap()),
+        Some(std::sync::Arc::new(SqliteStore::open(&db).unwrap())),
         qore_agents::config::Config::load(None),
         qore_session::traced_notes(),
     );
@@ -49,7 +49,7 @@ async fn a_turn_stopped_by_a_limit_fails_and_stores_well_formed_history() {
         false,
     );
     setup.tools = Some(tools.unwrap());
-    let session = manager.create(&NewSession::default(), setup).unwrap();
+    let session = manager.create(&NewSession::default(), setup).await.unwrap();
     let cancel = CancellationToken::new();
     let mut ran = 0;
     let outcome = session
@@ -84,7 +84,7 @@ async fn a_turn_stopped_by_a_limit_fails_and_stores_well_formed_history() {
     );
     // Stored: the user message, then three (call, result) pairs: well-formed.
     let id = session.id().unwrap();
-    let stored = Store::open(&db).unwrap().history(id).unwrap();
+    let stored = SqliteStore::open(&db).unwrap().history(id).await.unwrap();
     let roles: Vec<Role> = stored.iter().map(|m| m.role).collect();
     use Role::{Assistant as A, User as U};
     assert_eq!(roles, [U, A, U, A, U, A, U]);

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use qore_client::{protocols, CancellationToken, Client, ClientConfig};
 use qore_core::{History, Message, Role};
 use qore_session::{Session, SessionError, SessionManager, SessionSetup, Target, TurnOutcome};
-use qore_store::{NewSession, Store, StoreError};
+use qore_store::{NewSession, SqliteStore, Store, StoreError};
 use qore_testkit::chat::{chat_answer, role_pairs, sent_messages};
 use qore_testkit::{ReplayServer, Reply};
 
@@ -27,7 +27,7 @@ fn target(server: &ReplayServer) -> Target {
 }
 
 fn manager(db: &std::path::Path) -> SessionManager {
-    let store = Store::open(db).unwrap();
+    let store = Arc::new(SqliteStore::open(db).unwrap());
     let config = qore_agents::config::Config::load(None);
     SessionManager::new(Some(store), config, qore_session::traced_notes())
 }
@@ -56,7 +56,7 @@ async fn a_reopened_session_sends_its_earlier_turns() {
         let manager = manager(&db);
         let mut setup = SessionSetup::new(target(&server));
         setup.layers.add("Answer in one word.");
-        let session = manager.create(&NewSession::default(), setup).unwrap();
+        let session = manager.create(&NewSession::default(), setup).await.unwrap();
         let outcome = send(&session, "Sky colour?").await;
         assert!(
             matches!(outcome, TurnOutcome::Finished { .. }),
@@ -71,7 +71,7 @@ async fn a_reopened_session_sends_its_earlier_turns() {
     let mut setup = SessionSetup::new(target(&server));
     setup.layers.add("Answer in one word.");
     let prefix = &id[..8];
-    let session = manager.open(prefix, setup).unwrap();
+    let session = manager.open(prefix, setup).await.unwrap();
     let outcome = send(&session, "Grass colour?").await;
     assert!(
         matches!(outcome, TurnOutcome::Finished { .. }),
@@ -98,8 +98,10 @@ async fn a_failed_turn_is_stored_and_the_next_request_has_one_user_message_in_a_
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("qore.db");
     let manager = manager(&db);
-    let session =
-        (manager.create(&NewSession::default(), SessionSetup::new(target(&server)))).unwrap();
+    let session = (manager
+        .create(&NewSession::default(), SessionSetup::new(target(&server)))
+        .await)
+        .unwrap();
     let outcome = send(&session, "First try.").await;
     let Some(error) = outcome.error() else {
         panic!("{outcome:?}");
@@ -120,7 +122,7 @@ async fn a_failed_turn_is_stored_and_the_next_request_has_one_user_message_in_a_
     let id = session.id().unwrap();
     assert_eq!(statuses(&db, id), ["failed", "finished"]);
     // History keeps what happened: the failed turn's user message, then the next turn.
-    let stored: History = Store::open(&db).unwrap().history(id).unwrap();
+    let stored: History = SqliteStore::open(&db).unwrap().history(id).await.unwrap();
     let roles: Vec<Role> = stored.iter().map(|m| m.role).collect();
     assert_eq!(roles, [Role::User, Role::User, Role::Assistant]);
 }
@@ -138,7 +140,7 @@ async fn a_second_send_cancels_the_first_which_is_stored_cancelled() {
     let db = dir.path().join("qore.db");
     let manager = manager(&db);
     let setup = SessionSetup::new(target(&server));
-    let session = Arc::new(manager.create(&NewSession::default(), setup).unwrap());
+    let session = Arc::new(manager.create(&NewSession::default(), setup).await.unwrap());
     let first = tokio::spawn({
         let session = session.clone();
         async move { send(&session, "Slow question.").await }
@@ -166,7 +168,7 @@ async fn an_ephemeral_manager_saves_nothing_and_opens_nothing() {
     let config = qore_agents::config::Config::load(None);
     let manager = SessionManager::new(None, config, qore_session::traced_notes());
     let setup = SessionSetup::new(target(&server));
-    let session = manager.create(&NewSession::default(), setup).unwrap();
+    let session = manager.create(&NewSession::default(), setup).await.unwrap();
     assert_eq!(session.id(), None);
     let outcome = send(&session, "Hello.").await;
     assert!(
@@ -174,12 +176,12 @@ async fn an_ephemeral_manager_saves_nothing_and_opens_nothing() {
         "{outcome:?}"
     );
     let setup = SessionSetup::new(target(&server));
-    let refused = manager.open("anything", setup).err();
+    let refused = manager.open("anything", setup).await.err();
     assert!(
         matches!(refused, Some(SessionError::Ephemeral(_))),
         "{refused:?}"
     );
-    assert!(manager.latest(dir_of_nothing()).unwrap().is_none());
+    assert!(manager.latest(dir_of_nothing()).await.unwrap().is_none());
 }
 
 fn dir_of_nothing() -> &'static std::path::Path {
@@ -193,6 +195,7 @@ async fn an_unknown_session_is_not_found() {
     let server = ReplayServer::start(vec![]).await.unwrap();
     let refused = manager
         .open("nope", SessionSetup::new(target(&server)))
+        .await
         .err();
     assert!(
         matches!(refused, Some(SessionError::Store(StoreError::NotFound(_)))),

@@ -6,7 +6,7 @@ mod session_compress_common;
 
 use qore_agents::config::Config;
 use qore_session::{SessionManager, SessionSetup, TargetSpec};
-use qore_store::Store;
+use qore_store::SqliteStore;
 use qore_testkit::{ReplayServer, Reply};
 use session_compress_common::{fixture, say};
 
@@ -44,7 +44,9 @@ async fn the_estimate_tracks_the_reported_input_after_one_turn_and_after_reopeni
     assert_eq!(calibrated.window, Some(10_000));
 
     let manager = SessionManager::new(
-        Some(Store::open(fx.dir.path().join("qore.db")).unwrap()),
+        Some(std::sync::Arc::new(
+            SqliteStore::open(fx.dir.path().join("qore.db")).unwrap(),
+        )),
         Config::load(Some(fx.dir.path())),
         qore_session::traced_notes(),
     );
@@ -56,6 +58,7 @@ async fn the_estimate_tracks_the_reported_input_after_one_turn_and_after_reopeni
     let target = manager.reach(&spec).await.unwrap();
     let reopened = manager
         .open(&fx.original, SessionSetup::new(target))
+        .await
         .unwrap();
     assert_eq!(reopened.token_use().await, calibrated);
 }

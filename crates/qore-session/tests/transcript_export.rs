@@ -6,10 +6,10 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use qore_core::{ContentBlock, Message, Role, Usage};
 use qore_session::transcript::{export, import_file, transcript, ExportFormat, QORE_FORMAT};
-use qore_store::{NewSession, Store, TurnRecord, TurnStatus};
+use qore_store::{NewSession, SqliteStore, Store, TurnRecord, TurnStatus};
 
-fn store(dir: &Path) -> Store {
-    Store::open(dir.join("qore.db")).unwrap()
+fn store(dir: &Path) -> SqliteStore {
+    SqliteStore::open(dir.join("qore.db")).unwrap()
 }
 
 fn turn(n: u64, status: TurnStatus) -> TurnRecord {
@@ -57,8 +57,8 @@ fn turn(n: u64, status: TurnStatus) -> TurnRecord {
 
 /// A named session in a project, compressed from another, with a finished, a failed and an
 /// undone turn.
-fn filled(store: &mut Store) -> String {
-    let original = store.create_session(&NewSession::default()).unwrap();
+async fn filled(store: &dyn Store) -> String {
+    let original = store.create_session(&NewSession::default()).await.unwrap();
     let id = store
         .create_session(&NewSession {
             name: Some("parser-work".into()),
@@ -67,26 +67,32 @@ fn filled(store: &mut Store) -> String {
             model: Some("m-1".into()),
             parent_id: Some(original),
         })
+        .await
         .unwrap();
     store
         .append_turn(&id, &turn(1, TurnStatus::Finished))
+        .await
         .unwrap();
     store
         .append_turn(&id, &turn(2, TurnStatus::Failed))
+        .await
         .unwrap();
     let undone = store
         .append_turn(&id, &turn(3, TurnStatus::Finished))
+        .await
         .unwrap();
-    store.mark_undone(undone).unwrap();
+    store.mark_undone(undone).await.unwrap();
     id
 }
 
-#[test]
-fn export_then_import_then_export_gives_the_same_document_but_the_id() {
+#[tokio::test]
+async fn export_then_import_then_export_gives_the_same_document_but_the_id() {
     let (one, two) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let mut first = store(one.path());
-    let id = filled(&mut first);
-    let exported = export(&first, "parser-work", ExportFormat::Json).unwrap();
+    let first = store(one.path());
+    let id = filled(&first).await;
+    let exported = export(&first, "parser-work", ExportFormat::Json)
+        .await
+        .unwrap();
     let value: serde_json::Value = serde_json::from_str(&exported).unwrap();
     assert_eq!(value["format"], QORE_FORMAT);
     assert_eq!(value["version"], 1);
@@ -101,20 +107,22 @@ fn export_then_import_then_export_gives_the_same_document_but_the_id() {
     std::fs::write(&file, &exported).unwrap();
 
     // Into the same store: the original still holds the name and the parent is there.
-    let again = import_file(&mut first, &file, None, Some(Path::new("/elsewhere"))).unwrap();
+    let again = import_file(&first, &file, None, Some(Path::new("/elsewhere")))
+        .await
+        .unwrap();
     assert_eq!(again.notes.len(), 1, "{:?}", again.notes);
     assert!(again.notes[0].contains("'parser-work' exists"));
-    let copy = transcript(&first, &again.id).unwrap();
+    let copy = transcript(&first, &again.id).await.unwrap();
     assert_eq!(copy.session.name, None);
-    assert_eq!(copy.turns, transcript(&first, &id).unwrap().turns);
+    assert_eq!(copy.turns, transcript(&first, &id).await.unwrap().turns);
 
     // Into another store: everything but the id and the write time, and the parent (not there).
-    let mut second = store(two.path());
-    let imported = import_file(&mut second, &file, None, None).unwrap();
+    let second = store(two.path());
+    let imported = import_file(&second, &file, None, None).await.unwrap();
     assert_eq!((imported.source.as_str(), imported.turns), ("qore", 3));
     assert!(imported.notes.is_empty(), "{:?}", imported.notes);
-    let mut back = transcript(&second, &imported.id).unwrap();
-    let mut original = transcript(&first, &id).unwrap();
+    let mut back = transcript(&second, &imported.id).await.unwrap();
+    let mut original = transcript(&first, &id).await.unwrap();
     assert_eq!(back.session.id, imported.id);
     assert_eq!(back.session.parent_id, None);
     for t in [&mut back, &mut original] {
@@ -123,15 +131,17 @@ fn export_then_import_then_export_gives_the_same_document_but_the_id() {
         t.session.updated_at = UNIX_EPOCH;
     }
     assert_eq!(back, original);
-    assert_eq!(second.history(&imported.id).unwrap().len(), 4 + 3);
+    assert_eq!(second.history(&imported.id).await.unwrap().len(), 4 + 3);
 }
 
-#[test]
-fn markdown_has_a_heading_per_turn_and_fences_that_hold() {
+#[tokio::test]
+async fn markdown_has_a_heading_per_turn_and_fences_that_hold() {
     let dir = tempfile::tempdir().unwrap();
-    let mut store = store(dir.path());
-    let id = filled(&mut store);
-    let markdown = export(&store, &id[..20], ExportFormat::Markdown).unwrap();
+    let store = store(dir.path());
+    let id = filled(&store).await;
+    let markdown = export(&store, &id[..20], ExportFormat::Markdown)
+        .await
+        .unwrap();
     let expected_lines = [
         "# question 1: what is in ```main.rs```?",
         "- name: parser-work",

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use qore_core::{ContentBlock, Message, Role};
 use qore_session::transcript::{import_file, TranscriptError};
-use qore_store::{Store, TurnStatus};
+use qore_store::{SqliteStore, Store, TurnStatus};
 use serde_json::json;
 
 /// A 0.2 file under the name QodeAssist gives it: the title, then when it was saved.
@@ -18,9 +18,9 @@ fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn store() -> (tempfile::TempDir, Store) {
+fn store() -> (tempfile::TempDir, SqliteStore) {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path().join("qore.db")).unwrap();
+    let store = SqliteStore::open(dir.path().join("qore.db")).unwrap();
     (dir, store)
 }
 
@@ -149,12 +149,13 @@ fn expected(file: &str) -> Expected {
     }
 }
 
-#[test]
-fn qodeassist_histories_of_every_version_import_as_well_formed_turns() {
+#[tokio::test]
+async fn qodeassist_histories_of_every_version_import_as_well_formed_turns() {
     for file in ["chat_0.4.json", LEGACY_0_2, "chat_0.1.json"] {
-        let (_dir, mut store) = store();
-        let imported =
-            import_file(&mut store, &data(file), None, Some(Path::new("/src/demo"))).unwrap();
+        let (_dir, store) = store();
+        let imported = import_file(&store, &data(file), None, Some(Path::new("/src/demo")))
+            .await
+            .unwrap();
         let (turns, note_kinds) = expected(file);
         assert!(imported.source.starts_with("QodeAssist 0."), "{file}");
         assert_eq!(imported.turns, turns.len(), "{file}");
@@ -167,10 +168,10 @@ fn qodeassist_histories_of_every_version_import_as_well_formed_turns() {
         for (note, kind) in imported.notes.iter().zip(note_kinds) {
             assert!(note.contains(kind), "{file}: {note} should be about {kind}");
         }
-        let info = store.session(&imported.id).unwrap();
+        let info = store.session(&imported.id).await.unwrap();
         assert_eq!(info.project_dir.as_deref(), Some("/src/demo"), "{file}");
         let saved = humantime::parse_rfc3339("2025-03-04T10:20:00Z").unwrap();
-        let stored = store.turns(&imported.id).unwrap();
+        let stored = store.turns(&imported.id).await.unwrap();
         if file == LEGACY_0_2 {
             assert_eq!(
                 info.created_at, 1_741_083_600_000,
@@ -199,8 +200,8 @@ fn qodeassist_histories_of_every_version_import_as_well_formed_turns() {
     }
 }
 
-#[test]
-fn a_bad_file_is_refused_naming_the_file_and_the_problem() {
+#[tokio::test]
+async fn a_bad_file_is_refused_naming_the_file_and_the_problem() {
     let qore = |turns: serde_json::Value| {
         json!({"format": "qore-session", "version": 1, "session": {"id": "x",
             "created_at": "2026-01-02T03:04:05.000Z", "updated_at": "2026-01-02T03:04:05.000Z"},
@@ -243,10 +244,10 @@ fn a_bad_file_is_refused_naming_the_file_and_the_problem() {
     ];
     let dir = tempfile::tempdir().unwrap();
     for (name, text, reason) in cases {
-        let (_db, mut store) = store();
+        let (_db, store) = store();
         let path = dir.path().join(format!("{}.json", name.replace(' ', "_")));
         std::fs::write(&path, text).unwrap();
-        match import_file(&mut store, &path, None, None) {
+        match import_file(&store, &path, None, None).await {
             Err(e @ TranscriptError::Invalid { .. }) => {
                 let message = e.to_string();
                 assert!(
@@ -258,13 +259,13 @@ fn a_bad_file_is_refused_naming_the_file_and_the_problem() {
             other => panic!("{name}: expected a refusal, got {other:?}"),
         }
         assert!(
-            store.list_sessions(None).unwrap().is_empty(),
+            store.list_sessions(None).await.unwrap().is_empty(),
             "{name}: nothing is written"
         );
     }
-    let (_db, mut store) = store();
+    let (_db, store) = store();
     let missing = dir.path().join("missing.json");
-    let error = import_file(&mut store, &missing, None, None).unwrap_err();
+    let error = import_file(&store, &missing, None, None).await.unwrap_err();
     assert!(matches!(error, TranscriptError::Read { .. }), "{error:?}");
     assert!(error.to_string().contains("missing.json"), "{error}");
 }

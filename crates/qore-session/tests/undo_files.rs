@@ -8,21 +8,21 @@ use std::time::SystemTime;
 
 use qore_core::{CancellationToken, ContentBlock, Message, Role, Tool, Usage};
 use qore_session::undo::{take_changes, undo_last_turn, FileUndo, UndoError};
-use qore_store::{NewSession, Store, TurnRecord, TurnStatus};
+use qore_store::{NewSession, SqliteStore, Store, TurnRecord, TurnStatus};
 use qore_tools::{builtin_tools, ChangeRecorder, Sandbox, ToolOptions};
 use serde_json::{json, Value};
 
 struct Project {
     _tmp: tempfile::TempDir,
     root: PathBuf,
-    store: Store,
+    store: SqliteStore,
     session: String,
     tools: Vec<Arc<dyn Tool>>,
     recorder: ChangeRecorder,
 }
 
 impl Project {
-    fn new(files: &[(&str, &[u8])], record_limit: u64) -> Project {
+    async fn new(files: &[(&str, &[u8])], record_limit: u64) -> Project {
         let tmp = tempfile::tempdir().unwrap();
         let root = std::fs::canonicalize(tmp.path()).unwrap().join("project");
         for (path, bytes) in files {
@@ -37,12 +37,12 @@ impl Project {
             ..ToolOptions::default()
         };
         let tools = builtin_tools(Sandbox::new(&root).unwrap(), &options);
-        let mut store = Store::open(tmp.path().join("data/qore.db")).unwrap();
+        let store = SqliteStore::open(tmp.path().join("data/qore.db")).unwrap();
         let new = NewSession {
             project_dir: Some(root.clone()),
             ..NewSession::default()
         };
-        let session = store.create_session(&new).unwrap();
+        let session = store.create_session(&new).await.unwrap();
         Project {
             _tmp: tmp,
             root,
@@ -78,7 +78,10 @@ impl Project {
             status: TurnStatus::Finished,
             file_changes: take_changes(&self.recorder),
         };
-        self.store.append_turn(&self.session, &record).unwrap();
+        self.store
+            .append_turn(&self.session, &record)
+            .await
+            .unwrap();
     }
 
     fn read(&self, path: &str) -> Option<Vec<u8>> {
@@ -229,14 +232,14 @@ fn cases() -> Vec<Case> {
 async fn undo_restores_or_refuses_as_the_table_says() {
     for case in cases() {
         let name = case.name;
-        let mut p = Project::new(case.before, 100);
+        let mut p = Project::new(case.before, 100).await;
         for calls in &case.turns {
             p.turn(calls).await;
         }
         (case.tamper)(&p.root);
-        let turns_before = p.store.history(&p.session).unwrap().len();
+        let turns_before = p.store.history(&p.session).await.unwrap().len();
         for expected in &case.undos {
-            let got = undo_last_turn(&mut p.store, &p.session, &p.root);
+            let got = undo_last_turn(&p.store, &p.session, &p.root).await;
             match (got, expected) {
                 (Ok(report), Ok(files)) => {
                     let files: Vec<_> = files.iter().map(|(p, d)| (p.to_string(), *d)).collect();
@@ -245,7 +248,7 @@ async fn undo_restores_or_refuses_as_the_table_says() {
                 (Err(error), Err(words)) => {
                     assert!(error.to_string().contains(words), "{name}: {error}");
                     if !matches!(error, UndoError::NothingToUndo) {
-                        let history = p.store.history(&p.session).unwrap();
+                        let history = p.store.history(&p.session).await.unwrap();
                         assert_eq!(history.len(), turns_before, "{name}: the turn stays");
                     }
                 }
@@ -260,7 +263,7 @@ async fn undo_restores_or_refuses_as_the_table_says() {
 
 #[tokio::test]
 async fn an_undone_turn_leaves_the_history_and_commands_are_named() {
-    let mut p = Project::new(&[("a.txt", b"0")], 1024);
+    let mut p = Project::new(&[("a.txt", b"0")], 1024).await;
     p.turn(&[write("a.txt", "1")]).await;
     p.turn(&[
         ("run_command", json!({"argv": ["echo", "hi"]})),
@@ -269,20 +272,20 @@ async fn an_undone_turn_leaves_the_history_and_commands_are_named() {
         ("read_file", json!({"path": "a.txt"})),
     ])
     .await;
-    let report = undo_last_turn(&mut p.store, &p.session, &p.root).unwrap();
+    let report = undo_last_turn(&p.store, &p.session, &p.root).await.unwrap();
     assert_eq!(report.seq, 2);
     assert_eq!(report.unrecorded_calls, ["run_command `echo hi`"]);
     let shown = report.to_string();
     assert!(shown.contains("restored a.txt"), "{shown}");
     assert!(shown.contains("not undone"), "{shown}");
-    let history = p.store.history(&p.session).unwrap();
+    let history = p.store.history(&p.session).await.unwrap();
     assert_eq!(history.len(), 4, "only turn 1 is left");
     assert_eq!(p.read("a.txt").as_deref(), Some(&b"1"[..]));
 }
 
 #[tokio::test]
 async fn a_store_that_cannot_mark_the_turn_undone_gets_the_files_put_back() {
-    let mut p = Project::new(&[("a.txt", b"0")], 1024);
+    let mut p = Project::new(&[("a.txt", b"0")], 1024).await;
     p.turn(&[write("a.txt", "1"), create("b.txt", "b")]).await;
     // Another connection makes the store refuse the mark, the way a failing disk would.
     let db = p.store.path().to_owned();
@@ -293,12 +296,14 @@ async fn a_store_that_cannot_mark_the_turn_undone_gets_the_files_put_back() {
              BEGIN SELECT RAISE(ABORT, 'the disk is failing'); END;",
         )
         .unwrap();
-    let error = undo_last_turn(&mut p.store, &p.session, &p.root).unwrap_err();
+    let error = undo_last_turn(&p.store, &p.session, &p.root)
+        .await
+        .unwrap_err();
     assert!(error.to_string().contains("the disk is failing"), "{error}");
     assert_eq!(p.read("a.txt").as_deref(), Some(&b"1"[..]));
     assert_eq!(p.read("b.txt").as_deref(), Some(&b"b"[..]));
     other.execute_batch("DROP TRIGGER refuse_undo").unwrap();
-    undo_last_turn(&mut p.store, &p.session, &p.root).unwrap();
+    undo_last_turn(&p.store, &p.session, &p.root).await.unwrap();
     assert_eq!(p.read("a.txt").as_deref(), Some(&b"0"[..]));
     assert_eq!(p.read("b.txt"), None);
 }

@@ -12,6 +12,7 @@
 //!   messages…) is dropped and counted in [`Imported::notes`].
 //! - A bad file is a [`TranscriptError`] naming the file and what is wrong with it (where in
 //!   the document, when that is known); nothing panics and nothing is written.
+//! - Both work over any [`Store`] backend (SQLite or PostgreSQL) alike.
 
 mod markdown;
 mod qodeassist;
@@ -61,15 +62,19 @@ pub struct Imported {
 }
 
 /// The session `key` (id, name or unique id prefix) as a [`Transcript`].
-pub fn transcript(store: &Store, key: &str) -> Result<Transcript, StoreError> {
-    let info = store.session(key)?;
-    let turns = store.turns(&info.id)?;
+pub async fn transcript(store: &dyn Store, key: &str) -> Result<Transcript, StoreError> {
+    let info = store.session(key).await?;
+    let turns = store.turns(&info.id).await?;
     Ok(Transcript::of(&info, &turns))
 }
 
 /// The session `key` (id, name or unique id prefix) written out in `format`.
-pub fn export(store: &Store, key: &str, format: ExportFormat) -> Result<String, StoreError> {
-    let transcript = transcript(store, key)?;
+pub async fn export(
+    store: &dyn Store,
+    key: &str,
+    format: ExportFormat,
+) -> Result<String, StoreError> {
+    let transcript = transcript(store, key).await?;
     Ok(match format {
         ExportFormat::Json => transcript.to_json(),
         ExportFormat::Markdown => to_markdown(&transcript),
@@ -80,16 +85,18 @@ pub fn export(store: &Store, key: &str, format: ExportFormat) -> Result<String, 
 /// The project directory recorded is `project` when given, else the file's own (qore's
 /// export has one), else `default_project`. When the file's session name is taken here, the
 /// session is imported without a name (a note says so).
-pub fn import_file(
-    store: &mut Store,
+pub async fn import_file(
+    store: &dyn Store,
     path: &Path,
     project: Option<&Path>,
     default_project: Option<&Path>,
 ) -> Result<Imported, TranscriptError> {
-    let bytes = std::fs::read(path).map_err(|source| TranscriptError::Read {
-        path: path.to_owned(),
-        source,
-    })?;
+    let bytes = tokio::fs::read(path)
+        .await
+        .map_err(|source| TranscriptError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
     let name = path
         .file_name()
         .and_then(|n| n.to_str())
@@ -104,13 +111,13 @@ pub fn import_file(
     import.session.project_dir = (project.map(Path::to_owned))
         .or(own)
         .or_else(|| default_project.map(Path::to_owned));
-    let id = match store.import_session(&import) {
+    let id = match store.import_session(&import).await {
         Err(StoreError::NameTaken(name)) => {
             notes.push(format!(
                 "a session named '{name}' exists: imported without a name"
             ));
             import.session.name = None;
-            store.import_session(&import)
+            store.import_session(&import).await
         }
         other => other,
     };

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use qore_client::{CancellationToken, Client, ClientConfig};
 use qore_core::{ContentBlock, Message, Role, Usage};
 use qore_session::compress::{compress, CompressError, CompressOptions, Compressed, Keep};
-use qore_store::{NewSession, SessionInfo, Store, StoredTurn, TurnRecord, TurnStatus};
+use qore_store::{NewSession, SessionInfo, SqliteStore, Store, StoredTurn, TurnRecord, TurnStatus};
 use qore_testkit::{Exchange, RecordedRequest, ReplayServer, Slicing};
 
 /// The first exchange of a recorded cassette, or `None` without the fixtures.
@@ -77,14 +77,14 @@ pub fn turn(word: &str, index: u64, tool: bool) -> TurnRecord {
 
 pub struct Fixture {
     _dir: tempfile::TempDir,
-    pub store: Store,
+    pub store: SqliteStore,
     pub id: String,
 }
 
 /// A store file with one session of `turns` ((word, with a tool call) each).
-pub fn seeded(turns: &[(&str, bool)]) -> Fixture {
+pub async fn seeded(turns: &[(&str, bool)]) -> Fixture {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let mut store = Store::open(dir.path().join("qore.db")).expect("a new store");
+    let store = SqliteStore::open(dir.path().join("qore.db")).expect("a new store");
     let id = store
         .create_session(&NewSession {
             project_dir: Some(PathBuf::from("/src/app")),
@@ -92,10 +92,12 @@ pub fn seeded(turns: &[(&str, bool)]) -> Fixture {
             model: Some("m-chat".into()),
             ..NewSession::default()
         })
+        .await
         .expect("a session");
     for (index, (word, tool)) in turns.iter().enumerate() {
         store
             .append_turn(&id, &turn(word, index as u64, *tool))
+            .await
             .expect("a turn");
     }
     Fixture {
@@ -106,10 +108,10 @@ pub fn seeded(turns: &[(&str, bool)]) -> Fixture {
 }
 
 /// Everything stored about a session: its row, its turns, its history as JSON.
-pub fn snapshot(store: &Store, id: &str) -> (SessionInfo, Vec<StoredTurn>, String) {
-    let info = store.session(id).expect("the session");
-    let turns = store.turns(id).expect("its turns");
-    let history = store.history(id).expect("its history");
+pub async fn snapshot(store: &dyn Store, id: &str) -> (SessionInfo, Vec<StoredTurn>, String) {
+    let info = store.session(id).await.expect("the session");
+    let turns = store.turns(id).await.expect("its turns");
+    let history = store.history(id).await.expect("its history");
     let json = serde_json::to_string(&history).expect("history as JSON");
     (info, turns, json)
 }
@@ -138,7 +140,7 @@ pub async fn run(
     let client = client(protocol, server);
     let model = "compress-model";
     compress(
-        &mut fx.store,
+        &fx.store,
         &fx.id,
         &client,
         model,

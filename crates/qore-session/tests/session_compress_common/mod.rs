@@ -11,7 +11,7 @@ use qore_client::CancellationToken;
 use qore_core::Message;
 use qore_session::compress::Compressed;
 use qore_session::{Session, SessionManager, SessionSetup, TargetSpec, TurnOutcome};
-use qore_store::{NewSession, Store};
+use qore_store::{NewSession, SqliteStore};
 use qore_testkit::ReplayServer;
 
 pub const SUMMARY: &str = "SUMMARY: they said one, then answered first.";
@@ -76,11 +76,11 @@ pub async fn fixture(
     threshold: Option<Option<f64>>,
 ) -> Fixture {
     let dir = config_dir(chat, squeeze, window);
-    let store = Store::open(dir.path().join("qore.db")).unwrap();
+    let store = SqliteStore::open(dir.path().join("qore.db")).unwrap();
     let notes = Arc::new(Mutex::new(Vec::new()));
     let sink = notes.clone();
     let mut manager = SessionManager::new(
-        Some(store),
+        Some(Arc::new(store)),
         Config::load(Some(dir.path())),
         Arc::new(move |note: &str| sink.lock().unwrap().push(note.to_owned())),
     );
@@ -97,7 +97,10 @@ pub async fn fixture(
         project_dir: Some(dir.path().to_owned()),
         ..NewSession::default()
     };
-    let session = manager.create(&new, SessionSetup::new(target)).unwrap();
+    let session = manager
+        .create(&new, SessionSetup::new(target))
+        .await
+        .unwrap();
     let told = Arc::new(Mutex::new(Vec::new()));
     let sink = told.clone();
     session.on_compressed(move |c| sink.lock().unwrap().push(c.clone()));
