@@ -68,3 +68,48 @@ pub fn stored_messages(turn: &TurnRecord) -> Vec<Message> {
         .chain(turn.replies.iter().cloned())
         .collect()
 }
+
+/// A key's hash: 64 lowercase hex digits, `n` repeated.
+pub fn hash(n: u8) -> String {
+    format!("{n:02x}").repeat(32)
+}
+
+/// A key named `name` whose hash is [`hash`]`(n)`, for local models, with a `tpm` limit.
+pub fn new_key(name: &str, n: u8) -> qore_store::NewKey {
+    qore_store::NewKey {
+        name: name.into(),
+        hash: hash(n),
+        models: vec!["claude-*".into(), "local/*".into()],
+        tpm: Some(1000),
+        ..qore_store::NewKey::default()
+    }
+}
+
+/// One request of `key_id` on `day` with `tokens_in` tokens in and 2 out.
+pub fn usage_row(day: &str, key_id: &str, tokens_in: u64) -> qore_store::UsageRow {
+    qore_store::UsageRow {
+        day: day.into(),
+        key_id: key_id.into(),
+        model: "local/m".into(),
+        agent: String::new(),
+        requests: 1,
+        errors: 0,
+        tokens_in,
+        tokens_out: 2,
+    }
+}
+
+/// A file change as a turn records it.
+pub fn change(
+    path: &str,
+    before: Option<&[u8]>,
+    after: Option<&str>,
+    restorable: bool,
+) -> qore_store::FileChange {
+    qore_store::FileChange {
+        path: path.into(),
+        before: before.map(<[u8]>::to_vec),
+        after_hash: after.map(str::to_owned),
+        restorable,
+    }
+}
