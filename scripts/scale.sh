@@ -13,6 +13,8 @@
 #   scale.sh down DIR      SIGTERM to HAProxy and every process (SIGKILL after
 #                          QORE_SCALE_STOP_WAIT seconds, default 40), then stops PostgreSQL
 #   scale.sh status DIR    each part: pid, alive or not, /readyz; exit 1 unless all are up
+#   scale.sh restart DIR I process I (as in DIR/qore-I.pid) stopped if it runs (SIGTERM, its
+#                          drain) and started again on its address, as `up` started it
 #
 # The load balancer (HAProxy from Debian, installed by scripts/scale-env.sh):
 # - round robin over the processes that are ready (GET /readyz 200: the process runs, is not
@@ -138,6 +140,46 @@ start_watcher() {  # DIR: stop everything once $QORE_SCALE_OWNER_PID has exited
   disown
 }
 
+start_one() {  # DIR I LISTEN: start process I (after `. DIR/serve.env`, or in cmd_up)
+  local dir="$1" i="$2"
+  rm -f "$dir/qore-$i.url"
+  setsid "$qore" serve --store "$store" --listen "$3" "${cfg[@]}" "${serve_args[@]}" \
+    </dev/null >"$dir/qore-$i.out" 2>>"$dir/qore-$i.log" &
+  echo $! >"$dir/qore-$i.pid"
+}
+
+ready_one() {  # DIR I: wait for process I's URL and its /readyz 200; record the URL
+  local dir="$1" i="$2" url="" t
+  for t in $(seq 600); do  # 60 s
+    url="$(head -n 1 "$dir/qore-$i.out" 2>/dev/null || true)"
+    [ -n "$url" ] && break
+    alive_as "$dir/qore-$i.pid" serve >/dev/null || break
+    sleep 0.1
+  done
+  url="${url%/}"; url="${url%/v1}"
+  case "$url" in
+    http://127.0.0.1:*) ;;
+    *) tail -n 20 "$dir/qore-$i.log" >&2; die "process $i did not start" ;;
+  esac
+  echo "$url" >"$dir/qore-$i.url"
+  wait_code "$url/readyz" 200 60 "$dir/qore-$i.pid" serve \
+    || { tail -n 20 "$dir/qore-$i.log" >&2; die "process $i at $url is not ready"; }
+  say "process $i: $url (pid $(cat "$dir/qore-$i.pid"))"
+}
+
+cmd_restart() {  # DIR I: stop process I (SIGTERM, drain) and start it again on its address
+  local dir="${1:?usage: scale.sh restart DIR I}" i="${2:?usage: scale.sh restart DIR I}" pid url
+  dir="$(cd "$dir" && pwd)"
+  [ -e "$dir/serve.env" ] && [ -e "$dir/qore-$i.url" ] || die "no process $i in $dir"
+  local qore store cfg serve_args
+  # shellcheck disable=SC1091
+  . "$dir/serve.env"
+  url="$(cat "$dir/qore-$i.url")"
+  if pid="$(alive_as "$dir/qore-$i.pid" serve)"; then stop_pids "${QORE_SCALE_STOP_WAIT:-40}" "$pid"; fi
+  start_one "$dir" "$i" "${url#http://}"
+  ready_one "$dir" "$i"
+}
+
 cmd_up() {
   local dir="${1:?usage: scale.sh up DIR [--processes N] [--port PORT] [--config FILE] [--store URL] [--pg-port PORT] [-- ARGS...]}"
   shift
@@ -176,30 +218,19 @@ cmd_up() {
   echo "$store" >"$dir/store"
   say "store: ${store%%\?*}"
 
-  local i pid cfg=()
+  local i cfg=()
   [ -z "$config" ] || cfg=(--config "$config")
+  # What `restart` needs to start process I again as it was.
+  { declare -p qore store cfg serve_args
+    local var; for var in QORE_CONFIG_DIR QORE_DATA_DIR QORE_LOG; do
+      if [ -n "${!var+x}" ]; then printf 'export %s=%q\n' "$var" "${!var}"; fi
+    done
+  } >"$dir/serve.env"
   for i in $(seq "$n"); do  # together: several processes may migrate one new database at once
-    setsid "$qore" serve --store "$store" --listen 127.0.0.1:0 "${cfg[@]}" "${serve_args[@]}" \
-      </dev/null >"$dir/qore-$i.out" 2>"$dir/qore-$i.log" &
-    echo $! >"$dir/qore-$i.pid"
+    start_one "$dir" "$i" 127.0.0.1:0
   done
   for i in $(seq "$n"); do
-    local url="" t
-    for t in $(seq 600); do  # 60 s
-      url="$(head -n 1 "$dir/qore-$i.out" 2>/dev/null || true)"
-      [ -n "$url" ] && break
-      alive_as "$dir/qore-$i.pid" serve >/dev/null || break
-      sleep 0.1
-    done
-    url="${url%/}"; url="${url%/v1}"
-    case "$url" in
-      http://127.0.0.1:*) ;;
-      *) tail -n 20 "$dir/qore-$i.log" >&2; die "process $i did not start" ;;
-    esac
-    echo "$url" >"$dir/qore-$i.url"
-    wait_code "$url/readyz" 200 60 "$dir/qore-$i.pid" serve \
-      || { tail -n 20 "$dir/qore-$i.log" >&2; die "process $i at $url is not ready"; }
-    say "process $i: $url (pid $(cat "$dir/qore-$i.pid"))"
+    ready_one "$dir" "$i"
   done
 
   [ -n "$port" ] || port="$(free_port)"
@@ -270,5 +301,6 @@ case "${1:-}" in
   up) shift; cmd_up "$@" ;;
   down) shift; cmd_down "$@" ;;
   status) shift; cmd_status "$@" ;;
+  restart) shift; cmd_restart "$@" ;;
   *) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
 esac

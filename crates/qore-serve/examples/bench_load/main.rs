@@ -2,23 +2,29 @@
 //!
 //! `bench_load run --target NAME --url BASE --model M --mode stream|short --concurrency N
 //! [--seconds S] [--warmup S] [--grace S] [--max-requests K] [--expect-deltas D]
-//! [--timeout S] [--watch-pids P1,P2] [--threads T] [--scenario NAME]`
+//! [--timeout S] [--watch-pids P1,P2] [--threads T] [--scenario NAME] [--header 'NAME: VALUE']...`
 //! runs N workers, each sending one `POST BASE/chat/completions` after another (HTTP/1.1,
 //! kept alive, no proxy) for `--warmup` seconds (not recorded: connections are opened there)
 //! and then a window of `--seconds`, or until `--max-requests` have been sent (see `run.rs`
 //! for what is counted where). Per request it measures the time to the first body byte and
 //! to the last byte, and (streams) counts the content deltas; a request counts as ok only
 //! with status 200, `data: [DONE]` and (with `--expect-deltas`) that many deltas. With
-//! `--watch-pids` it reads the memory and CPU time of those processes. It prints one JSON
-//! line.
+//! `--watch-pids` it reads the memory and CPU time of those processes. Each `--header` is
+//! sent with every request, `{worker}` in its value replaced by the worker's number (so
+//! `x-qore-session: bench-{worker}` gives each worker a session of its own). It prints one
+//! JSON line.
 //!
 //! `bench_load report FILE` reads those lines and prints Markdown tables: per scenario and
 //! target the rates and percentiles, and for each gateway the time it adds to the first byte
 //! (its p50/p99 minus the direct run's), its deltas/s and requests/s as a ratio of direct's,
 //! and the memory of the gateway's processes.
+//!
+//! `bench_load scale-report FILE` prints the tables of `scripts/bench-scale.sh` (see
+//! `scale_report.rs`).
 
 mod report;
 mod run;
+mod scale_report;
 
 use std::time::Duration;
 
@@ -38,6 +44,8 @@ pub struct RunArgs {
     pub grace: Duration,
     pub watch_pids: Vec<u32>,
     pub threads: usize,
+    /// Sent with every request; `{worker}` in a value is the worker's number.
+    pub headers: Vec<(String, String)>,
 }
 
 fn parse_run(args: &[String]) -> Result<RunArgs, String> {
@@ -56,6 +64,7 @@ fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         grace: Duration::from_secs(10),
         watch_pids: Vec::new(),
         threads: 1,
+        headers: Vec::new(),
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -82,6 +91,13 @@ fn parse_run(args: &[String]) -> Result<RunArgs, String> {
             "--timeout" => run.timeout = Duration::from_secs_f64(float()?.clamp(0.1, 600.0)),
             "--grace" => run.grace = Duration::from_secs_f64(float()?.clamp(0.0, 600.0)),
             "--threads" => run.threads = int()?.max(1) as usize,
+            "--header" => {
+                let (name, v) = value
+                    .split_once(':')
+                    .ok_or_else(|| format!("{flag} 'NAME: VALUE', not {value}"))?;
+                run.headers
+                    .push((name.trim().to_owned(), v.trim().to_owned()));
+            }
             "--watch-pids" => {
                 run.watch_pids = value
                     .split(',')
@@ -119,6 +135,9 @@ fn main() {
             Ok(())
         }),
         Some("report") if args.len() == 2 => report::report(&args[1]).map(|t| print!("{t}")),
+        Some("scale-report") if args.len() == 2 => {
+            scale_report::report(&args[1]).map(|t| print!("{t}"))
+        }
         _ => Err("usage: bench_load run --url BASE ... | bench_load report FILE".into()),
     };
     if let Err(e) = result {

@@ -55,6 +55,8 @@ struct Plan {
     window_deltas: AtomicU64,
     /// Requests that ended (ok) inside the window.
     window_done: AtomicU64,
+    /// `--header`s; `{worker}` in a value is the worker's number.
+    headers: Vec<(String, String)>,
 }
 
 pub async fn run(a: &RunArgs) -> Result<String, String> {
@@ -89,13 +91,14 @@ pub async fn run(a: &RunArgs) -> Result<String, String> {
         stop_at: record_from + Duration::from_secs_f64(a.seconds) + a.grace,
         window_deltas: AtomicU64::new(0),
         window_done: AtomicU64::new(0),
+        headers: a.headers.clone(),
     });
     let rss_before = rss_kb(&a.watch_pids, "VmRSS");
     let cpu_before = cpu_ticks(&a.watch_pids);
     let stop = Arc::new(AtomicBool::new(false));
     let sampler = tokio::spawn(sample_peak(a.watch_pids.clone(), stop.clone()));
     let workers: Vec<_> = (0..a.concurrency)
-        .map(|_| tokio::spawn(worker(plan.clone())))
+        .map(|n| tokio::spawn(worker(plan.clone(), n)))
         .collect();
     let mut all = Tally::default();
     for w in workers {
@@ -153,7 +156,7 @@ fn percentiles(us: &mut [u64]) -> Value {
     json!({"p50": at(0.50), "p90": at(0.90), "p99": at(0.99), "max": at(1.0)})
 }
 
-async fn worker(plan: Arc<Plan>) -> Tally {
+async fn worker(plan: Arc<Plan>, n: usize) -> Tally {
     let mut tally = Tally::default();
     loop {
         let t0 = Instant::now();
@@ -161,7 +164,7 @@ async fn worker(plan: Arc<Plan>) -> Tally {
             break;
         }
         let stop_at = tokio::time::Instant::from_std(plan.stop_at);
-        let result = tokio::time::timeout_at(stop_at, one(&plan, t0)).await;
+        let result = tokio::time::timeout_at(stop_at, one(&plan, t0, n)).await;
         let end = Instant::now();
         let measured = t0 >= plan.record_from; // else warm-up
         match result {
@@ -189,11 +192,15 @@ async fn worker(plan: Arc<Plan>) -> Tally {
 }
 
 /// One request: status, timings, and (streams) the deltas up to `data: [DONE]`.
-async fn one(plan: &Plan, t0: Instant) -> Result<Sample, String> {
-    let mut response = plan
+async fn one(plan: &Plan, t0: Instant, worker: usize) -> Result<Sample, String> {
+    let mut request = plan
         .client
         .post(&plan.url)
-        .header("content-type", "application/json")
+        .header("content-type", "application/json");
+    for (name, value) in &plan.headers {
+        request = request.header(name, value.replace("{worker}", &worker.to_string()));
+    }
+    let mut response = request
         .body(plan.body.clone())
         .send()
         .await
