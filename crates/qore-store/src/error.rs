@@ -60,6 +60,17 @@ pub enum StoreError {
     ResponseTaken(String),
     #[error("the store cannot be reached: {0}")]
     Unavailable(String),
+    #[error("PostgreSQL store: cannot {doing}: {}", one_line(source))]
+    Postgres {
+        doing: String,
+        source: tokio_postgres::Error,
+    },
+    #[error("PostgreSQL store: unexpected answer: {0}")]
+    PgUnexpected(String),
+    #[error("bad PostgreSQL store location: {0}")]
+    PgConfig(String),
+    #[error("cannot migrate the PostgreSQL store: {}", one_line(source))]
+    PgMigration { source: refinery::Error },
     #[error("a store task failed: {0}")]
     Task(String),
     #[error("stored {what} is not valid: {source}")]
@@ -67,6 +78,21 @@ pub enum StoreError {
         what: String,
         source: serde_json::Error,
     },
+}
+
+/// An error with its sources, on one line: `what: why: deeper why`.
+pub(crate) fn one_line(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let more = cause.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = cause.source();
+    }
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 impl StoreError {

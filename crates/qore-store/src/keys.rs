@@ -65,10 +65,10 @@ impl KeyRecord {
 /// What [`Db::keys_version`] gives: equal values mean the keys did not change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct KeysVersion {
-    count: i64,
-    revoked: i64,
-    latest_created: i64,
-    latest_revoked: i64,
+    pub(crate) count: i64,
+    pub(crate) revoked: i64,
+    pub(crate) latest_created: i64,
+    pub(crate) latest_revoked: i64,
 }
 
 const SELECT_KEY: &str = "SELECT id, name, hash, models, rpm, tpm, budget_tokens, created_at,
@@ -80,50 +80,8 @@ const MOST_CANDIDATES: usize = 20;
 impl Db {
     /// Db a new key (valid from now) and return its record.
     pub fn create_key(&self, new: &NewKey) -> Result<KeyRecord, StoreError> {
-        let name = new.name.trim();
-        if name.is_empty() {
-            return Err(StoreError::InvalidKey(
-                "a key name must not be empty".into(),
-            ));
-        }
-        if new.hash.len() != 64
-            || !new
-                .hash
-                .bytes()
-                .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-        {
-            return Err(StoreError::InvalidKey(
-                "the hash must be 64 lowercase hex digits (SHA-256)".into(),
-            ));
-        }
-        let mut models = Vec::with_capacity(new.models.len());
-        for pattern in &new.models {
-            let pattern = pattern.trim();
-            if pattern.is_empty() {
-                return Err(StoreError::InvalidKey(
-                    "a model pattern must not be empty".into(),
-                ));
-            }
-            models.push(pattern.to_owned());
-        }
-        let record = KeyRecord {
-            id: ulid::Ulid::generate().to_string().to_lowercase(),
-            name: name.to_owned(),
-            hash: new.hash.clone(),
-            models,
-            rpm: new.rpm,
-            tpm: new.tpm,
-            budget_tokens: new.budget_tokens,
-            created_at: millis(SystemTime::now()),
-            revoked_at: None,
-        };
-        let models_json = serde_json::to_string(&record.models).map_err(StoreError::Encode)?;
-        let limit = |value: Option<u64>, what: &str| {
-            value
-                .map(i64::try_from)
-                .transpose()
-                .map_err(|_| StoreError::InvalidKey(format!("{what} {value:?} is too large")))
-        };
+        let (record, models_json) = checked_key(new)?;
+        let limit = |value: Option<u64>| value.map(to_sql_count);
         let inserted = self.conn.execute(
             "INSERT INTO api_keys (id, name, hash, models, rpm, tpm, budget_tokens, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -132,9 +90,9 @@ impl Db {
                 record.name,
                 record.hash,
                 models_json,
-                limit(record.rpm, "rpm")?,
-                limit(record.tpm, "tpm")?,
-                limit(record.budget_tokens, "budget_tokens")?,
+                limit(record.rpm),
+                limit(record.tpm),
+                limit(record.budget_tokens),
                 record.created_at
             ],
         );
@@ -244,6 +202,62 @@ impl Db {
             .collect::<Result<Vec<_>, _>>()?;
         raw.into_iter().map(RawKey::decode).collect()
     }
+}
+
+/// A new key, checked (both backends): its record, valid from now, and its `models` as JSON.
+/// An empty name or model pattern, a hash that is not 64 lowercase hex digits, or a limit
+/// too large for the database is [`StoreError::InvalidKey`] with the reason.
+pub(crate) fn checked_key(new: &NewKey) -> Result<(KeyRecord, String), StoreError> {
+    let name = new.name.trim();
+    if name.is_empty() {
+        return Err(StoreError::InvalidKey(
+            "a key name must not be empty".into(),
+        ));
+    }
+    if new.hash.len() != 64
+        || !new
+            .hash
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    {
+        return Err(StoreError::InvalidKey(
+            "the hash must be 64 lowercase hex digits (SHA-256)".into(),
+        ));
+    }
+    let mut models = Vec::with_capacity(new.models.len());
+    for pattern in &new.models {
+        let pattern = pattern.trim();
+        if pattern.is_empty() {
+            return Err(StoreError::InvalidKey(
+                "a model pattern must not be empty".into(),
+            ));
+        }
+        models.push(pattern.to_owned());
+    }
+    for (value, what) in [
+        (new.rpm, "rpm"),
+        (new.tpm, "tpm"),
+        (new.budget_tokens, "budget_tokens"),
+    ] {
+        if value.is_some_and(|n| i64::try_from(n).is_err()) {
+            return Err(StoreError::InvalidKey(format!(
+                "{what} {value:?} is too large"
+            )));
+        }
+    }
+    let record = KeyRecord {
+        id: ulid::Ulid::generate().to_string().to_lowercase(),
+        name: name.to_owned(),
+        hash: new.hash.clone(),
+        models,
+        rpm: new.rpm,
+        tpm: new.tpm,
+        budget_tokens: new.budget_tokens,
+        created_at: millis(SystemTime::now()),
+        revoked_at: None,
+    };
+    let models_json = serde_json::to_string(&record.models).map_err(StoreError::Encode)?;
+    Ok((record, models_json))
 }
 
 /// A key row before its `models` JSON is decoded.

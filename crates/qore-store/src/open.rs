@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::{data_dir, SqliteStore, Store, StoreError, DB_FILE};
+use crate::{data_dir, PgStore, SqliteStore, Store, StoreError, DB_FILE};
 
 /// The environment variable naming the store (a `postgres://` URL or a SQLite file path).
 pub const STORE_URL_VAR: &str = "QORE_STORE_URL";
@@ -21,9 +21,7 @@ pub fn is_postgres(location: &str) -> bool {
 /// Open the store at `location` (see the module doc), migrating it as needed.
 pub async fn open(location: &str) -> Result<Arc<dyn Store>, StoreError> {
     if is_postgres(location) {
-        return Err(StoreError::Unavailable(
-            "the PostgreSQL backend is not built yet".into(),
-        ));
+        return Ok(Arc::new(PgStore::connect(location.trim()).await?));
     }
     open_sqlite(PathBuf::from(location)).await
 }

@@ -315,7 +315,7 @@ type TurnColumns = (
     String,
 );
 
-fn status_of(word: &str) -> Option<TurnStatus> {
+pub(crate) fn status_of(word: &str) -> Option<TurnStatus> {
     [
         TurnStatus::Finished,
         TurnStatus::Failed,

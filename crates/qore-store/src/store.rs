@@ -269,7 +269,7 @@ fn next_update(conn: &Connection, now: i64) -> Result<i64, StoreError> {
     Ok(latest.map_or(now, |latest| now.max(latest.saturating_add(1))))
 }
 
-fn checked_name(name: &str) -> Result<&str, StoreError> {
+pub(crate) fn checked_name(name: &str) -> Result<&str, StoreError> {
     let name = name.trim();
     if name.is_empty() {
         return Err(StoreError::EmptyName);

@@ -42,7 +42,7 @@ impl BenchRun {
 
     /// The case called `name` is kept by the filter.
     pub fn keeps(&self, name: &str) -> bool {
-        self.filter.as_deref().map_or(true, |f| name.contains(f))
+        self.filter.as_deref().is_none_or(|f| name.contains(f))
     }
 }
 

@@ -1,0 +1,199 @@
+//! `qore serve`'s API keys on PostgreSQL.
+//!
+//! Promises (those of the SQLite `keys` module, whose check [`checked_key`] is reused): a key
+//! is stored only as its hash; names are unique ([`StoreError::KeyNameTaken`]), and a hash
+//! stored twice is [`StoreError::InvalidKey`]; a key is never deleted, only revoked, keeping
+//! its first revocation time; a key is found by exact name, exact id, then unique id prefix;
+//! [`keys_version`] is one aggregate query and changes whenever any process creates or
+//! revokes a key.
+
+use std::time::SystemTime;
+
+use tokio_postgres::Row;
+
+use crate::keys::{checked_key, from_sql_count, to_sql_count};
+use crate::read::from_json;
+use crate::store::millis;
+use crate::{KeyRecord, KeysVersion, NewKey, StoreError};
+
+use super::conn::{Cols, Conn};
+use super::errors::violated;
+use super::PgStore;
+
+macro_rules! key_columns {
+    () => {
+        "id, name, hash, models, rpm, tpm, budget_tokens, created_at, revoked_at"
+    };
+}
+
+const SELECT_KEY: &str = concat!("SELECT ", key_columns!(), " FROM api_keys");
+
+/// How many ids an ambiguous prefix lists.
+const MOST_CANDIDATES: usize = 20;
+
+fn key(row: &Row, conn: &Conn<'_>, doing: &str) -> Result<KeyRecord, StoreError> {
+    let c = Cols::of(row, conn, doing);
+    let count = |i: usize| -> Result<Option<u64>, StoreError> {
+        Ok(c.at::<Option<i64>>(i)?.map(from_sql_count))
+    };
+    let name: String = c.at(1)?;
+    let models: String = c.at(3)?;
+    Ok(KeyRecord {
+        id: c.at(0)?,
+        hash: c.at(2)?,
+        models: from_json(&models, || format!("model patterns of key '{name}'"))?,
+        rpm: count(4)?,
+        tpm: count(5)?,
+        budget_tokens: count(6)?,
+        created_at: c.at(7)?,
+        revoked_at: c.at(8)?,
+        name,
+    })
+}
+
+async fn query_keys(
+    conn: &Conn<'_>,
+    doing: &str,
+    sql: &str,
+    params: &super::conn::Params<'_>,
+) -> Result<Vec<KeyRecord>, StoreError> {
+    let rows = conn.rows(doing, sql, params).await?;
+    rows.iter().map(|row| key(row, conn, doing)).collect()
+}
+
+pub(super) async fn create_key(store: &PgStore, new: &NewKey) -> Result<KeyRecord, StoreError> {
+    const DOING: &str = "create an API key";
+    let (record, models) = checked_key(new)?;
+    let limit = |value: Option<u64>| value.map(to_sql_count);
+    let (rpm, tpm, budget) = (
+        limit(record.rpm),
+        limit(record.tpm),
+        limit(record.budget_tokens),
+    );
+    let conn = store.conn(DOING).await?;
+    let sql = "INSERT INTO api_keys (id, name, hash, models, rpm, tpm, budget_tokens, created_at)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
+    let statement = conn.prepare(DOING, sql).await?;
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] = [
+        &record.id,
+        &record.name,
+        &record.hash,
+        &models,
+        &rpm,
+        &tpm,
+        &budget,
+        &record.created_at,
+    ];
+    match conn.execute(&statement, &params).await {
+        Ok(_) => {
+            conn.committed();
+            Ok(record)
+        }
+        Err(e) => Err(match violated(&e) {
+            Some("api_keys_name_key") => StoreError::KeyNameTaken(record.name),
+            Some("api_keys_hash_key") => {
+                StoreError::InvalidKey("this key is already stored".into())
+            }
+            _ => conn.shared.teller.db(DOING, e),
+        }),
+    }
+}
+
+pub(super) async fn keys(store: &PgStore) -> Result<Vec<KeyRecord>, StoreError> {
+    const DOING: &str = "list API keys";
+    let conn = store.conn(DOING).await?;
+    let sql = format!("{SELECT_KEY} ORDER BY created_at, id");
+    query_keys(&conn, DOING, &sql, &[]).await
+}
+
+pub(super) async fn key_by_hash(
+    store: &PgStore,
+    hash: &str,
+) -> Result<Option<KeyRecord>, StoreError> {
+    const DOING: &str = "find an API key by its hash";
+    if hash.contains('\0') {
+        return Ok(None);
+    }
+    let conn = store.conn(DOING).await?;
+    let sql = format!("{SELECT_KEY} WHERE hash = $1");
+    Ok(query_keys(&conn, DOING, &sql, &[&hash])
+        .await?
+        .into_iter()
+        .next())
+}
+
+pub(super) async fn find_key(store: &PgStore, name_or_id: &str) -> Result<KeyRecord, StoreError> {
+    const DOING: &str = "find an API key";
+    if name_or_id.contains('\0') {
+        return Err(StoreError::NoSuchKey(name_or_id.to_owned()));
+    }
+    let conn = store.conn(DOING).await?;
+    let wanted = name_or_id.trim();
+    let sql = format!("{SELECT_KEY} WHERE name = $1 OR id = $1 ORDER BY name = $1 DESC LIMIT 1");
+    if let Some(key) = query_keys(&conn, DOING, &sql, &[&wanted])
+        .await?
+        .into_iter()
+        .next()
+    {
+        return Ok(key);
+    }
+    let prefix = wanted.to_lowercase();
+    let mut found = if prefix.is_empty() {
+        Vec::new()
+    } else {
+        let sql = format!(
+            "{SELECT_KEY} WHERE starts_with(id, $1) ORDER BY id LIMIT {}",
+            MOST_CANDIDATES + 1
+        );
+        query_keys(&conn, DOING, &sql, &[&prefix]).await?
+    };
+    match found.len() {
+        0 => Err(StoreError::NoSuchKey(name_or_id.to_owned())),
+        1 => Ok(found.remove(0)),
+        n => {
+            let mut candidates: Vec<String> = (found.into_iter())
+                .take(MOST_CANDIDATES)
+                .map(|k| format!("{} ({})", k.id, k.name))
+                .collect();
+            if n > MOST_CANDIDATES {
+                candidates.push("…".to_owned());
+            }
+            Err(StoreError::Ambiguous {
+                prefix: name_or_id.to_owned(),
+                candidates,
+            })
+        }
+    }
+}
+
+pub(super) async fn revoke_key(store: &PgStore, name_or_id: &str) -> Result<KeyRecord, StoreError> {
+    const DOING: &str = "revoke an API key";
+    let found = find_key(store, name_or_id).await?;
+    let conn = store.conn(DOING).await?;
+    let sql = concat!(
+        "UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1 RETURNING ",
+        key_columns!()
+    );
+    let now = millis(SystemTime::now());
+    let mut revoked = query_keys(&conn, DOING, sql, &[&found.id, &now]).await?;
+    conn.committed();
+    match revoked.pop() {
+        Some(key) => Ok(key),
+        None => Err(StoreError::NoSuchKey(name_or_id.to_owned())),
+    }
+}
+
+pub(super) async fn keys_version(store: &PgStore) -> Result<KeysVersion, StoreError> {
+    const DOING: &str = "read the API keys' version";
+    let conn = store.conn(DOING).await?;
+    let sql = "SELECT count(*), count(revoked_at), coalesce(max(created_at), 0),
+                      coalesce(max(revoked_at), 0) FROM api_keys";
+    let row = conn.row(DOING, sql, &[]).await?;
+    let c = Cols::of(&row, &conn, DOING);
+    Ok(KeysVersion {
+        count: c.at(0)?,
+        revoked: c.at(1)?,
+        latest_created: c.at(2)?,
+        latest_revoked: c.at(3)?,
+    })
+}
