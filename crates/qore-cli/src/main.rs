@@ -22,6 +22,7 @@ mod run;
 mod serve;
 mod sessions;
 mod skills;
+mod store;
 mod tools;
 
 use std::path::PathBuf;
@@ -42,6 +43,11 @@ struct Cli {
     /// stderr.
     #[arg(long, short = 'q', global = true)]
     quiet: bool,
+    /// Where sessions, API keys and usage are kept: a `postgres://user@host/db` URL or a
+    /// SQLite file path. Default: qore.db in QORE_DATA_DIR, else the platform's data dir
+    /// ($XDG_DATA_HOME/qore).
+    #[arg(long, global = true, env = "QORE_STORE_URL", value_name = "LOCATION")]
+    store: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -84,7 +90,7 @@ enum Command {
     /// The editor server: LSP over stdio (inline completion, quick refactor).
     Lsp,
     /// Stored sessions: list, show, export, import, compress, rm, rename (ids may be
-    /// abbreviated to a unique prefix; the store is QORE_DATA_DIR's qore.db).
+    /// abbreviated to a unique prefix; the store is --store's, else QORE_DATA_DIR's qore.db).
     Sessions {
         #[command(subcommand)]
         command: sessions::SessionsCommand,
@@ -105,6 +111,12 @@ enum Command {
     /// answered through qore's agents and providers; `keys` manages its API keys, `usage`
     /// reports what they used.
     Serve(serve::ServeArgs),
+    /// The store itself: `migrate --from LOCATION --to LOCATION` copies everything one store
+    /// holds into another (e.g. the SQLite file into PostgreSQL).
+    Store {
+        #[command(subcommand)]
+        command: store::StoreCommand,
+    },
     /// Print a shell completion script (`qore completions bash > ~/.local/share/bash-completion/completions/qore`).
     Completions {
         #[arg(value_enum)]
@@ -301,9 +313,10 @@ async fn main() -> ExitCode {
                 .exit();
         }
     }
+    let store = cli.store;
     match cli.command {
-        Command::Run(args) => run::run(*args).await,
-        Command::Chat(args) => chat::chat(*args).await,
+        Command::Run(args) => run::run(*args, store.as_deref()).await,
+        Command::Chat(args) => chat::chat(*args, store.as_deref()).await,
         Command::Models(args) => connect::models(args).await,
         Command::Local { action } => connect::local(action).await,
         Command::Agents { command } => agents::agents(command),
@@ -311,13 +324,14 @@ async fn main() -> ExitCode {
         Command::Config {
             command: ConfigCommand::Init,
         } => agents::config_init(),
-        Command::Sessions { command } => sessions::sessions(command).await,
+        Command::Sessions { command } => sessions::sessions(command, store.as_deref()).await,
         Command::Complete(args) => complete::complete(args).await,
         Command::Refactor(args) => refactor::refactor(args).await,
         Command::Lsp => lsp::lsp().await,
         Command::Mcp { command } => mcp::mcp(command).await,
         Command::Skills { command } => skills::skills(command),
-        Command::Serve(args) => serve::serve(args).await,
+        Command::Serve(args) => serve::serve(args, store).await,
+        Command::Store { command } => store::store(command).await,
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "qore", &mut script);

@@ -3,8 +3,9 @@
 //!
 //! Promises: a closed stdout cancels the run and exits with [`CLOSED_STDOUT`], printing
 //! nothing more; a network failure says whether qore was connecting or reading the answer;
-//! the run is saved as a session in the data dir unless `--ephemeral` (a data dir that cannot
-//! be opened is a warning for a new session, an error for `--session` and `--continue`);
+//! the run is saved as a session in the store (`--store`, else the data dir's file) unless
+//! `--ephemeral` (a store that cannot be opened is a warning for a new session, an error for
+//! `--session` and `--continue`);
 //! with `--json` a saved run prints `{"type": "session", "id"}` first.
 
 use std::io::IsTerminal as _;
@@ -19,7 +20,7 @@ use qore_session::target::project_dir;
 use qore_session::{
     Opening, Session, SessionError, SessionManager, SessionSetup, ToolSet, TurnOutcome,
 };
-use qore_store::{NewSession, Store};
+use qore_store::NewSession;
 use serde_json::json;
 
 use crate::connect::{notes, target_spec};
@@ -38,7 +39,7 @@ enum Ended {
     Cancelled,
 }
 
-pub async fn run(args: RunArgs) -> ExitCode {
+pub async fn run(args: RunArgs, store: Option<&str>) -> ExitCode {
     let json = args.endpoint.json;
     // Someone can be asked: stdin to answer, stderr to show the question.
     let stdin_terminal = std::io::stdin().is_terminal();
@@ -72,7 +73,7 @@ pub async fn run(args: RunArgs) -> ExitCode {
         Some(_) => Output::new(json).with_tools(),
         None => Output::new(json),
     };
-    let ended = run_turn(&args, prompt, tools, &mut out, &cancel).await;
+    let ended = run_turn(&args, store, prompt, tools, &mut out, &cancel).await;
     if console::stdout_closed() {
         return ExitCode::from(CLOSED_STDOUT);
     }
@@ -115,25 +116,25 @@ pub(crate) fn cancel_on_ctrl_c() -> CancellationToken {
     cancel
 }
 
-/// The session manager: the data dir's store, or none (`--ephemeral`; or a store that
-/// cannot be opened, for a new session: a warning).
-fn manager(args: &RunArgs) -> Result<SessionManager, ErrorInfo> {
+/// The session manager: the store at `location` (else the data dir's), or none
+/// (`--ephemeral`; or a store that cannot be opened, for a new session: a warning).
+async fn manager(args: &RunArgs, location: Option<&str>) -> Result<SessionManager, ErrorInfo> {
     let store = match args.ephemeral {
         true => None,
-        false => match Store::open_default() {
+        false => match crate::store::open(location).await {
             Ok(store) => Some(store),
             Err(error) if args.session.is_none() && !args.continue_session => {
                 note!("qore: warning: this run is not saved as a session: {error}");
                 None
             }
-            Err(error) => return Err(SessionError::from(error).into_info()),
+            Err(error) => return Err(ErrorInfo::config(error)),
         },
     };
     Ok(SessionManager::new(store, crate::agents::load(), notes()))
 }
 
 /// The session of this run: continued (`--session`, `--continue`) or new.
-fn session(
+async fn session(
     manager: &SessionManager,
     args: &RunArgs,
     setup: SessionSetup,
@@ -150,17 +151,18 @@ fn session(
         (None, true) => Opening::Latest,
         (None, false) => Opening::New,
     };
-    manager.start(opening, &new, setup)
+    manager.start(opening, &new, setup).await
 }
 
 async fn run_turn(
     args: &RunArgs,
+    store: Option<&str>,
     prompt: String,
     tools: Option<ToolSet>,
     out: &mut Output,
     cancel: &CancellationToken,
 ) -> Result<Ended, ErrorInfo> {
-    let manager = manager(args)?;
+    let manager = manager(args, store).await?;
     let probe_tools = tools.as_ref().is_some_and(|tools| tools.auto_protocol);
     let project = args.tools.project.clone();
     let spec = target_spec(&args.endpoint, &args.target, project, probe_tools);
@@ -180,7 +182,8 @@ async fn run_turn(
         tools.extend_layers(&mut setup.layers);
     }
     setup.tools = tools;
-    let session = session(&manager, args, setup, project).map_err(SessionError::into_info)?;
+    let session =
+        (session(&manager, args, setup, project).await).map_err(SessionError::into_info)?;
     let json = args.endpoint.json;
     if let (true, Some(id)) = (json, session.id()) {
         json_line(&json!({"type": "session", "id": id}));

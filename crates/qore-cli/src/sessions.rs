@@ -1,6 +1,8 @@
 //! `qore sessions …`: list, show, export, import, compress, remove and rename stored sessions.
 //!
-//! Promises: the store is `qore.db` in `QORE_DATA_DIR` (else the platform's data dir);
+//! Promises: the store is the global `--store`'s (a `postgres://` URL or a SQLite file;
+//! `QORE_STORE_URL`), else `qore.db` in `QORE_DATA_DIR` (else the platform's data dir), and
+//! every subcommand behaves the same on either backend ([`crate::store::open`]);
 //! a session is named by its id, its name or a unique id prefix (one resolver, qore-store's);
 //! `list` is a table (JSON with `--json`) of this project's sessions, newest first, or of
 //! every project's, with each one's token estimate (qore-session's, calibrated by its last
@@ -11,6 +13,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::Subcommand;
 use comfy_table::{presets::NOTHING, Table};
@@ -98,11 +101,11 @@ pub enum Format {
     Markdown,
 }
 
-pub async fn sessions(command: SessionsCommand) -> ExitCode {
-    let done = match (Store::open_default(), command) {
-        (Err(error), _) => Err(error.to_string()),
+pub async fn sessions(command: SessionsCommand, location: Option<&str>) -> ExitCode {
+    let done = match (crate::store::open(location).await, command) {
+        (Err(message), _) => Err(message),
         (Ok(store), SessionsCommand::Compress { id, keep }) => compress(store, &id, keep).await,
-        (Ok(mut store), command) => run(&mut store, command),
+        (Ok(store), command) => run(store.as_ref(), command).await,
     };
     match done {
         Ok(()) => ExitCode::SUCCESS,
@@ -113,7 +116,7 @@ pub async fn sessions(command: SessionsCommand) -> ExitCode {
     }
 }
 
-fn run(store: &mut Store, command: SessionsCommand) -> Result<(), String> {
+async fn run(store: &dyn Store, command: SessionsCommand) -> Result<(), String> {
     match command {
         SessionsCommand::List {
             json,
@@ -125,10 +128,10 @@ fn run(store: &mut Store, command: SessionsCommand) -> Result<(), String> {
             } else {
                 Some(project_dir(project)?)
             };
-            list(store, project.as_deref(), json)
+            list(store, project.as_deref(), json).await
         }
         SessionsCommand::Show { id, json, original } => {
-            let mut info = store.session(&id).map_err(|e| e.to_string())?;
+            let mut info = store.session(&id).await.map_err(|e| e.to_string())?;
             if original {
                 let parent = info.parent_id.ok_or_else(|| {
                     format!(
@@ -137,14 +140,16 @@ fn run(store: &mut Store, command: SessionsCommand) -> Result<(), String> {
                         info.id
                     )
                 })?;
-                info = store.session(&parent).map_err(|e| e.to_string())?;
+                info = store.session(&parent).await.map_err(|e| e.to_string())?;
             }
             let format = if json {
                 ExportFormat::Json
             } else {
                 ExportFormat::Markdown
             };
-            let text = transcript::export(store, &info.id, format).map_err(|e| e.to_string())?;
+            let text = transcript::export(store, &info.id, format)
+                .await
+                .map_err(|e| e.to_string())?;
             crate::console::out(&text);
             Ok(())
         }
@@ -153,7 +158,9 @@ fn run(store: &mut Store, command: SessionsCommand) -> Result<(), String> {
                 Format::Json => ExportFormat::Json,
                 Format::Markdown => ExportFormat::Markdown,
             };
-            let text = transcript::export(store, &id, format).map_err(|e| e.to_string())?;
+            let text = transcript::export(store, &id, format)
+                .await
+                .map_err(|e| e.to_string())?;
             match output {
                 None => {
                     crate::console::out(&text);
@@ -170,6 +177,7 @@ fn run(store: &mut Store, command: SessionsCommand) -> Result<(), String> {
             let project = project.map(|dir| project_dir(Some(dir))).transpose()?;
             let here = project_dir(None)?;
             let imported = transcript::import_file(store, &file, project.as_deref(), Some(&here))
+                .await
                 .map_err(|e| e.to_string())?;
             for line in &imported.notes {
                 note!("note: {line}");
@@ -185,29 +193,36 @@ fn run(store: &mut Store, command: SessionsCommand) -> Result<(), String> {
         }
         SessionsCommand::Compress { .. } => Err("compress needs the session manager".into()),
         SessionsCommand::Rm { id } => {
-            let info = store.session(&id).map_err(|e| e.to_string())?;
-            store.remove(&info.id).map_err(|e| e.to_string())?;
+            let info = store.session(&id).await.map_err(|e| e.to_string())?;
+            store.remove(&info.id).await.map_err(|e| e.to_string())?;
             outln!("removed {}{}", info.id, titled(&info));
             Ok(())
         }
         SessionsCommand::Rename { id, name } => {
-            let info = store.session(&id).map_err(|e| e.to_string())?;
-            store.rename(&info.id, &name).map_err(|e| e.to_string())?;
+            let info = store.session(&id).await.map_err(|e| e.to_string())?;
+            store
+                .rename(&info.id, &name)
+                .await
+                .map_err(|e| e.to_string())?;
             outln!("renamed {} to '{}'", info.id, name.trim());
             Ok(())
         }
     }
 }
 
-fn list(store: &Store, project: Option<&Path>, json: bool) -> Result<(), String> {
-    let sessions = store.list_sessions(project).map_err(|e| e.to_string())?;
+async fn list(store: &dyn Store, project: Option<&Path>, json: bool) -> Result<(), String> {
+    let sessions = store
+        .list_sessions(project)
+        .await
+        .map_err(|e| e.to_string())?;
     if json {
         let config = crate::agents::load();
         let mut rows = Vec::new();
         for s in &sessions {
             let mut row = json_row(s);
-            row["tokens"] =
-                json!(session_use(store, &config.catalog, s).map_err(|e| e.to_string())?);
+            row["tokens"] = json!(session_use(store, &config.catalog, s)
+                .await
+                .map_err(|e| e.to_string())?);
             rows.push(row);
         }
         outln!("{}", serde_json::Value::Array(rows));
@@ -224,14 +239,16 @@ fn list(store: &Store, project: Option<&Path>, json: bool) -> Result<(), String>
         return Ok(());
     }
     let config = crate::agents::load();
-    let ids = store.session_ids().map_err(|e| e.to_string())?;
+    let ids = store.session_ids().await.map_err(|e| e.to_string())?;
     let width = prefix_len(&ids);
     let mut table = Table::new();
     table.load_preset(NOTHING).set_header([
         "ID", "NAME", "TITLE", "TURNS", "TOKENS", "UPDATED", "PROJECT",
     ]);
     for s in &sessions {
-        let tokens = session_use(store, &config.catalog, s).map_err(|e| e.to_string())?;
+        let tokens = session_use(store, &config.catalog, s)
+            .await
+            .map_err(|e| e.to_string())?;
         let tokens = match tokens.percent {
             Some(percent) => format!("{} ({percent:.0}%)", tokens.used),
             None => tokens.used.to_string(),
@@ -253,7 +270,7 @@ fn list(store: &Store, project: Option<&Path>, json: bool) -> Result<(), String>
 }
 
 /// `qore sessions compress`: the new session's id on stdout, what was done on stderr.
-async fn compress(store: Store, key: &str, keep: Option<usize>) -> Result<(), String> {
+async fn compress(store: Arc<dyn Store>, key: &str, keep: Option<usize>) -> Result<(), String> {
     let manager = SessionManager::new(Some(store), crate::agents::load(), crate::connect::notes());
     let cancel = crate::run::cancel_on_ctrl_c();
     let keep = keep.map(Keep::Turns);

@@ -51,8 +51,10 @@ async fn kill_9_mid_stream_keeps_every_earlier_turn() {
     assert_eq!(check, "ok");
     assert_eq!(turns, vec![(1, "finished".to_owned(), 2)]);
     // Reopened through the store: the history is the first turn, well-formed.
-    let store = qore_store::Store::open(dirs.db()).expect("reopen");
-    let history = store.history(&id).expect("history");
+    let store = qore_store::SqliteStore::open(dirs.db()).expect("reopen");
+    let history = qore_store::Store::history(&store, &id)
+        .await
+        .expect("history");
     let messages: Vec<_> = history.iter().collect();
     qore_store::check_well_formed(&messages).expect("well-formed");
     assert_eq!(messages.len(), 2);

@@ -59,6 +59,9 @@ async fn a_scripted_chat_on_the_local_model_carries_the_first_turn() {
     );
     // Both turns are in the store.
     let id = lines[0]["id"].as_str().expect("id");
-    let store = qore_store::Store::open(data.path().join("qore.db")).expect("open");
-    assert_eq!(store.history(id).expect("history").len(), 4);
+    let store = qore_store::SqliteStore::open(data.path().join("qore.db")).expect("open");
+    let history = qore_store::Store::history(&store, id)
+        .await
+        .expect("history");
+    assert_eq!(history.len(), 4);
 }

@@ -13,7 +13,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use common::config::ConfigDir;
 use common::{command, run_cmd, Run};
 use qore_core::Message;
-use qore_store::{NewSession, Store, TurnRecord, TurnStatus};
+use qore_store::{NewSession, SqliteStore, Store, TurnRecord, TurnStatus};
 use qore_testkit::chat::{chat_answer, sent_messages};
 use qore_testkit::ReplayServer;
 
@@ -43,22 +43,22 @@ struct World {
 
 /// A stored session named `work` (three turns) and a config dir: `talker` (window 100) on
 /// `chat`, `squeezer` on `squeeze`, first of the compression roster.
-fn world(chat: &ReplayServer, squeeze: &ReplayServer) -> World {
+async fn world(chat: &ReplayServer, squeeze: &ReplayServer) -> World {
     let root = tempfile::tempdir().unwrap();
     let base = root.path().canonicalize().unwrap();
     let (data, project) = (base.join("data"), base.join("proj"));
     std::fs::create_dir(&project).unwrap();
-    let mut store = Store::open(data.join("qore.db")).unwrap();
+    let store = SqliteStore::open(data.join("qore.db")).unwrap();
     let new = NewSession {
         project_dir: Some(project.clone()),
         agent: Some("talker".into()),
         ..NewSession::default()
     };
-    let id = store.create_session(&new).unwrap();
+    let id = store.create_session(&new).await.unwrap();
     for question in ["fix the parser", "and the lexer", "now the docs"] {
-        store.append_turn(&id, &turn(question)).unwrap();
+        store.append_turn(&id, &turn(question)).await.unwrap();
     }
-    store.rename(&id, "work").unwrap();
+    store.rename(&id, "work").await.unwrap();
     let provider = |name: &str, server: &ReplayServer| {
         format!(
             "name = \"{name}\"\nprotocol = \"openai-chat\"\nurl = \"{}/v1\"\n",
@@ -101,8 +101,8 @@ async fn qore_at(world: &World, env: &[(&str, &str)], args: &[&str]) -> Run {
     run_cmd(cmd).await
 }
 
-fn user_questions(store: &Store, id: &str) -> Vec<String> {
-    let turns = store.turns(id).unwrap();
+async fn user_questions(store: &dyn Store, id: &str) -> Vec<String> {
+    let turns = store.turns(id).await.unwrap();
     turns.iter().map(|t| t.record.user.text()).collect()
 }
 
@@ -112,7 +112,7 @@ async fn sessions_compress_prints_the_new_id_and_show_original_shows_the_origina
     let squeeze = ReplayServer::start(vec![chat_answer(SUMMARY)])
         .await
         .unwrap();
-    let w = world(&chat, &squeeze);
+    let w = world(&chat, &squeeze).await;
     let prefix = &w.id[..12];
     let run = qore_at(&w, &[], &["sessions", "compress", prefix, "--keep", "1"]).await;
     assert_eq!(run.code, Some(0), "{run:?}");
@@ -122,9 +122,13 @@ async fn sessions_compress_prints_the_new_id_and_show_original_shows_the_origina
     let asked = sent_messages(&squeeze.requests()[0]);
     assert!(asked[1].1.contains("and the lexer") && !asked[1].1.contains("now the docs"));
 
-    let store = Store::open(w.data.join("qore.db")).unwrap();
+    let store = SqliteStore::open(w.data.join("qore.db")).unwrap();
     let all = ["fix the parser", "and the lexer", "now the docs"];
-    assert_eq!(user_questions(&store, &w.id), all, "the original stays");
+    assert_eq!(
+        user_questions(&store, &w.id).await,
+        all,
+        "the original stays"
+    );
     let show = qore_at(&w, &[], &["sessions", "show", &new_id]).await;
     assert!(
         show.stdout.contains(SUMMARY) && !show.stdout.contains("and the lexer"),
@@ -149,7 +153,7 @@ async fn sessions_compress_prints_the_new_id_and_show_original_shows_the_origina
         assert_eq!(run.code, Some(1), "{run:?}");
         assert!(run.one_stderr_line().contains(says), "{run:?}");
     }
-    assert_eq!(store.list_sessions(None).unwrap().len(), 2);
+    assert_eq!(store.list_sessions(None).await.unwrap().len(), 2);
 }
 
 #[tokio::test]
@@ -162,7 +166,7 @@ async fn run_past_the_threshold_compresses_first_unless_compress_at_is_off() {
         let squeeze = ReplayServer::start(vec![chat_answer(SUMMARY)])
             .await
             .unwrap();
-        let w = world(&chat, &squeeze);
+        let w = world(&chat, &squeeze).await;
         let env = [("QORE_COMPRESS_AT", setting)];
         let args = [
             "run",
@@ -187,8 +191,12 @@ async fn run_past_the_threshold_compresses_first_unless_compress_at_is_off() {
         if compressed {
             assert_eq!(sessions[1]["compressed_from"], w.id.as_str());
             assert!(sent.iter().any(|(_, text)| text == SUMMARY), "{sent:?}");
-            let store = Store::open(w.data.join("qore.db")).unwrap();
-            assert_eq!(user_questions(&store, &w.id).len(), 3, "the original stays");
+            let store = SqliteStore::open(w.data.join("qore.db")).unwrap();
+            assert_eq!(
+                user_questions(&store, &w.id).await.len(),
+                3,
+                "the original stays"
+            );
         }
     }
 }

@@ -60,10 +60,10 @@ impl Conversation {
         let target = manager.reach(&spec).await?;
         let setup = setup(&spec, &target, &tools)?;
         let new = new_session(&spec, &target);
-        let session = manager.start(opening, &new, setup).map_err(info)?;
+        let session = manager.start(opening, &new, setup).await.map_err(info)?;
         listen(&session, &on_compressed);
         let last_usage = match session.id() {
-            Some(id) => manager.find(id).ok().and_then(|found| found.last_usage),
+            Some(id) => (manager.find(id).await.ok()).and_then(|found| found.last_usage),
             None => None,
         };
         Ok(Conversation {
@@ -97,26 +97,26 @@ impl Conversation {
     }
 
     /// Start a new, empty session with the current model.
-    pub fn start_new(&mut self) -> Result<(), ErrorInfo> {
+    pub async fn start_new(&mut self) -> Result<(), ErrorInfo> {
         let setup = setup(&self.spec, &self.target, &self.tools)?;
         let new = new_session(&self.spec, &self.target);
-        self.adopt(self.manager.create(&new, setup).map_err(info)?);
+        self.adopt(self.manager.create(&new, setup).await.map_err(info)?);
         self.last_usage = None;
         Ok(())
     }
 
     /// Continue the stored session `key` names (id, unique id prefix or name).
-    pub fn switch(&mut self, key: &str) -> Result<SessionInfo, ErrorInfo> {
-        let found = self.manager.find(key).map_err(info)?;
+    pub async fn switch(&mut self, key: &str) -> Result<SessionInfo, ErrorInfo> {
+        let found = self.manager.find(key).await.map_err(info)?;
         let setup = setup(&self.spec, &self.target, &self.tools)?;
-        self.adopt(self.manager.open(&found.id, setup).map_err(info)?);
+        self.adopt(self.manager.open(&found.id, setup).await.map_err(info)?);
         self.last_usage = found.last_usage;
         Ok(found)
     }
 
     /// Undo the session's last turn that is not undone: the files its tools changed are put
     /// back, and the turn leaves the history (the session is reloaded from the store).
-    pub fn undo(&mut self) -> Result<UndoReport, ErrorInfo> {
+    pub async fn undo(&mut self) -> Result<UndoReport, ErrorInfo> {
         let (Some(id), Some(store)) = (self.session.id(), self.manager.store()) else {
             return Err(ErrorInfo::config(
                 "an ephemeral chat keeps no turns to undo",
@@ -125,13 +125,10 @@ impl Conversation {
         let id = id.to_owned();
         let project = (self.project())
             .ok_or_else(|| ErrorInfo::config("no project directory to restore files in"))?;
-        let undone = {
-            let mut store = store.lock().unwrap_or_else(|e| e.into_inner());
-            undo_last_turn(&mut store, &id, &project)
-        };
+        let undone = undo_last_turn(store.as_ref(), &id, &project).await;
         let report = undone.map_err(|error| ErrorInfo::config(error.to_string()))?;
         let setup = setup(&self.spec, &self.target, &self.tools)?;
-        self.adopt(self.manager.open(&id, setup).map_err(info)?);
+        self.adopt(self.manager.open(&id, setup).await.map_err(info)?);
         Ok(report)
     }
 
@@ -141,14 +138,13 @@ impl Conversation {
     }
 
     /// The session written out (qore's JSON or Markdown), as `qore sessions export` does.
-    pub fn export(&self, format: ExportFormat) -> Result<String, ErrorInfo> {
+    pub async fn export(&self, format: ExportFormat) -> Result<String, ErrorInfo> {
         let (Some(id), Some(store)) = (self.session.id(), self.manager.store()) else {
             return Err(ErrorInfo::config(
                 "an ephemeral chat is not saved: nothing to export",
             ));
         };
-        let store = store.lock().unwrap_or_else(|e| e.into_inner());
-        transcript::export(&store, id, format).map_err(|error| info(error.into()))
+        (transcript::export(store.as_ref(), id, format).await).map_err(|error| info(error.into()))
     }
 
     /// Summarise the older turns with the compression roster's first agent into a new

@@ -11,7 +11,7 @@
 //! - Ctrl-C cancels the turn in flight and the chat goes on with the session's earlier
 //!   turns ([`interrupt`]); at the prompt it does nothing; Ctrl-D (the end of stdin) exits 0.
 //! - The conversation is a qore-session `Session` ([`conversation`]): each turn is saved in
-//!   the store (`QORE_DATA_DIR`) as it ends, a cancelled or failed one without its partial
+//!   the store (`--store`, else `QORE_DATA_DIR`'s file) as it ends, a cancelled or failed one without its partial
 //!   answer, so the history stays well-formed; `--ephemeral` saves nothing.
 
 mod approve;

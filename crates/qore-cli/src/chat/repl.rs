@@ -45,7 +45,7 @@ struct Chat {
     failed: bool,
 }
 
-pub async fn chat(args: ChatArgs) -> ExitCode {
+pub async fn chat(args: ChatArgs, location: Option<&str>) -> ExitCode {
     let json = args.endpoint.json;
     let terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let all = CancellationToken::new();
@@ -81,7 +81,7 @@ pub async fn chat(args: ChatArgs) -> ExitCode {
     });
     let store = match args.ephemeral {
         true => None,
-        false => match qore_store::Store::open_default() {
+        false => match crate::store::open(location).await {
             Ok(store) => Some(store),
             Err(error) => {
                 let message = format!("{error} (--ephemeral chats without saving)");
@@ -253,19 +253,16 @@ impl Chat {
                 self.say("help", json!({"text": help}), &help);
                 Ok(())
             }
-            Command::New => self
-                .conversation
-                .start_new()
-                .map(|()| self.announce_session()),
-            Command::Switch(key) => self.switch(&key),
-            Command::Sessions => self.sessions(),
+            Command::New => (self.conversation.start_new().await).map(|()| self.announce_session()),
+            Command::Switch(key) => self.switch(&key).await,
+            Command::Sessions => self.sessions().await,
             Command::Agent(name) => (self.conversation.change(Some(name.clone()), None).await)
                 .map(|model| note!("qore: agent {name} ({model}) from the next message on")),
             Command::Model(model) => (self.conversation.change(None, Some(model)).await)
                 .map(|model| note!("qore: model {model} from the next message on")),
             Command::Tokens => self.tokens().await,
-            Command::Export(file) => self.export(&file),
-            Command::Undo => self.undo(),
+            Command::Export(file) => self.export(&file).await,
+            Command::Undo => self.undo().await,
             Command::Compress => self.compress().await,
             Command::Exit => Ok(()),
         };
@@ -274,8 +271,8 @@ impl Chat {
         }
     }
 
-    fn undo(&mut self) -> Result<(), ErrorInfo> {
-        let report = self.conversation.undo()?;
+    async fn undo(&mut self) -> Result<(), ErrorInfo> {
+        let report = self.conversation.undo().await?;
         let files: Vec<_> = (report.files.iter())
             .map(|(path, done)| json!({"path": path, "done": format!("{done:?}").to_lowercase()}))
             .collect();
@@ -284,8 +281,8 @@ impl Chat {
         Ok(())
     }
 
-    fn switch(&mut self, key: &str) -> Result<(), ErrorInfo> {
-        let info = self.conversation.switch(key)?;
+    async fn switch(&mut self, key: &str) -> Result<(), ErrorInfo> {
+        let info = self.conversation.switch(key).await?;
         self.announce_session();
         let title = info.name.or(info.title).unwrap_or_default();
         let turns = plural(info.turn_count as usize, "turn");
@@ -293,13 +290,12 @@ impl Chat {
         Ok(())
     }
 
-    fn sessions(&self) -> Result<(), ErrorInfo> {
+    async fn sessions(&self) -> Result<(), ErrorInfo> {
         let Some(store) = self.conversation.store() else {
             return Err(ErrorInfo::config("an ephemeral chat has no saved sessions"));
         };
         let project = self.conversation.project();
-        let listed =
-            (store.lock().unwrap_or_else(|e| e.into_inner())).list_sessions(project.as_deref());
+        let listed = store.list_sessions(project.as_deref()).await;
         let sessions = listed.map_err(|error| ErrorInfo::config(error.to_string()))?;
         let current = self.conversation.id();
         let mut text = String::new();
@@ -346,12 +342,12 @@ impl Chat {
     }
 
     /// Write the session to `file`: Markdown for `.md`, else qore's JSON.
-    fn export(&self, file: &str) -> Result<(), ErrorInfo> {
+    async fn export(&self, file: &str) -> Result<(), ErrorInfo> {
         let format = match file.ends_with(".md") {
             true => ExportFormat::Markdown,
             false => ExportFormat::Json,
         };
-        let text = self.conversation.export(format)?;
+        let text = self.conversation.export(format).await?;
         std::fs::write(file, text)
             .map_err(|err| ErrorInfo::config(format!("cannot write {file}: {err}")))?;
         self.say(

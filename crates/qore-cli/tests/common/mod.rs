@@ -73,14 +73,15 @@ impl Run {
     }
 }
 
-/// `qore ARGS` with stdin null, `QORE_URL`/`QORE_MODEL` removed, a config dir that does not
-/// exist (the user's own config never leaks in; tests that need one set `QORE_CONFIG_DIR`),
-/// output captured.
+/// `qore ARGS` with stdin null, `QORE_URL`/`QORE_MODEL`/`QORE_STORE_URL` removed, a config
+/// dir that does not exist (the user's own config never leaks in; tests that need one set
+/// `QORE_CONFIG_DIR`), output captured.
 pub fn command(args: &[&str]) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(QORE);
     cmd.args(args)
         .env_remove("QORE_URL")
         .env_remove("QORE_MODEL")
+        .env_remove("QORE_STORE_URL")
         .env(
             "QORE_CONFIG_DIR",
             std::env::temp_dir().join("qore-tests-no-config"),
