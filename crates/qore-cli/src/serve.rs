@@ -1,9 +1,11 @@
 //! `qore serve …`: the HTTP server's command line, its API keys and its usage report.
 //!
 //! Promises:
-//! - the store is the CLI's (`qore.db` in `QORE_DATA_DIR`, else the platform's data dir), the
-//!   one a running `qore serve` polls: a key created or revoked here takes effect there
-//!   within a second;
+//! - the store is the one `--store` names (or `QORE_STORE_URL`): a `postgres://` URL or a
+//!   SQLite file; without either, the CLI's `qore.db` (in `QORE_DATA_DIR`, else the
+//!   platform's data dir). Every running `qore serve` on it polls it: a key created or revoked
+//!   here takes effect there within a second, and several servers on one PostgreSQL share
+//!   keys, limits, usage and stored conversations;
 //! - `keys create` prints the new key once, alone on stdout (one line, nothing else); what
 //!   was created goes to stderr; the key's text is never stored (only its SHA-256) and never
 //!   shown again;
@@ -15,6 +17,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
@@ -105,14 +108,18 @@ pub enum KeysCommand {
     },
 }
 
-/// Run `qore serve …`.
-pub async fn serve(args: ServeArgs) -> ExitCode {
-    let done = match args.command {
-        Some(ServeCommand::Keys { command }) => open().and_then(|store| keys(&store, command)),
-        Some(ServeCommand::Usage { key, since, json }) => {
-            open().and_then(|store| usage(&store, key.as_deref(), since.as_deref(), json))
-        }
-        None => start(args).await,
+/// Run `qore serve …` on the store at `store` (`--store`; `None`: `QORE_STORE_URL`, else the
+/// default file).
+pub async fn serve(args: ServeArgs, store: Option<String>) -> ExitCode {
+    let done = match open(store.as_deref()).await {
+        Err(message) => Err(message),
+        Ok(store) => match args.command {
+            Some(ServeCommand::Keys { command }) => keys(&*store, command).await,
+            Some(ServeCommand::Usage { key, since, json }) => {
+                usage(&*store, key.as_deref(), since.as_deref(), json).await
+            }
+            None => start(args, store).await,
+        },
     };
     match done {
         Ok(()) => ExitCode::SUCCESS,
@@ -121,7 +128,7 @@ pub async fn serve(args: ServeArgs) -> ExitCode {
 }
 
 /// Start the server.
-async fn start(args: ServeArgs) -> Result<(), String> {
+async fn start(args: ServeArgs, store: Arc<dyn Store>) -> Result<(), String> {
     let filter = tracing_subscriber::EnvFilter::try_from_env("QORE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,qore_serve=info"));
     let _ = tracing_subscriber::fmt()
@@ -129,7 +136,7 @@ async fn start(args: ServeArgs) -> Result<(), String> {
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .try_init();
-    qore_serve::run(args.flags())
+    qore_serve::run(args.flags(), store)
         .await
         .map_err(|e| e.to_string())
 }
@@ -147,11 +154,15 @@ impl ServeArgs {
     }
 }
 
-fn open() -> Result<Store, String> {
-    Store::open_default().map_err(|e| e.to_string())
+async fn open(location: Option<&str>) -> Result<Arc<dyn Store>, String> {
+    let opened = match location {
+        Some(location) => qore_store::open(location).await,
+        None => qore_store::open_configured().await,
+    };
+    opened.map_err(|e| e.to_string())
 }
 
-fn keys(store: &Store, command: KeysCommand) -> Result<(), String> {
+async fn keys(store: &dyn Store, command: KeysCommand) -> Result<(), String> {
     match command {
         KeysCommand::Create {
             name,
@@ -169,7 +180,7 @@ fn keys(store: &Store, command: KeysCommand) -> Result<(), String> {
                 tpm,
                 budget_tokens,
             };
-            let created = store.create_key(&new).map_err(|e| e.to_string())?;
+            let created = store.create_key(&new).await.map_err(|e| e.to_string())?;
             note!(
                 "qore: created the key '{}' (id {}; models: {}; limits: {}). It is printed once, \
                  on stdout: keep it now, only its hash is stored.",
@@ -181,9 +192,9 @@ fn keys(store: &Store, command: KeysCommand) -> Result<(), String> {
             outln!("{key}");
             Ok(())
         }
-        KeysCommand::List { json } => list(store, json),
+        KeysCommand::List { json } => list(store, json).await,
         KeysCommand::Revoke { key } => {
-            let before = store.key(&key).map_err(|e| e.to_string())?;
+            let before = store.key(&key).await.map_err(|e| e.to_string())?;
             if let Some(at) = before.revoked_at {
                 note!(
                     "qore: the key '{}' was already revoked on {}",
@@ -192,15 +203,15 @@ fn keys(store: &Store, command: KeysCommand) -> Result<(), String> {
                 );
                 return Ok(());
             }
-            let revoked = store.revoke_key(&before.id).map_err(|e| e.to_string())?;
+            let revoked = (store.revoke_key(&before.id).await).map_err(|e| e.to_string())?;
             outln!("revoked the key '{}' ({})", revoked.name, revoked.id);
             Ok(())
         }
     }
 }
 
-fn list(store: &Store, json: bool) -> Result<(), String> {
-    let keys = store.keys().map_err(|e| e.to_string())?;
+async fn list(store: &dyn Store, json: bool) -> Result<(), String> {
+    let keys = store.keys().await.map_err(|e| e.to_string())?;
     if json {
         let rows: Vec<_> = (keys.iter())
             .map(|k| {
@@ -246,15 +257,18 @@ fn list(store: &Store, json: bool) -> Result<(), String> {
     Ok(())
 }
 
-fn usage(store: &Store, key: Option<&str>, since: Option<&str>, json: bool) -> Result<(), String> {
-    let key_id = key
-        .map(|k| store.key(k).map(|k| k.id))
-        .transpose()
-        .map_err(|e| e.to_string())?;
-    let rows = store
-        .usage(key_id.as_deref(), since)
-        .map_err(|e| e.to_string())?;
-    let keys = store.keys().map_err(|e| e.to_string())?;
+async fn usage(
+    store: &dyn Store,
+    key: Option<&str>,
+    since: Option<&str>,
+    json: bool,
+) -> Result<(), String> {
+    let key_id = match key {
+        Some(k) => Some(store.key(k).await.map_err(|e| e.to_string())?.id),
+        None => None,
+    };
+    let rows = (store.usage(key_id.as_deref(), since).await).map_err(|e| e.to_string())?;
+    let keys = store.keys().await.map_err(|e| e.to_string())?;
     let name_of = |row: &UsageRow| -> String {
         if row.key_id.is_empty() {
             return "(no key)".into();

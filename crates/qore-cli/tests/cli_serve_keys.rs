@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use common::{command, run_cmd, Run};
 use qore_serve::gate::hash_key;
-use qore_store::{Store, UsageRow};
+use qore_store::{SqliteStore, Store as _, UsageRow};
 use serde_json::Value;
 
 struct World {
@@ -29,8 +29,8 @@ impl World {
         run_cmd(cmd).await
     }
 
-    fn store(&self) -> Store {
-        Store::open(self.data.join("qore.db")).unwrap()
+    fn store(&self) -> SqliteStore {
+        SqliteStore::open(self.data.join("qore.db")).unwrap()
     }
 }
 
@@ -53,7 +53,7 @@ async fn create_prints_the_key_alone_and_list_shows_names_never_keys() {
     assert!(created.stderr.contains("'ci'"), "{}", created.stderr);
     assert!(!created.stderr.contains(key), "{}", created.stderr);
     let hash = hash_key(key);
-    let stored = w.store().key_by_hash(&hash).unwrap().unwrap();
+    let stored = w.store().key_by_hash(&hash).await.unwrap().unwrap();
     assert_eq!(
         (stored.name.as_str(), &stored.models[..]),
         ("ci", &["claude-*".to_owned()][..])
@@ -113,6 +113,7 @@ async fn revoke_by_name_or_id_keeps_the_key_listed_as_revoked() {
     let stored = w
         .store()
         .key_by_hash(&hash_key(key.trim()))
+        .await
         .unwrap()
         .unwrap();
     assert!(stored.is_revoked());
@@ -136,7 +137,7 @@ async fn usage_is_a_table_per_key_model_agent_and_day_and_json() {
     let w = world();
     w.qore(&["keys", "create", "alice"]).await.checked(0);
     let store = w.store();
-    let alice = store.key("alice").unwrap().id;
+    let alice = store.key("alice").await.unwrap().id;
     let row = |day: &str, key_id: &str, model: &str, agent: &str, n: u64| UsageRow {
         day: day.into(),
         key_id: key_id.into(),
@@ -153,7 +154,7 @@ async fn usage_is_a_table_per_key_model_agent_and_day_and_json() {
         row("2025-05-02", &alice, "local/m", "", 4),
         row("2025-05-02", "", "local/m", "", 5),
     ] {
-        store.record_usage(&r).unwrap();
+        store.record_usage(&[r]).await.unwrap();
     }
     let all = w.qore(&["usage"]).await.checked(0);
     for words in [
@@ -234,7 +235,7 @@ async fn mistakes_are_clear_errors() {
         assert!(run.stderr.contains(words), "{args:?}: {}", run.stderr);
         assert_eq!(run.stdout, "", "{args:?}");
     }
-    assert_eq!(w.store().keys().unwrap().len(), 1);
+    assert_eq!(w.store().keys().await.unwrap().len(), 1);
 }
 
 #[tokio::test]

@@ -7,6 +7,7 @@ mod cli_serve_support;
 mod common;
 
 use cli_serve_support::World;
+use qore_store::Store as _;
 use qore_testkit::chat::{chat_answer, chat_tool_call};
 use qore_testkit::ReplayServer;
 use serde_json::{json, Value};
@@ -48,9 +49,9 @@ async fn a_named_session_keeps_whole_turns_from_either_dialect() {
     let answer = server.post("/v1/chat/completions", &first, &[]).await;
     assert_eq!(answer.status, 200, "{}", answer.text);
     server.stop().await;
-    let store = qore_store::Store::open(w.data.join("qore.db")).unwrap();
-    let session = store.session("notes").unwrap();
-    let turns = store.turns(&session.id).unwrap();
+    let store = qore_store::SqliteStore::open(w.data.join("qore.db")).unwrap();
+    let session = store.session("notes").await.unwrap();
+    let turns = store.turns(&session.id).await.unwrap();
     let texts: Vec<Vec<String>> = (turns.iter())
         .map(|t| {
             let mut all = vec![t.record.user.text()];
@@ -71,7 +72,7 @@ async fn a_named_session_keeps_whole_turns_from_either_dialect() {
         ],
         "{turns:#?}"
     );
-    assert_eq!(store.list_sessions(None).unwrap().len(), 1);
+    assert_eq!(store.list_sessions(None).await.unwrap().len(), 1);
 }
 
 #[tokio::test]

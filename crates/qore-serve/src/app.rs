@@ -11,10 +11,11 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use futures_util::future::BoxFuture;
 use qore_client::CancellationToken;
 use qore_session::SessionManager;
 
-use crate::admission::{admit, Admitted};
+use crate::admission::{admit, rate_headers, Admitted};
 use crate::config::ServeSettings;
 use crate::dialect::anthropic::AnthropicMessages;
 use crate::dialect::openai_chat::OpenAiChat;
@@ -92,19 +93,21 @@ async fn metrics(State(app): State<Arc<App>>) -> Response {
     response
 }
 
+/// Prepares a decoded request before it is sent (history from the store) and returns it
+/// with what runs after the turn (storing it).
+pub type Prepare = Box<
+    dyn FnOnce(Inbound, Caller) -> BoxFuture<'static, Result<(Inbound, Option<After>), ServeError>>
+        + Send,
+>;
+
 /// The one path of a chat request in `dialect`.
-pub async fn answer<F>(
+pub async fn answer(
     app: Arc<App>,
     dialect: &'static dyn Dialect,
     headers: HeaderMap,
     body: Body,
-    prepare: F,
-) -> Response
-where
-    // Prepares a decoded request before it is sent (history from the store) and returns
-    // what runs after the turn (storing it).
-    F: FnOnce(&mut Inbound, &Caller) -> Result<Option<After>, ServeError> + Send,
-{
+    prepare: Prepare,
+) -> Response {
     let endpoint = dialect.name();
     let decode = |bytes: &[u8]| {
         let mut inbound = dialect.decode(bytes, &headers)?;
@@ -127,16 +130,20 @@ where
     .await;
     let Admitted {
         caller,
-        request: mut inbound,
+        request: inbound,
         mut exchange,
+        admission,
     } = match admitted {
         Ok(admitted) => admitted,
         Err(refused) => return refused.respond(|error| error_response(dialect, error)),
     };
-    match prepare(&mut inbound, &caller) {
-        Ok(after) => exchange.after = after,
+    let mut inbound = match prepare(inbound, caller).await {
+        Ok((inbound, after)) => {
+            exchange.after = after;
+            inbound
+        }
         Err(error) => return refuse(exchange, dialect, error),
-    }
+    };
     let baked = Baked {
         max_tokens: inbound.max_tokens,
         temperature: inbound.temperature,
@@ -222,16 +229,16 @@ where
             }
             qore_core::StreamOutcome::Failed { error, .. } => {
                 let error = ServeError::from_upstream(error);
-                exchange.settle(&outcome);
+                exchange.settle(&outcome).await;
                 return error_response(dialect, &error);
             }
             qore_core::StreamOutcome::Cancelled { .. } => {
                 let error = ServeError::new(ErrorKind::Overloaded, "the request was cancelled");
-                exchange.settle(&outcome);
+                exchange.settle(&outcome).await;
                 return error_response(dialect, &error);
             }
         };
-        exchange.settle(&outcome);
+        exchange.settle(&outcome).await;
         response
     };
     if !inbound.dropped.is_empty() {
@@ -239,6 +246,7 @@ where
             response.headers_mut().insert("x-qore-dropped", value);
         }
     }
+    rate_headers(&admission, response.headers_mut());
     response
 }
 

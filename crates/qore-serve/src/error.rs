@@ -1,5 +1,10 @@
 //! What goes wrong in serving a request, wire-neutral: each dialect writes a [`ServeError`]
 //! in its vendor's own error shape (status, type, message, and `Retry-After` where given).
+//!
+//! A store that cannot be reached is a 503 with `Retry-After` ([`ServeError::from_store`]):
+//! OpenAI's `server_error`-typed envelope or Anthropic's `overloaded_error`, per dialect; any
+//! other store failure is a 500. Neither carries the store's own words (a location, a query)
+//! to the caller: those go to the log.
 
 use qore_core::{ErrorCategory, ErrorInfo};
 
@@ -77,7 +82,24 @@ pub struct ServeError {
     pub retry_after: Option<u64>,
 }
 
+/// The `Retry-After` of a 503 for a store that cannot be reached, in seconds.
+pub const STORE_RETRY_AFTER: u64 = 1;
+
 impl ServeError {
+    /// A store failure as the caller sees it: 503 with `Retry-After` when the store cannot
+    /// be reached now, else 500; `what` names what was being done.
+    pub fn from_store(what: &str, error: &qore_store::StoreError) -> Self {
+        if error.is_unavailable() {
+            ServeError::new(
+                ErrorKind::Overloaded,
+                format!("the store cannot be reached now ({what}): try again shortly"),
+            )
+            .with_retry_after(STORE_RETRY_AFTER)
+        } else {
+            ServeError::new(ErrorKind::Internal, format!("the store failed ({what})"))
+        }
+    }
+
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         ServeError {
             kind,

@@ -1,10 +1,13 @@
 //! One request's bookkeeping from admission to its end: metrics, usage per key, the
 //! `after` hook (storing a turn), and the in-flight gauge. Settled exactly once: by the
-//! answer's end, or, when the client went away first, by its drop (as cancelled).
+//! answer's end, or, when the client went away first, by its drop (as cancelled). The
+//! `after` hook is awaited by [`Exchange::settle`] before the answer's last bytes go out, so a
+//! caller that continues at once finds what it stored; on a drop it runs as its own task.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures_util::future::BoxFuture;
 use qore_core::{StreamOutcome, Usage};
 
 use crate::app::App;
@@ -13,7 +16,7 @@ use crate::metrics::InFlight;
 use crate::{ReplyMeta, ServeError};
 
 /// What runs once the turn has ended (a finished turn is stored, say).
-pub type After = Box<dyn FnOnce(&StreamOutcome, &ReplyMeta) + Send>;
+pub type After = Box<dyn FnOnce(StreamOutcome, ReplyMeta) -> BoxFuture<'static, ()> + Send>;
 
 pub struct Exchange {
     pub app: Arc<App>,
@@ -83,10 +86,17 @@ impl Exchange {
         metrics.finished(self.endpoint, self.started.elapsed(), self.waited);
     }
 
-    /// The turn ended as `outcome`.
-    pub fn settle(&mut self, outcome: &StreamOutcome) {
+    /// The turn ended as `outcome`: counted, and its `after` hook run to its end.
+    pub async fn settle(&mut self, outcome: &StreamOutcome) {
+        if let Some(after) = self.account(outcome) {
+            after.await;
+        }
+    }
+
+    /// Count the turn's end; the `after` hook's work, when there is some.
+    fn account(&mut self, outcome: &StreamOutcome) -> Option<BoxFuture<'static, ()>> {
         if std::mem::replace(&mut self.settled, true) {
-            return;
+            return None;
         }
         let (usage, failed) = match outcome {
             StreamOutcome::Finished { usage, .. } => (usage, false),
@@ -115,19 +125,25 @@ impl Exchange {
             failed,
         );
         metrics.finished(self.endpoint, self.started.elapsed(), self.waited);
-        if let (Some(after), Some(reply)) = (self.after.take(), &self.reply) {
-            after(outcome, reply);
-        }
         self.in_flight = None;
+        match (self.after.take(), &self.reply) {
+            (Some(after), Some(reply)) => Some(after(outcome.clone(), reply.clone())),
+            _ => None,
+        }
     }
 }
 
 impl Drop for Exchange {
     fn drop(&mut self) {
         if !self.settled {
-            self.settle(&StreamOutcome::Cancelled {
+            let cancelled = StreamOutcome::Cancelled {
                 usage: Usage::default(),
-            });
+            };
+            if let Some(after) = self.account(&cancelled) {
+                if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                    runtime.spawn(after);
+                }
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The endpoints beside chat: `/v1/models` (in the caller's dialect: Anthropic's shape when
 //! the request carries `anthropic-version`, OpenAI's otherwise), `/readyz` (the store
-//! answers), `/v1/messages/count_tokens`, and `/v1/completions` (fill-in-the-middle).
+//! answers: 503 while it does not, 200 again once it does, without a restart),
+//! `/v1/messages/count_tokens`, and `/v1/completions` (fill-in-the-middle).
 
 use std::sync::Arc;
 
@@ -17,7 +18,7 @@ use crate::route::is_chat_agent;
 /// What the caller's key may use: the chat agents, the configured `provider/model` names
 /// and the local model.
 pub async fn models(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
-    let caller = match app.gate.authenticate(&headers) {
+    let caller = match app.gate.authenticate(&headers).await {
         Ok(caller) => caller,
         Err(error) => return error_response(dialect_of(&headers), &error),
     };
@@ -70,7 +71,7 @@ pub async fn ready(State(app): State<Arc<App>>) -> Response {
 /// `POST /v1/messages/count_tokens`: the heuristic count qore's sessions use.
 pub async fn count_tokens(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -> Response {
     let dialect: &dyn Dialect = &MESSAGES;
-    if let Err(error) = app.gate.authenticate(&headers) {
+    if let Err(error) = app.gate.authenticate(&headers).await {
         return error_response(dialect, &error);
     }
     let bytes = match read_body(body, app.settings.body_limit).await {

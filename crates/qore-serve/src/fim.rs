@@ -13,7 +13,7 @@ use futures_util::StreamExt as _;
 use qore_client::{CancellationToken, FimRequest, ResponseStream};
 use qore_core::{ResponseEvent, StreamOutcome};
 
-use crate::admission::{admit, Admitted};
+use crate::admission::{admit, rate_headers, Admitted};
 use crate::app::{now_secs, App};
 use crate::dialect::completions::{self, FimInbound, TextCompletionEncoder};
 use crate::exchange::Exchange;
@@ -54,6 +54,7 @@ pub async fn completions(State(app): State<Arc<App>>, headers: HeaderMap, body: 
     let Admitted {
         request: inbound,
         mut exchange,
+        admission,
         ..
     } = match admitted {
         Ok(admitted) => admitted,
@@ -107,6 +108,7 @@ pub async fn completions(State(app): State<Arc<App>>, headers: HeaderMap, body: 
             "content-type",
             HeaderValue::from_static("text/event-stream"),
         );
+        rate_headers(&admission, response.headers_mut());
         return response;
     }
     while stream.next().await.is_some() {}
@@ -117,10 +119,12 @@ pub async fn completions(State(app): State<Arc<App>>, headers: HeaderMap, body: 
         },
     };
     exchange.mark_first_byte();
-    exchange.settle(&outcome);
+    exchange.settle(&outcome).await;
     match &outcome {
         StreamOutcome::Finished { .. } => {
-            axum::Json(completions::response(&meta, &outcome)).into_response()
+            let mut response = axum::Json(completions::response(&meta, &outcome)).into_response();
+            rate_headers(&admission, response.headers_mut());
+            response
         }
         StreamOutcome::Failed { error, .. } => error_response(&ServeError::from_upstream(error)),
         StreamOutcome::Cancelled { .. } => error_response(&ServeError::new(

@@ -1,41 +1,54 @@
 //! The server's admission: who is calling (their API key), which models they may use, whether
-//! their limits let one more request through, and what they used.
+//! their limits let one more request through, and what they used. Everything is read from
+//! the store, so several servers sharing one store (PostgreSQL behind a load balancer) behave
+//! as one.
 //!
 //! Promises:
 //! - with [`AuthMode::Keys`] a request needs a stored key that is not revoked (else a 401
 //!   saying which: none sent, unknown, revoked); [`AuthMode::Open`] lets anyone through as
 //!   [`Caller::open`]; [`AuthMode::UntilKeys`] does so only while the store holds no key at
 //!   all (a revoked one counts, so revoking never opens the server);
-//! - keys created or revoked in another process (`qore serve keys`) take effect within a
-//!   second ([`keys`]); a key's text is never logged or kept, only its hash;
+//! - keys are checked against a copy refreshed in the background ([`cache`]): a key created
+//!   or revoked by any process takes effect within a second; a key the copy does not know is
+//!   looked up in the store once before the 401, so a key just created works at once; a key's
+//!   text is never logged or kept, only its hash;
+//! - fail closed: when the copy could not be confirmed for over a second because the store
+//!   cannot be reached, keyed requests are 503 with `Retry-After`, never answered from it;
 //! - a key may use the models its patterns match ([`Gate::permits`]); no patterns, every model;
-//! - [`Gate::admit`] refuses (429, with `Retry-After` where waiting helps) a request past the
-//!   key's `rpm`, `tpm` or lifetime `budget_tokens` ([`limits`]);
-//! - [`Gate::record`] counts a request's tokens at once and queues its usage row for a
-//!   writer thread ([`usage`]): the request path never waits on that write;
-//!   [`Gate::flush`] waits for the queue (at shutdown, in tests).
+//! - [`Gate::admit`] asks the store (one atomic step) for a key with `rpm`, `tpm` or
+//!   `budget_tokens` and refuses (429, with `Retry-After` where waiting helps) past them
+//!   ([`limits`]); a key without limits never touches the store per request;
+//! - [`Gate::record`] queues a request's usage row for the writer task ([`usage`]): the
+//!   request path never waits on that write; [`Gate::flush`] waits for the queue (at
+//!   shutdown, in tests);
+//! - every store failure is counted by kind; one that cannot reach the store is a 503 with
+//!   `Retry-After` ([`ServeError::from_store`]), any other a 500.
 
+mod cache;
 mod keys;
 mod limits;
 #[cfg(test)]
 mod tests;
 mod usage;
 
-use std::collections::HashMap;
 use std::fmt;
-use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
 use axum::http::HeaderMap;
-use qore_session::SharedStore;
-use qore_store::{utc_day, StoreError, UsageRow};
+use qore_store::{utc_day, Store, StoreError, UsageRow};
+use tokio::sync::mpsc::UnboundedSender;
 
+use crate::metrics::StoreErrors;
 use crate::{ErrorKind, ServeError};
-pub use keys::{check_pattern, hash_key, new_key, CHECK_EVERY};
-use keys::{presented, KeyCache, KeyEntry};
+use cache::KeyCache;
+pub use cache::{CHECK_EVERY, STALE_AFTER};
+pub use keys::{check_pattern, hash_key, new_key};
+use keys::{presented, KeyEntry};
 pub use limits::Admission;
-use limits::{over_budget, Meter};
+
+/// How long a readiness check waits for the store at most.
+const READY_WITHIN: Duration = Duration::from_secs(5);
 
 /// How a server treats keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,47 +94,73 @@ impl fmt::Debug for Caller {
     }
 }
 
-/// The admission of one server: its keys, their windows, the usage writer.
+/// The admission of one server: its keys, the usage writer.
 pub struct Gate {
-    store: SharedStore,
+    store: Arc<dyn Store>,
     auth: AuthMode,
-    keys: KeyCache,
-    meters: Mutex<HashMap<String, Meter>>,
-    usage: Sender<usage::Job>,
+    keys: Arc<KeyCache>,
+    refresher: tokio::task::JoinHandle<()>,
+    usage: UnboundedSender<usage::Job>,
+    errors: StoreErrors,
+}
+
+impl Drop for Gate {
+    fn drop(&mut self) {
+        self.refresher.abort();
+    }
 }
 
 impl Gate {
-    /// A gate on `store`'s keys (loaded now) with its usage writer started.
-    pub fn new(store: SharedStore, auth: AuthMode) -> Gate {
+    /// A gate on `store`'s keys (loaded now), with its key refresher and usage writer started;
+    /// store failures are counted in `errors`.
+    pub async fn start(store: Arc<dyn Store>, auth: AuthMode, errors: StoreErrors) -> Gate {
+        let keys = Arc::new(KeyCache::new());
+        if let Err(e) = keys.refresh(&*store).await {
+            errors.count(&e);
+        }
+        let refresher =
+            cache::spawn_refresher(Arc::downgrade(&keys), store.clone(), errors.clone());
         Gate {
-            keys: KeyCache::load(&store),
-            usage: usage::start(store.clone()),
+            usage: usage::start(store.clone(), errors.clone()),
             store,
             auth,
-            meters: Mutex::default(),
+            keys,
+            refresher,
+            errors,
         }
     }
 
     /// Whether the store holds any key (revoked ones included).
-    pub fn has_keys(store: &SharedStore) -> Result<bool, StoreError> {
-        Ok(!lock(store).keys()?.is_empty())
+    pub async fn has_keys(store: &dyn Store) -> Result<bool, StoreError> {
+        Ok(!store.keys().await?.is_empty())
     }
 
     pub fn auth_mode(&self) -> AuthMode {
         self.auth
     }
 
-    /// The caller of a request with these headers (`Authorization: Bearer KEY` or
-    /// `x-api-key: KEY`).
-    pub fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, ServeError> {
-        self.authenticate_at(headers, Instant::now())
+    /// The store the gate reads.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
     }
 
-    fn authenticate_at(&self, headers: &HeaderMap, now: Instant) -> Result<Caller, ServeError> {
+    /// A store failure met while doing `what`: counted, logged, and as the caller sees it.
+    pub fn store_failed(&self, what: &str, error: &StoreError) -> ServeError {
+        self.errors.count(error);
+        tracing::warn!("the store failed ({what}): {error}");
+        ServeError::from_store(what, error)
+    }
+
+    /// The caller of a request with these headers (`Authorization: Bearer KEY` or
+    /// `x-api-key: KEY`).
+    pub async fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, ServeError> {
         if self.auth == AuthMode::Open {
             return Ok(Caller::open());
         }
-        let keys = self.keys.current(&self.store, now);
+        let Ok(keys) = self.keys.current(Instant::now()) else {
+            let error = StoreError::Unavailable("the API keys could not be checked".into());
+            return Err(self.store_failed("checking API keys", &error));
+        };
         if self.auth == AuthMode::UntilKeys && keys.by_hash.is_empty() {
             return Ok(Caller::open());
         }
@@ -132,11 +171,29 @@ impl Gate {
                 "no API key: send it as `Authorization: Bearer KEY` or `x-api-key: KEY`",
             );
         }
-        match keys.find(&presented) {
-            None => refused("invalid API key"),
-            Some(entry) if entry.record.is_revoked() => refused("this API key was revoked"),
-            Some(entry) => Ok(Caller::of(entry)),
+        let entry = match keys.find(&presented) {
+            Some(entry) => entry.clone(),
+            None => match self.look_up(&presented).await? {
+                Some(entry) => entry,
+                None => return refused("invalid API key"),
+            },
+        };
+        if entry.record.is_revoked() {
+            return refused("this API key was revoked");
         }
+        Ok(Caller::of(&entry))
+    }
+
+    /// The first presented key the store itself knows (one that the copy does not know yet).
+    async fn look_up(&self, presented: &[&str]) -> Result<Option<Arc<KeyEntry>>, ServeError> {
+        for key in presented {
+            match self.store.key_by_hash(&hash_key(key)).await {
+                Ok(Some(record)) => return Ok(Some(Arc::new(KeyEntry::of(record)))),
+                Ok(None) => {}
+                Err(e) => return Err(self.store_failed("looking up an API key", &e)),
+            }
+        }
+        Ok(None)
     }
 
     /// Whether `caller` may use `model` (an agent's name or `provider/model`, as requested).
@@ -147,53 +204,23 @@ impl Gate {
             .map_or(true, |entry| entry.permits(model))
     }
 
-    /// Let one request of about `estimated_tokens` through, or refuse it (429) when it would
-    /// pass the key's `rpm`, `tpm` or budget.
-    pub fn admit(&self, caller: &Caller, estimated_tokens: u64) -> Result<Admission, ServeError> {
-        self.admit_at(caller, estimated_tokens, Instant::now())
-    }
-
-    fn admit_at(
-        &self,
-        caller: &Caller,
-        estimate: u64,
-        now: Instant,
-    ) -> Result<Admission, ServeError> {
+    /// Let one request of about `estimate` tokens through, or refuse it (429) when it would
+    /// pass the key's `rpm`, `tpm` or budget; only a key with limits asks the store.
+    pub async fn admit(&self, caller: &Caller, estimate: u64) -> Result<Admission, ServeError> {
         let Some(entry) = &caller.entry else {
             return Ok(Admission::default());
         };
-        let key = &entry.record;
-        if let Some(budget) = key.budget_tokens {
-            let spent = self.spent(&key.id, now)?;
-            if let Some(error) = over_budget(budget, spent, estimate) {
-                return Err(error);
-            }
+        let Some(check) = limits::check_of(&entry.record, estimate) else {
+            return Ok(Admission::default());
+        };
+        match self.store.admit(&check).await {
+            Ok(verdict) => limits::answer(&check, verdict),
+            Err(e) => Err(self.store_failed("checking the key's limits", &e)),
         }
-        let mut meters = lock(&self.meters);
-        let meter = meters.entry(key.id.clone()).or_default();
-        meter.admit(key.rpm, key.tpm, estimate, now)
-    }
-
-    /// A key's lifetime tokens: the meter's, else the store's (read outside the meters' lock).
-    fn spent(&self, key_id: &str, now: Instant) -> Result<u64, ServeError> {
-        if let Some(spent) = lock(&self.meters).get(key_id).and_then(|m| m.spent(now)) {
-            return Ok(spent);
-        }
-        let stored = lock(&self.store).tokens_used(key_id).map_err(|e| {
-            ServeError::new(
-                ErrorKind::Internal,
-                format!("cannot read the key's usage: {e}"),
-            )
-        })?;
-        let mut meters = lock(&self.meters);
-        Ok(meters
-            .entry(key_id.to_owned())
-            .or_default()
-            .set_spent(stored, now))
     }
 
     /// Count one request of `caller` to `model` (as requested) answered by `agent`: its
-    /// tokens in the key's window at once, its usage row through the writer.
+    /// usage row goes to the writer (which also feeds the key's `tpm` window).
     pub fn record(
         &self,
         caller: &Caller,
@@ -202,13 +229,6 @@ impl Gate {
         usage: &qore_core::Usage,
         failed: bool,
     ) {
-        let tokens_in = usage.input_tokens.unwrap_or(0);
-        let tokens_out = usage.output_tokens.unwrap_or(0);
-        if let Some(key_id) = &caller.key_id {
-            let mut meters = lock(&self.meters);
-            let meter = meters.entry(key_id.clone()).or_default();
-            meter.add_tokens(tokens_in.saturating_add(tokens_out), Instant::now());
-        }
         let row = UsageRow {
             day: utc_day(SystemTime::now()),
             key_id: caller.key_id.clone().unwrap_or_default(),
@@ -216,8 +236,8 @@ impl Gate {
             agent: agent.unwrap_or_default().to_owned(),
             requests: 1,
             errors: u64::from(failed),
-            tokens_in,
-            tokens_out,
+            tokens_in: usage.input_tokens.unwrap_or(0),
+            tokens_out: usage.output_tokens.unwrap_or(0),
         };
         if self.usage.send(usage::Job::Row(row)).is_err() {
             tracing::warn!("the usage writer is gone: usage of {model:?} not recorded");
@@ -226,24 +246,25 @@ impl Gate {
 
     /// Wait (at most `timeout`) until the usage recorded so far is in the store; whether it
     /// is.
-    pub fn flush(&self, timeout: Duration) -> bool {
-        usage::flush(&self.usage, timeout)
+    pub async fn flush(&self, timeout: Duration) -> bool {
+        usage::flush(&self.usage, timeout).await
     }
 
-    /// Whether the store answers (for a readiness probe); the reason when not.
+    /// Whether the store answers now (for a readiness probe); the reason when not.
     pub async fn store_answers(&self) -> Result<(), String> {
-        let store = self.store.clone();
-        let answer = tokio::task::spawn_blocking(move || lock(&store).keys_version().map(drop));
-        match answer.await {
+        match tokio::time::timeout(READY_WITHIN, self.store.ping()).await {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(e.to_string()),
-            Err(e) => Err(format!("the store check failed: {e}")),
+            Ok(Err(e)) => {
+                self.errors.count(&e);
+                Err(format!("the store does not answer: {e}"))
+            }
+            Err(_) => Err(format!("the store did not answer within {READY_WITHIN:?}")),
         }
     }
 }
 
-/// A lock, also after a panic elsewhere (what it guards stays consistent: the store commits
-/// whole transactions, the meters are counters).
+/// A lock, also after a panic elsewhere (what it guards stays consistent: a snapshot is
+/// swapped whole).
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -11,7 +11,10 @@
 //!   named (`x-qore-dropped` header, a debug line, a metric), never silently;
 //! - keys are stored hashed; a refused request (401, 403, 429) never reaches a provider;
 //!   usage is recorded per key, model, agent and day;
-//! - a client that goes away cancels its upstream request; SIGTERM drains streams in flight.
+//! - a client that goes away cancels its upstream request; SIGTERM drains streams in flight;
+//! - the store (SQLite or PostgreSQL, through [`qore_store::Store`]) holds everything a
+//!   request needs beyond the config: several servers on one store answer as one, and a store
+//!   that cannot be reached is a 503 with `Retry-After` in the caller's dialect, never a hang.
 
 mod admission;
 mod app;
@@ -36,4 +39,4 @@ mod usage;
 
 pub use error::{ErrorKind, ServeError};
 pub use inbound::{Inbound, ReplyMeta};
-pub use run::{run, RunError};
+pub use run::{run, RunError, Server};

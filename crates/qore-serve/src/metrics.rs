@@ -8,8 +8,13 @@
 //!   and `qore_added_seconds{endpoint}` (total time minus time waiting on the provider):
 //!   histograms
 //! - `qore_streams_in_flight`, `qore_dropped_hints_total{endpoint, hint}`
+//! - `qore_store_statements_total` and `qore_store_transactions_total`: the store handle's
+//!   own counters ([`qore_store::Store::counters`]), read at each scrape
+//! - `qore_store_errors_total{kind}`: store failures the server met, by kind
+//!   (`unavailable`, `corrupt`, `task`, `other`: see [`store_error_kind`])
 
 use std::sync::atomic::AtomicI64;
+use std::sync::Arc;
 use std::time::Duration;
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -49,6 +54,11 @@ struct HintLabels {
     hint: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StoreErrorLabels {
+    kind: &'static str,
+}
+
 type Histograms = Family<EndpointLabels, Histogram, fn() -> Histogram>;
 
 fn seconds() -> Histogram {
@@ -67,6 +77,72 @@ pub struct Metrics {
     added: Histograms,
     in_flight: Gauge<i64, AtomicI64>,
     dropped: Family<HintLabels, Counter>,
+    store_errors: StoreErrors,
+}
+
+/// The count of store failures by kind; cheap to clone (clones count together), so the gate
+/// and its background tasks count into the server's metrics.
+#[derive(Clone, Debug, Default)]
+pub struct StoreErrors(Family<StoreErrorLabels, Counter>);
+
+impl StoreErrors {
+    /// Count one failure.
+    pub fn count(&self, error: &qore_store::StoreError) {
+        let labels = StoreErrorLabels {
+            kind: store_error_kind(error),
+        };
+        self.0.get_or_create(&labels).inc();
+    }
+}
+
+/// The `kind` label of a store failure: `unavailable` (the database cannot be reached: refused,
+/// timed out, no free connection), `corrupt` (stored data that does not read), `task` (a
+/// store task that did not finish), else `other`.
+pub fn store_error_kind(error: &qore_store::StoreError) -> &'static str {
+    use qore_store::StoreError as E;
+    match error {
+        E::Unavailable(_) => "unavailable",
+        E::Corrupt { .. } => "corrupt",
+        E::Task(_) => "task",
+        _ => "other",
+    }
+}
+
+/// The store handle's counters, read at each scrape.
+struct StoreCounters(Arc<dyn qore_store::Store>);
+
+impl std::fmt::Debug for StoreCounters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("StoreCounters").finish()
+    }
+}
+
+impl prometheus_client::collector::Collector for StoreCounters {
+    fn encode(
+        &self,
+        mut encoder: prometheus_client::encoding::DescriptorEncoder,
+    ) -> Result<(), std::fmt::Error> {
+        use prometheus_client::encoding::EncodeMetric as _;
+        use prometheus_client::metrics::counter::ConstCounter;
+        use prometheus_client::metrics::MetricType;
+        let counters = self.0.counters();
+        for (name, help, value) in [
+            (
+                "qore_store_statements",
+                "Statements this server sent to the store",
+                counters.statements,
+            ),
+            (
+                "qore_store_transactions",
+                "Transactions this server committed in the store",
+                counters.transactions,
+            ),
+        ] {
+            let metric = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+            ConstCounter::new(value).encode(metric)?;
+        }
+        Ok(())
+    }
 }
 
 impl Default for Metrics {
@@ -113,6 +189,12 @@ impl Metrics {
             "Request hints not passed on, by name",
             dropped.clone(),
         );
+        let store_errors = StoreErrors::default();
+        registry.register(
+            "qore_store_errors",
+            "Store failures, by kind",
+            store_errors.0.clone(),
+        );
         Metrics {
             registry,
             requests,
@@ -123,7 +205,20 @@ impl Metrics {
             added,
             in_flight,
             dropped,
+            store_errors,
         }
+    }
+
+    /// These metrics with the counters of `store` (read at each scrape).
+    pub fn with_store(store: Arc<dyn qore_store::Store>) -> Metrics {
+        let mut metrics = Metrics::new();
+        (metrics.registry).register_collector(Box::new(StoreCounters(store)));
+        metrics
+    }
+
+    /// The store failure counter, to count into from elsewhere.
+    pub fn store_errors(&self) -> StoreErrors {
+        self.store_errors.clone()
     }
 
     pub fn request(&self, endpoint: &'static str, model: &str) {
@@ -236,5 +331,40 @@ mod tests {
         }
         drop(guard);
         assert!(metrics.render().contains("qore_streams_in_flight 0"));
+    }
+
+    #[tokio::test]
+    async fn store_counters_and_store_errors_by_kind_are_exposed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = qore_store::SqliteStore::open(dir.path().join("qore.db")).unwrap();
+        let store: Arc<dyn qore_store::Store> = Arc::new(store);
+        store.ping().await.unwrap();
+        let metrics = Metrics::with_store(store.clone());
+        let errors = metrics.store_errors();
+        // (error, times counted)
+        let cases = [
+            (qore_store::StoreError::Unavailable("refused".into()), 2),
+            (qore_store::StoreError::Task("gone".into()), 1),
+            (qore_store::StoreError::NotFound("x".into()), 1),
+        ];
+        for (error, times) in &cases {
+            for _ in 0..*times {
+                errors.count(error);
+            }
+        }
+        let text = metrics.render();
+        let counters = store.counters();
+        for needle in [
+            "qore_store_errors_total{kind=\"unavailable\"} 2".to_owned(),
+            "qore_store_errors_total{kind=\"task\"} 1".to_owned(),
+            "qore_store_errors_total{kind=\"other\"} 1".to_owned(),
+            format!("qore_store_statements_total {}", counters.statements),
+            format!("qore_store_transactions_total {}", counters.transactions),
+        ] {
+            assert!(
+                text.lines().any(|l| l == needle),
+                "{needle} missing from\n{text}"
+            );
+        }
     }
 }

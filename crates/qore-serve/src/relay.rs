@@ -86,10 +86,10 @@ impl Relay {
             if let Some(first) = self.first.take() {
                 self.write(&first, &mut out);
             }
-            if self.stream.outcome().is_some() {
-                self.close(&mut out);
-            }
             self.exchange.mark_first_byte();
+            if self.stream.outcome().is_some() {
+                self.close(&mut out).await;
+            }
             return Some(out);
         }
         let started = std::time::Instant::now();
@@ -101,7 +101,7 @@ impl Relay {
                 self.done = true;
                 let outcome = StreamOutcome::Cancelled { usage: Usage::default() };
                 self.encoder.finish(&outcome, None, &mut out);
-                self.exchange.settle(&outcome);
+                self.exchange.settle(&outcome).await;
                 return Some(out);
             }
         };
@@ -117,10 +117,10 @@ impl Relay {
                     }
                 }
                 if self.stream.outcome().is_some() {
-                    self.close(&mut out);
+                    self.close(&mut out).await;
                 }
             }
-            None => self.close(&mut out),
+            None => self.close(&mut out).await,
         }
         Some(out)
     }
@@ -132,7 +132,8 @@ impl Relay {
         }
     }
 
-    fn close(&mut self, out: &mut Vec<u8>) {
+    /// Write the closing frames once the turn is settled (its `after` hook done).
+    async fn close(&mut self, out: &mut Vec<u8>) {
         if std::mem::replace(&mut self.done, true) {
             return;
         }
@@ -146,7 +147,7 @@ impl Relay {
             StreamOutcome::Failed { error, .. } => Some(ServeError::from_upstream(error)),
             _ => None,
         };
+        self.exchange.settle(&outcome).await;
         self.encoder.finish(&outcome, error.as_ref(), out);
-        self.exchange.settle(&outcome);
     }
 }

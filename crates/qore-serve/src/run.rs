@@ -5,15 +5,20 @@
 //!
 //! With no key in the store the server listens on loopback only and says so; another
 //! address without keys needs `--no-auth`, and the warning stays.
+//!
+//! The store is given (qore-cli opens it from `--store` / `QORE_STORE_URL`): SQLite for one
+//! machine, PostgreSQL for several servers behind a load balancer. A server keeps nothing per
+//! process that another would need (keys are rechecked, limits and conversations live in the
+//! store), so several [`Server`]s on one store answer as one.
 
 use std::future::IntoFuture as _;
-
-use axum::serve::ListenerExt as _;
 use std::io::Write as _;
 use std::sync::Arc;
 
+use axum::serve::ListenerExt as _;
 use qore_client::CancellationToken;
 use qore_session::{traced_notes, SessionManager};
+use qore_store::Store;
 
 use crate::app::{routes, App};
 use crate::config::{ServeFlags, ServeSettings};
@@ -39,35 +44,19 @@ pub enum RunError {
     Serve(std::io::Error),
 }
 
-/// Run `qore serve` until SIGTERM or Ctrl-C and the drain are over.
-pub async fn run(flags: ServeFlags) -> Result<(), RunError> {
+/// Run `qore serve` on `store` until SIGTERM or Ctrl-C and the drain are over.
+pub async fn run(flags: ServeFlags, store: Arc<dyn Store>) -> Result<(), RunError> {
     // The config dir (QORE_CONFIG_DIR, else the user's): its providers, agents and [serve].
     let config_dir = qore_agents::config::default_dir();
     let config = qore_agents::config::Config::load(config_dir.as_deref());
     let settings = ServeSettings::load(&flags, config.dir.as_deref())?;
-    let store = qore_store::Store::open_default()?;
-    let manager = SessionManager::new(Some(store), config, traced_notes());
-    let Some(store) = manager.store().cloned() else {
-        return Err(RunError::Refused("no session store".into()));
-    };
-    let keyed = Gate::has_keys(&store)?;
-    let loopback = settings.listen.ip().is_loopback();
-    let mode = match (keyed, settings.no_auth) {
-        (_, true) => AuthMode::Open,
-        (true, false) => AuthMode::Keys,
-        (false, false) if loopback => AuthMode::UntilKeys,
-        (false, false) => {
-            return Err(RunError::Refused(format!(
-                "no API keys exist, so qore serve listens on loopback only; to listen on {} \
-                 create a key (`qore serve keys create NAME`) or pass --no-auth",
-                settings.listen
-            )))
-        }
-    };
-    match mode {
+    let listen = settings.listen;
+    let server = Server::start(settings, config, store).await?;
+    let loopback = listen.ip().is_loopback();
+    match server.auth_mode() {
         AuthMode::Open if !loopback => eprintln!(
-            "qore serve: WARNING: --no-auth on {}: anyone who can reach it may use every model",
-            settings.listen
+            "qore serve: WARNING: --no-auth on {listen}: anyone who can reach it may use every \
+             model"
         ),
         AuthMode::Open => eprintln!("qore serve: --no-auth: keys are not checked"),
         AuthMode::UntilKeys => eprintln!(
@@ -76,25 +65,15 @@ pub async fn run(flags: ServeFlags) -> Result<(), RunError> {
         ),
         AuthMode::Keys => {}
     }
-    let listener = (tokio::net::TcpListener::bind(settings.listen).await).map_err(|source| {
-        RunError::Listen {
-            addr: settings.listen,
-            source,
-        }
-    })?;
-    let addr = listener.local_addr().map_err(RunError::Serve)?;
     let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "http://{addr}");
+    let _ = writeln!(stdout, "{}", server.url());
     let _ = stdout.flush();
     drop(stdout);
-    eprintln!("qore serve: listening on http://{addr}");
-    let drain = settings.drain_timeout;
-    let (server_tools, warnings) =
-        crate::server_tools::ServerTools::start(&settings, manager.config().dir.as_deref()).await;
-    for warning in warnings {
+    eprintln!("qore serve: listening on {}", server.url());
+    for warning in &server.warnings {
         eprintln!("qore serve: warning: {warning}");
     }
-    if let Some(tools) = &server_tools {
+    if let Some(tools) = &server.app.server_tools {
         let names: Vec<String> = match tools.toolset() {
             Ok(set) => set
                 .registry
@@ -106,55 +85,145 @@ pub async fn run(flags: ServeFlags) -> Result<(), RunError> {
         };
         eprintln!("qore serve: server-side tools: {}", names.join(", "));
     }
-    let app = Arc::new(App {
-        router: Router::new(settings.root.clone()),
-        gate: Gate::new(store, mode),
-        metrics: Metrics::new(),
-        manager,
-        settings,
-        shutdown: CancellationToken::new(),
-        stopping: CancellationToken::new(),
-        server_tools,
-    });
-    let shutdown = app.shutdown.clone();
-    let stopping = app.stopping.clone();
-    let signal = {
-        let stopping = stopping.clone();
-        async move {
-            stop_signal().await;
-            eprintln!("qore serve: stopping: streams in flight have {drain:?} to finish");
-            stopping.cancel();
-            let shutdown = shutdown.clone();
-            tokio::spawn(async move {
-                tokio::time::sleep(drain).await;
-                shutdown.cancel();
-            });
-        }
-    };
-    let kept = app.clone();
-    // Each chunk of a stream goes out when written (Nagle's algorithm would hold a small
-    // write until the client's delayed ACK: ~40 ms a delta).
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    let server = axum::serve(listener, routes(app)).with_graceful_shutdown(signal);
-    let server = std::pin::pin!(server.into_future());
-    let deadline = async {
-        stopping.cancelled().await;
-        // The drain, then a moment for the cancelled streams to write their end.
-        tokio::time::sleep(drain + std::time::Duration::from_secs(2)).await;
-    };
-    let result = tokio::select! {
-        result = server => result.map_err(RunError::Serve),
-        () = deadline => Ok(()),
-    };
-    // Usage still queued is written before the process ends.
-    let flushed =
-        tokio::task::spawn_blocking(move || kept.gate.flush(std::time::Duration::from_secs(5)));
-    if !flushed.await.unwrap_or(false) {
+    tokio::select! {
+        () = stop_signal() => {}
+        // The server failed by itself: stop says how.
+        () = server.ended() => {}
+    }
+    let drain = server.app.settings.drain_timeout;
+    eprintln!("qore serve: stopping: streams in flight have {drain:?} to finish");
+    let (result, flushed) = server.stop().await;
+    if !flushed {
         eprintln!("qore serve: some usage rows could not be written before stopping");
     }
     result
+}
+
+/// A server listening: what [`run`] starts, and what tests start several of on one store.
+pub struct Server {
+    addr: std::net::SocketAddr,
+    app: Arc<App>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+    /// Cancelled once the server stopped serving.
+    ended: CancellationToken,
+    /// What the server-side tools said at start.
+    pub warnings: Vec<String>,
+}
+
+impl Server {
+    /// Listen on `settings.listen` and serve `config`'s agents with `store` (keys, limits,
+    /// usage, stored conversations). Without a key in the store only a loopback address is
+    /// allowed, unless `settings.no_auth`.
+    pub async fn start(
+        settings: ServeSettings,
+        config: qore_agents::config::Config,
+        store: Arc<dyn Store>,
+    ) -> Result<Server, RunError> {
+        let keyed = Gate::has_keys(&*store).await?;
+        let loopback = settings.listen.ip().is_loopback();
+        let mode = match (keyed, settings.no_auth) {
+            (_, true) => AuthMode::Open,
+            (true, false) => AuthMode::Keys,
+            (false, false) if loopback => AuthMode::UntilKeys,
+            (false, false) => {
+                return Err(RunError::Refused(format!(
+                    "no API keys exist, so qore serve listens on loopback only; to listen on \
+                     {} create a key (`qore serve keys create NAME`) or pass --no-auth",
+                    settings.listen
+                )))
+            }
+        };
+        let listener =
+            (tokio::net::TcpListener::bind(settings.listen).await).map_err(|source| {
+                RunError::Listen {
+                    addr: settings.listen,
+                    source,
+                }
+            })?;
+        let addr = listener.local_addr().map_err(RunError::Serve)?;
+        let (server_tools, warnings) =
+            crate::server_tools::ServerTools::start(&settings, config.dir.as_deref()).await;
+        let metrics = Metrics::with_store(store.clone());
+        let gate = Gate::start(store.clone(), mode, metrics.store_errors()).await;
+        let manager = SessionManager::new(Some(store), config, traced_notes());
+        let app = Arc::new(App {
+            router: Router::new(settings.root.clone()),
+            gate,
+            metrics,
+            manager,
+            settings,
+            shutdown: CancellationToken::new(),
+            stopping: CancellationToken::new(),
+            server_tools,
+        });
+        // Each chunk of a stream goes out when written (Nagle's algorithm would hold a small
+        // write until the client's delayed ACK: ~40 ms a delta).
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        let stopping = app.stopping.clone().cancelled_owned();
+        let server = axum::serve(listener, routes(app.clone())).with_graceful_shutdown(stopping);
+        let ended = CancellationToken::new();
+        let task = tokio::spawn({
+            let ended = ended.clone();
+            async move {
+                let served = server.into_future().await;
+                ended.cancel();
+                served
+            }
+        });
+        Ok(Server {
+            addr,
+            app,
+            task,
+            ended,
+            warnings,
+        })
+    }
+
+    /// `http://ADDR:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn auth_mode(&self) -> AuthMode {
+        self.app.gate.auth_mode()
+    }
+
+    /// Once the server stopped by itself (it failed).
+    async fn ended(&self) {
+        self.ended.cancelled().await;
+    }
+
+    /// Stop as at SIGTERM: `/readyz` says so and no connection is accepted, streams in
+    /// flight have the drain time to finish, then the rest end (recorded as cancelled); the
+    /// usage still queued is written. How the server ended, and whether the usage was.
+    pub async fn stop(self) -> (Result<(), RunError>, bool) {
+        let drain = self.app.settings.drain_timeout;
+        self.app.stopping.cancel();
+        let shutdown = self.app.shutdown.clone();
+        let ends = tokio::spawn(async move {
+            tokio::time::sleep(drain).await;
+            shutdown.cancel();
+        });
+        // The drain, then a moment for the cancelled streams to write their end.
+        let deadline = drain + std::time::Duration::from_secs(2);
+        let mut task = self.task;
+        let result = match tokio::time::timeout(deadline, &mut task).await {
+            Ok(Ok(served)) => served.map_err(RunError::Serve),
+            Ok(Err(join)) => Err(RunError::Serve(std::io::Error::other(join.to_string()))),
+            Err(_) => {
+                task.abort();
+                Ok(())
+            }
+        };
+        ends.abort();
+        self.app.shutdown.cancel();
+        let flushed = (self.app.gate)
+            .flush(std::time::Duration::from_secs(5))
+            .await;
+        (result, flushed)
+    }
 }
 
 async fn stop_signal() {

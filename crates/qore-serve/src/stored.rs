@@ -11,7 +11,10 @@
 //! line. Stored responses belong to the key that made them: another key's id is 404.
 //!
 //! The store is written before the reply's last byte goes out, so a caller that continues at
-//! once finds its response.
+//! once finds its response. Nothing of a conversation is kept in the process: every read
+//! goes to the store, so a conversation started on one server continues on any other sharing
+//! it. A store that cannot be reached while reading is a 503 with `Retry-After`; a failed
+//! write after the answer is logged and counted (the answer is already out).
 
 use std::sync::Arc;
 
@@ -20,10 +23,11 @@ use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use qore_core::{History, Message, Role, StreamOutcome};
-use qore_session::SharedStore;
-use qore_store::{NewResponse, NewSession, ResponseRecord, Store, TurnRecord, TurnStatus};
+use qore_store::{
+    NewResponse, NewSession, ResponseRecord, Store, StoreError, TurnRecord, TurnStatus,
+};
 
-use crate::app::{answer, error_response, App, RESPONSES};
+use crate::app::{answer, error_response, App, Prepare, RESPONSES};
 use crate::dialect::openai_responses::response::response_object;
 use crate::exchange::After;
 use crate::gate::Caller;
@@ -31,10 +35,9 @@ use crate::{ErrorKind, Inbound, ReplyMeta, ServeError};
 
 /// `POST /v1/responses`.
 pub async fn create(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -> Response {
-    let Some(store) = app.manager.store().cloned() else {
-        return answer(app, &RESPONSES, headers, body, |_, _| Ok(None)).await;
-    };
-    let prepare = move |inbound: &mut Inbound, caller: &Caller| prepare(&store, inbound, caller);
+    let kept = app.clone();
+    let prepare: Prepare =
+        Box::new(move |inbound, caller| Box::pin(prepare(kept, inbound, caller)));
     answer(app, &RESPONSES, headers, body, prepare).await
 }
 
@@ -48,20 +51,20 @@ struct Point {
     pending: Vec<Message>,
 }
 
-fn prepare(
-    store: &SharedStore,
-    inbound: &mut Inbound,
-    caller: &Caller,
-) -> Result<Option<After>, ServeError> {
+async fn prepare(
+    app: Arc<App>,
+    mut inbound: Inbound,
+    caller: Caller,
+) -> Result<(Inbound, Option<After>), ServeError> {
     // What this request brings: its input, less the instructions (never stored).
     let (system, new_input): (Vec<Message>, Vec<Message>) =
         (inbound.history.iter().cloned()).partition(|m| m.role == Role::System);
     let point = match &inbound.previous_response_id {
         Some(id) => {
-            let record = owned(store, id, caller)?;
+            let record = owned(&app, id, &caller).await?;
             let point = point_of(&record)?;
             let mut messages = system;
-            messages.extend(history_to(store, &point)?);
+            messages.extend(history_to(&app, &point).await?);
             messages.extend(new_input.iter().cloned());
             inbound.history = History::from(messages);
             point
@@ -69,13 +72,12 @@ fn prepare(
         None => Point::default(),
     };
     if !inbound.store {
-        return Ok(None);
+        return Ok((inbound, None));
     }
-    let store = store.clone();
     let key_id = caller.key_id.clone().unwrap_or_default();
     let model = inbound.model.clone();
-    Ok(Some(Box::new(
-        move |outcome: &StreamOutcome, meta: &ReplyMeta| {
+    let after: After = Box::new(move |outcome: StreamOutcome, meta: ReplyMeta| {
+        Box::pin(async move {
             let StreamOutcome::Finished {
                 message,
                 stop_reason,
@@ -85,78 +87,80 @@ fn prepare(
                 return;
             };
             let object = response_object(
-                meta,
-                std::slice::from_ref(message),
-                usage,
+                &meta,
+                std::slice::from_ref(&message),
+                &usage,
                 stop_reason.as_ref(),
             );
             let mut open = point.pending.clone();
             open.extend(new_input);
-            open.push(message.clone());
-            let saved = tokio::task::block_in_place(|| {
-                let mut store = store.lock().unwrap_or_else(|p| p.into_inner());
-                save(
-                    &mut store, &point, open, &meta.id, &key_id, &model, usage, object,
-                )
-            });
-            if let Err(err) = saved {
-                tracing::warn!("response {} not stored: {err}", meta.id);
+            open.push(message);
+            let response = Answered {
+                id: &meta.id,
+                key_id: &key_id,
+                model: &model,
+                usage: &usage,
+                object,
+            };
+            let store = app.gate.store();
+            if let Err(err) = save(&**store, &point, open, response).await {
+                app.gate.store_failed("storing a response", &err);
+                tracing::warn!("response {} not stored", meta.id);
             }
-        },
-    )))
+        })
+    });
+    Ok((inbound, Some(after)))
+}
+
+/// A response to store, as answered.
+struct Answered<'a> {
+    id: &'a str,
+    key_id: &'a str,
+    model: &'a str,
+    usage: &'a qore_core::Usage,
+    object: serde_json::Value,
 }
 
 /// Write the response: a whole turn appended (or a new session), else kept as pending.
-#[allow(clippy::too_many_arguments)]
-fn save(
-    store: &mut Store,
+async fn save(
+    store: &dyn Store,
     point: &Point,
     open: Vec<Message>,
-    id: &str,
-    key_id: &str,
-    model: &str,
-    usage: &qore_core::Usage,
-    object: serde_json::Value,
-) -> Result<(), qore_store::StoreError> {
+    response: Answered<'_>,
+) -> Result<(), StoreError> {
     if open.is_empty() {
         return Ok(());
     }
-    let turn = whole_turn(&open, model, usage);
-    let object = object.to_string();
+    let turn = whole_turn(&open, response.model, response.usage);
+    let object = response.object.to_string();
     let Some(turn) = turn else {
         let pending = serde_json::to_string(&open).unwrap_or_else(|_| "[]".into());
-        return store
-            .put_response(&NewResponse {
-                id,
-                key_id,
-                session_id: point.session.as_deref(),
-                turn_id: point.turn,
-                pending: Some(&pending),
-                object: &object,
-            })
-            .map(|_| ());
-    };
-    let session = session_for(store, point, model)?;
-    let turn_id = store.append_turn(&session, &turn)?;
-    store
-        .put_response(&NewResponse {
-            id,
-            key_id,
-            session_id: Some(&session),
-            turn_id: Some(turn_id),
-            pending: None,
+        let new = NewResponse {
+            id: response.id,
+            key_id: response.key_id,
+            session_id: point.session.as_deref(),
+            turn_id: point.turn,
+            pending: Some(&pending),
             object: &object,
-        })
-        .map(|_| ())
+        };
+        return store.put_response(&new).await.map(drop);
+    };
+    let session = session_for(store, point, response.model).await?;
+    let turn_id = store.append_turn(&session, &turn).await?;
+    let new = NewResponse {
+        id: response.id,
+        key_id: response.key_id,
+        session_id: Some(&session),
+        turn_id: Some(turn_id),
+        pending: None,
+        object: &object,
+    };
+    store.put_response(&new).await.map(drop)
 }
 
 /// The session a new turn after `point` goes to: its own when `point` is its last turn,
 /// else a new one (holding the turns up to `point`, linked to the original).
-fn session_for(
-    store: &mut Store,
-    point: &Point,
-    model: &str,
-) -> Result<String, qore_store::StoreError> {
+async fn session_for(store: &dyn Store, point: &Point, model: &str) -> Result<String, StoreError> {
     let new = |parent: Option<String>| NewSession {
         agent: None,
         model: Some(model.to_owned()),
@@ -164,13 +168,13 @@ fn session_for(
         ..NewSession::default()
     };
     let Some(session) = &point.session else {
-        return store.create_session(&new(None));
+        return store.create_session(&new(None)).await;
     };
-    let ids = store.turn_ids(session)?;
+    let ids = store.turn_ids(session).await?;
     if ids.last() == point.turn.as_ref() || (point.turn.is_none() && ids.is_empty()) {
         return Ok(session.clone());
     }
-    let turns = store.turns(session)?;
+    let turns = store.turns(session).await?;
     let mut kept = Vec::new();
     for turn in turns {
         let last = Some(turn.id) == point.turn;
@@ -182,33 +186,28 @@ fn session_for(
             break;
         }
     }
-    store.import_session(&qore_store::SessionImport {
+    let import = qore_store::SessionImport {
         session: new(Some(session.clone())),
         title: None,
         created_at: None,
         turns: kept,
-    })
+    };
+    store.import_session(&import).await
 }
 
 /// The stored response `id`, if `caller` made it (else 404: another key's id does not exist).
-fn owned(store: &SharedStore, id: &str, caller: &Caller) -> Result<ResponseRecord, ServeError> {
-    let found = {
-        let store = store.lock().unwrap_or_else(|p| p.into_inner());
-        store.response(id)
-    };
+async fn owned(app: &App, id: &str, caller: &Caller) -> Result<ResponseRecord, ServeError> {
     let missing = || {
         let mut error = ServeError::new(ErrorKind::NotFound, format!("no stored response {id:?}"));
         error.param = Some("previous_response_id".into());
         error
     };
-    match found {
+    match app.gate.store().response(id).await {
         Ok(Some(record)) if record.key_id == caller.key_id.clone().unwrap_or_default() => {
             Ok(record)
         }
         Ok(_) => Err(missing()),
-        Err(err) => Err(
-            ServeError::new(ErrorKind::Overloaded, format!("the store: {err}")).with_retry_after(1),
-        ),
+        Err(err) => Err(app.gate.store_failed("reading a stored response", &err)),
     }
 }
 
@@ -231,16 +230,11 @@ fn point_of(record: &ResponseRecord) -> Result<Point, ServeError> {
 
 /// The conversation up to `point`: whole turns up to its turn (undone ones skipped), then
 /// its pending messages.
-fn history_to(store: &SharedStore, point: &Point) -> Result<Vec<Message>, ServeError> {
+async fn history_to(app: &App, point: &Point) -> Result<Vec<Message>, ServeError> {
     let mut messages = Vec::new();
     if let (Some(session), Some(turn)) = (&point.session, point.turn) {
-        let turns = {
-            let store = store.lock().unwrap_or_else(|p| p.into_inner());
-            store.turns(session)
-        };
-        let turns = turns.map_err(|err| {
-            ServeError::new(ErrorKind::Overloaded, format!("the store: {err}")).with_retry_after(1)
-        })?;
+        let turns = (app.gate.store().turns(session).await)
+            .map_err(|err| app.gate.store_failed("reading a conversation", &err))?;
         for stored in turns {
             if !stored.undone {
                 if let Ok(kept) = stored.record.checked_messages() {
@@ -262,7 +256,7 @@ pub async fn retrieve(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
-    match find(&app, &headers, &id) {
+    match find(&app, &headers, &id).await {
         Ok(record) => match serde_json::from_str::<serde_json::Value>(&record.object) {
             Ok(object) => axum::Json(object).into_response(),
             Err(err) => error_response(
@@ -280,30 +274,19 @@ pub async fn delete(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
-    if let Err(error) = find(&app, &headers, &id) {
+    if let Err(error) = find(&app, &headers, &id).await {
         return error_response(&RESPONSES, &error);
     }
-    if let Some(store) = app.manager.store() {
-        let store = store.lock().unwrap_or_else(|p| p.into_inner());
-        if let Err(err) = store.delete_response(&id) {
-            return error_response(
-                &RESPONSES,
-                &ServeError::new(ErrorKind::Overloaded, format!("the store: {err}")),
-            );
-        }
+    if let Err(err) = app.gate.store().delete_response(&id).await {
+        let error = app.gate.store_failed("deleting a stored response", &err);
+        return error_response(&RESPONSES, &error);
     }
     axum::Json(serde_json::json!({"id": id, "object": "response", "deleted": true})).into_response()
 }
 
-fn find(app: &App, headers: &HeaderMap, id: &str) -> Result<ResponseRecord, ServeError> {
-    let caller = app.gate.authenticate(headers)?;
-    let Some(store) = app.manager.store() else {
-        return Err(ServeError::new(
-            ErrorKind::NotFound,
-            format!("no stored response {id:?}"),
-        ));
-    };
-    owned(store, id, &caller).map_err(|mut e| {
+async fn find(app: &App, headers: &HeaderMap, id: &str) -> Result<ResponseRecord, ServeError> {
+    let caller = app.gate.authenticate(headers).await?;
+    owned(app, id, &caller).await.map_err(|mut e| {
         e.param = None;
         e
     })

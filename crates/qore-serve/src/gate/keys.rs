@@ -1,5 +1,5 @@
 //! Keys as the gate sees them: hashing and minting keys, finding the key a request presents,
-//! and the in-memory copy of the store's keys.
+//! and a key's model patterns (the copy of the store's keys is [`super::cache`]).
 //!
 //! Promises:
 //! - a key's text is only ever hashed ([`hash_key`]: SHA-256, lowercase hex), never logged,
@@ -7,31 +7,17 @@
 //!   system's CSPRNG;
 //! - a request presents its key as `Authorization: Bearer KEY` or `x-api-key: KEY`; when both
 //!   are sent, the first one the store knows decides;
-//! - the copy of the keys is checked against [`qore_store::Store::keys_version`] at most once
-//!   per [`CHECK_EVERY`] and reloaded when it changed, so a key created or revoked by another
-//!   process takes effect within a second; a busy store is not waited for unless the copy
-//!   went unchecked for [`STALE_AFTER`]; a failed check keeps the copy (and says so);
 //! - a key's model patterns are globs (`*` matches any run of characters, `/` included; `?`,
 //!   `[abc]`, `{a,b}`) over the whole name a request gives: an agent or `provider/model`; a
 //!   key whose stored pattern does not parse may use no model (fail closed).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, TryLockError};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
 use axum::http::HeaderMap;
 use globset::{Glob, GlobSet, GlobSetBuilder};
-use qore_session::SharedStore;
-use qore_store::{KeyRecord, KeysVersion};
+use qore_store::KeyRecord;
 use sha2::{Digest, Sha256};
-
-use super::lock;
-
-/// How often the request path asks the store whether the keys changed.
-pub const CHECK_EVERY: Duration = Duration::from_millis(250);
-
-/// How long a busy store may postpone the check before a request waits for it.
-pub const STALE_AFTER: Duration = Duration::from_secs(1);
 
 /// The characters of a minted key: 64 of them, so each random byte maps to one evenly.
 const KEY_ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -95,7 +81,7 @@ pub(crate) struct KeyEntry {
 }
 
 impl KeyEntry {
-    fn of(record: KeyRecord) -> KeyEntry {
+    pub fn of(record: KeyRecord) -> KeyEntry {
         let models = if record.models.is_empty() {
             Models::All
         } else {
@@ -140,7 +126,7 @@ pub(crate) struct Snapshot {
 }
 
 impl Snapshot {
-    fn of(keys: Vec<KeyRecord>) -> Snapshot {
+    pub fn of(keys: Vec<KeyRecord>) -> Snapshot {
         let by_hash = (keys.into_iter())
             .map(|k| (k.hash.clone(), Arc::new(KeyEntry::of(k))))
             .collect();
@@ -150,82 +136,6 @@ impl Snapshot {
     /// The entry of the first presented key the store knows.
     pub fn find(&self, presented: &[&str]) -> Option<&Arc<KeyEntry>> {
         (presented.iter()).find_map(|key| self.by_hash.get(&hash_key(key)))
-    }
-}
-
-struct CacheState {
-    snapshot: Arc<Snapshot>,
-    version: Option<KeysVersion>,
-    /// When a request last started a check.
-    checked: Option<Instant>,
-    /// When the store last answered one.
-    answered: Option<Instant>,
-}
-
-/// The in-memory copy of the store's keys.
-pub(crate) struct KeyCache {
-    state: Mutex<CacheState>,
-}
-
-impl KeyCache {
-    /// A copy loaded now (empty, with a warning, when the store fails; retried on use).
-    pub fn load(store: &SharedStore) -> KeyCache {
-        let cache = KeyCache {
-            state: Mutex::new(CacheState {
-                snapshot: Arc::default(),
-                version: None,
-                checked: Some(Instant::now()),
-                answered: None,
-            }),
-        };
-        cache.refresh(&lock(store), Instant::now());
-        cache
-    }
-
-    /// The keys, checked against the store first when the last check is [`CHECK_EVERY`] old.
-    pub fn current(&self, store: &SharedStore, now: Instant) -> Arc<Snapshot> {
-        let (snapshot, answered) = {
-            let mut state = lock(&self.state);
-            let due = (state.checked).map_or(true, |at| now.duration_since(at) >= CHECK_EVERY);
-            if !due {
-                return state.snapshot.clone();
-            }
-            state.checked = Some(now);
-            (state.snapshot.clone(), state.answered)
-        };
-        let guard = match store.try_lock() {
-            Ok(guard) => guard,
-            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
-            Err(TryLockError::WouldBlock) => {
-                if answered.is_some_and(|at| now.duration_since(at) < STALE_AFTER) {
-                    return snapshot;
-                }
-                lock(store)
-            }
-        };
-        self.refresh(&guard, now);
-        lock(&self.state).snapshot.clone()
-    }
-
-    fn refresh(&self, store: &qore_store::Store, now: Instant) {
-        let version = match store.keys_version() {
-            Ok(version) => version,
-            Err(e) => return tracing::warn!("cannot check the API keys (keeping the last): {e}"),
-        };
-        if lock(&self.state).version == Some(version) {
-            lock(&self.state).answered = Some(now);
-            return;
-        }
-        match store.keys() {
-            Ok(keys) => {
-                let snapshot = Arc::new(Snapshot::of(keys));
-                let mut state = lock(&self.state);
-                state.snapshot = snapshot;
-                state.version = Some(version);
-                state.answered = Some(now);
-            }
-            Err(e) => tracing::warn!("cannot read the API keys (keeping the last): {e}"),
-        }
     }
 }
 
