@@ -46,7 +46,14 @@ struct Cli {
     /// Where sessions, API keys and usage are kept: a `postgres://user@host/db` URL or a
     /// SQLite file path. Default: qore.db in QORE_DATA_DIR, else the platform's data dir
     /// ($XDG_DATA_HOME/qore).
-    #[arg(long, global = true, env = "QORE_STORE_URL", value_name = "LOCATION")]
+    // Help never shows the variable's value: it may hold a password.
+    #[arg(
+        long,
+        global = true,
+        env = "QORE_STORE_URL",
+        hide_env_values = true,
+        value_name = "LOCATION"
+    )]
     store: Option<String>,
     #[command(subcommand)]
     command: Command,

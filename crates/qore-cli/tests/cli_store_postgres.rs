@@ -189,4 +189,11 @@ async fn bad_arguments_exit_2_and_unreachable_stores_exit_1_without_a_password()
         line.contains(&shown) && !line.contains("hunter2secret"),
         "{line}"
     );
+    // Help names the variable, never its value.
+    let help = w
+        .qore_at(&Place::Env(refused), &["sessions", "--help"])
+        .await;
+    assert_eq!(help.code, Some(0), "{help:?}");
+    assert!(help.stdout.contains("QORE_STORE_URL"), "{help:?}");
+    assert!(!help.stdout.contains("hunter2secret"), "{help:?}");
 }
