@@ -7,11 +7,15 @@ mod common;
 #[macro_use]
 mod conformance;
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use qore_testkit::postgres::TestPostgres;
 
 static SERVER: OnceLock<Result<TestPostgres, String>> = OnceLock::new();
+
+/// Databases are created one at a time (`CREATE DATABASE` copies `template1`, which a
+/// concurrent creation may hold), and a failed creation is tried again, twice at most.
+static CREATING: Mutex<()> = Mutex::new(());
 
 /// A new empty database on the binary's one server.
 fn fresh() -> conformance::Place {
@@ -19,10 +23,17 @@ fn fresh() -> conformance::Place {
         Ok(server) => server,
         Err(why) => panic!("no PostgreSQL server for the tests: {why}"),
     };
-    match server.fresh_database() {
-        Ok(url) => conformance::Place::at(url),
-        Err(why) => panic!("cannot create a database: {why}"),
+    let _one_at_a_time = CREATING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut failures = Vec::new();
+    for _ in 0..3 {
+        match server.fresh_database() {
+            Ok(url) => return conformance::Place::at(url),
+            Err(why) => failures.push(why),
+        }
     }
+    panic!("cannot create a database: {failures:#?}")
 }
 
 /// A new SQLite file, for copies to and from PostgreSQL.
