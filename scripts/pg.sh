@@ -16,6 +16,11 @@
 #                      runs as root (default qore-pg, created as a system user if missing);
 #                      as any other user, that user runs it
 #   QORE_PG_MAX_CONN   max_connections (default 300)
+#   QORE_PG_TLS        when 1, the cluster also speaks TLS: a new self-signed CA and a server
+#                      certificate for 127.0.0.1 and localhost are made in DIR/tls (once;
+#                      the CA is DIR/tls/ca.pem) and ssl is turned on in the cluster's
+#                      configuration, so later starts keep it. Connect with
+#                      `?sslmode=require&sslrootcert=DIR/tls/ca.pem`.
 #
 # The database `qore` is owned by the role `qore`; local connections are trusted (loopback
 # only: this is a development and test cluster; see docs/deploy.md for a production one).
@@ -70,6 +75,36 @@ url_of() { echo "postgres://qore@127.0.0.1:$(port_of "$1")/qore"; }
 
 running() { as_owner "$BIN/pg_ctl" -D "$1/data" status >/dev/null 2>&1; }
 
+tls_setup() {  # a CA and a server certificate in DIR/tls, and ssl on in the cluster's conf
+  local dir="$1" t="$1/tls" u
+  u="$(owner)"
+  command -v openssl >/dev/null || die "QORE_PG_TLS=1 needs openssl"
+  if [ ! -s "$t/server.crt" ]; then
+    mkdir -p "$t"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -sha256 -subj "/CN=qore test CA" \
+      -keyout "$t/ca.key" -out "$t/ca.pem" >/dev/null 2>&1 || die "cannot make the test CA"
+    openssl req -newkey rsa:2048 -nodes -sha256 -subj "/CN=localhost" \
+      -keyout "$t/server.key" -out "$t/server.csr" >/dev/null 2>&1 \
+      || die "cannot make the server key"
+    printf '%s\n' "subjectAltName=IP:127.0.0.1,DNS:localhost" "basicConstraints=CA:FALSE" \
+      "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=serverAuth" \
+      >"$t/server.ext"
+    openssl x509 -req -in "$t/server.csr" -CA "$t/ca.pem" -CAkey "$t/ca.key" \
+      -CAcreateserial -days 3650 -sha256 -extfile "$t/server.ext" -out "$t/server.crt" \
+      >/dev/null 2>&1 || die "cannot sign the server certificate"
+    chmod 600 "$t/server.key" "$t/ca.key"
+    [ "$(id -u)" -ne 0 ] || chown -R "$u" "$t"
+  fi
+  if ! grep -q "^ssl = on" "$dir/data/postgresql.conf"; then
+    as_owner tee -a "$dir/data/postgresql.conf" >/dev/null <<CONF
+ssl = on
+ssl_cert_file = '$t/server.crt'
+ssl_key_file = '$t/server.key'
+CONF
+  fi
+  say "TLS on; the CA is $t/ca.pem"
+}
+
 cmd_start() {
   local dir="${1:?usage: pg.sh start DIR [PORT]}" port="${2:-5432}"
   cmd_install
@@ -84,6 +119,7 @@ cmd_start() {
     as_owner "$BIN/initdb" -D "$dir/data" -U qore --auth=trust -E UTF8 --locale=C.UTF-8 \
       >"$dir/initdb.log" 2>&1 || { tail -n 20 "$dir/initdb.log" >&2; die "initdb failed"; }
   fi
+  [ "${QORE_PG_TLS:-}" != 1 ] || tls_setup "$dir"
   if running "$dir"; then
     url_of "$dir"; return 0
   fi
@@ -124,5 +160,5 @@ case "${1:-}" in
   stop) shift; cmd_stop "$@" ;;
   url) shift; url_of "${1:?usage: pg.sh url DIR}" ;;
   psql) shift; cmd_psql "$@" ;;
-  *) sed -n '2,22p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,27p' "$0" >&2; exit 2 ;;
 esac

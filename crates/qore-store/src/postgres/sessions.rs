@@ -86,8 +86,10 @@ SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::bigint, c
        (SELECT id FROM sessions WHERE id = $9::text)
 FROM clock";
 
-/// How often an append is sent again when another one took its `seq` first.
-const APPEND_TRIES: usize = 8;
+/// How often an append is sent: each retry follows another append to the same session that
+/// committed first, so an append fails this way only with more than this many appending to
+/// one session at once.
+const APPEND_TRIES: usize = 32;
 
 /// A checked turn as statement parameters.
 pub(super) struct TurnParams<'t> {

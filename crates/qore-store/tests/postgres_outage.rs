@@ -1,0 +1,105 @@
+//! A PostgreSQL server that goes away: every call is `Unavailable` with one line that names
+//! the store without its password, no call hangs, and once the server is back the SAME
+//! `PgStore` works again by itself. This binary stops its own server, so it has one of its
+//! own.
+
+mod common;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use qore_store::{LimitCheck, NewSession, PgStore, Store, StoreError};
+use qore_testkit::postgres::TestPostgres;
+
+/// A test's guard against a hang (never a timing assertion: it only stops a stuck test).
+async fn bounded<T>(what: &str, work: impl Future<Output = T>) -> T {
+    match tokio::time::timeout(Duration::from_secs(60), work).await {
+        Ok(done) => done,
+        Err(_) => panic!("{what} hung"),
+    }
+}
+
+type Call<'a> = Pin<Box<dyn Future<Output = Result<(), StoreError>> + Send + 'a>>;
+
+/// One call of each kind: reads, one-statement writes, pipelined transactions.
+fn calls<'a>(store: &'a PgStore, session: &'a str) -> Vec<(&'static str, Call<'a>)> {
+    let check = LimitCheck {
+        key_id: "k1".into(),
+        rpm: Some(5),
+        tpm: None,
+        budget_tokens: None,
+        estimate: 0,
+    };
+    let row = common::usage_row("2025-01-01", "k1", 3);
+    vec![
+        ("ping", Box::pin(store.ping())),
+        (
+            "session",
+            Box::pin(async move { store.session(session).await.map(drop) }),
+        ),
+        (
+            "turns",
+            Box::pin(async move { store.turns(session).await.map(drop) }),
+        ),
+        (
+            "create_session",
+            Box::pin(async move { store.create_session(&NewSession::default()).await.map(drop) }),
+        ),
+        (
+            "append_turn",
+            Box::pin(async move {
+                store
+                    .append_turn(session, &common::tool_turn(2, 10))
+                    .await
+                    .map(drop)
+            }),
+        ),
+        (
+            "admit",
+            Box::pin(async move { store.admit(&check).await.map(drop) }),
+        ),
+        (
+            "record_usage",
+            Box::pin(async move { store.record_usage(&[row]).await }),
+        ),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_server_is_unavailable_and_the_same_store_recovers_after_restart() {
+    let server = TestPostgres::start().expect("a PostgreSQL server");
+    let url =
+        server.url().replacen("qore@", "qore:sekrit@", 1) + "?connect_timeout=2&pool_timeout=2";
+    let store = PgStore::connect(&url).await.unwrap();
+    let session = store.create_session(&NewSession::default()).await.unwrap();
+    store
+        .append_turn(&session, &common::tool_turn(1, 10))
+        .await
+        .unwrap();
+
+    server.stop().unwrap();
+    for (name, call) in calls(&store, &session) {
+        match bounded(name, call).await {
+            Err(StoreError::Unavailable(why)) => {
+                assert!(!why.contains("sekrit"), "{name}: {why}");
+                assert!(!why.contains('\n'), "{name}: {why}");
+                assert!(why.contains("127.0.0.1"), "{name}: {why}");
+            }
+            other => panic!("{name} on a stopped server: {other:?}"),
+        }
+    }
+    match bounded("connecting", PgStore::connect(&url)).await {
+        Err(StoreError::Unavailable(_)) => {}
+        other => panic!("connecting to a stopped server: {other:?}"),
+    }
+
+    server.restart().unwrap();
+    for (name, call) in calls(&store, &session) {
+        bounded(name, call)
+            .await
+            .unwrap_or_else(|e| panic!("{name} after the restart: {e}"));
+    }
+    let turns = store.turns(&session).await.unwrap();
+    assert_eq!(turns.iter().map(|t| t.seq).collect::<Vec<_>>(), [1, 2]);
+}
