@@ -55,9 +55,12 @@ pub(super) async fn admit(store: &PgStore, check: &LimitCheck) -> Result<LimitVe
 }
 
 async fn decide(conn: &Conn<'_>, check: &LimitCheck) -> Result<LimitVerdict, StoreError> {
-    let lock = conn.prepare(DOING, LOCK).await?;
-    let read = conn.prepare(DOING, WINDOW).await?;
-    let count = conn.prepare(DOING, COUNT).await?;
+    let (lock, read, count) = futures_util::future::try_join3(
+        conn.prepare(DOING, LOCK),
+        conn.prepare(DOING, WINDOW),
+        conn.prepare(DOING, COUNT),
+    )
+    .await?;
     let key = check.key_id.as_str();
     let budget = check.budget_tokens.is_some();
     let lock_params: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&key];

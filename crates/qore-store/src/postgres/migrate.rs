@@ -10,6 +10,7 @@
 
 use tokio_postgres_rustls::MakeRustlsConnect;
 
+use super::config::DEFAULT_CONNECT_TIMEOUT;
 use super::errors::Teller;
 use crate::StoreError;
 
@@ -26,7 +27,18 @@ pub(super) async fn migrate(
     tls: MakeRustlsConnect,
     teller: &Teller,
 ) -> Result<(), StoreError> {
-    let (mut client, connection) = (config.connect(tls).await).map_err(teller.err("connect"))?;
+    // The connect timeout bounds the socket's connect; this bounds TLS and the start-up too.
+    let limit = (config.get_connect_timeout().copied()).unwrap_or(DEFAULT_CONNECT_TIMEOUT);
+    let connected = match tokio::time::timeout(limit, config.connect(tls)).await {
+        Ok(connected) => connected,
+        Err(_) => {
+            return Err(StoreError::Unavailable(format!(
+                "{}: cannot connect: no answer within {limit:?}",
+                teller.location
+            )))
+        }
+    };
+    let (mut client, connection) = connected.map_err(teller.err("connect"))?;
     let driver = tokio::spawn(connection);
     let migrated = async {
         (client.batch_execute(LOCK).await).map_err(teller.err("lock the schema"))?;

@@ -330,11 +330,12 @@ async fn consistent(
     session: &&str,
 ) -> Result<[Vec<Row>; 3], StoreError> {
     let [a, b, c] = sql;
-    let (a, b, c) = (
-        conn.prepare(doing, a).await?,
-        conn.prepare(doing, b).await?,
-        conn.prepare(doing, c).await?,
-    );
+    let (a, b, c) = futures_util::future::try_join3(
+        conn.prepare(doing, a),
+        conn.prepare(doing, b),
+        conn.prepare(doing, c),
+    )
+    .await?;
     let params: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [session];
     let steps = vec![
         conn.step_begin(BEGIN_READ),
