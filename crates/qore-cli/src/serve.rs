@@ -11,7 +11,8 @@
 //!   shown again;
 //! - `keys list` shows names, id prefixes, model patterns, limits and times, never a key or
 //!   its hash; `keys revoke` takes a name, an id or a unique id prefix;
-//! - `usage` is a table (JSON with `--json`) per key, model, agent and UTC day;
+//! - `usage` is a table (JSON with `--json`) per key, model, agent and UTC day (both reports
+//!   in [`report`]);
 //! - a bad flag is a usage error naming it (exit 2); a failure is one `qore:` line on stderr
 //!   (exit 1).
 
@@ -21,12 +22,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use comfy_table::{presets::NOTHING, Table};
 use qore_serve::gate::{check_pattern, hash_key, new_key};
-use qore_store::{time_of, KeyRecord, NewKey, Store, UsageRow};
-use serde_json::json;
+use qore_store::{NewKey, Store};
 
 use crate::console::{note, outln};
+
+mod report;
 
 /// `qore serve`: start the server, or manage its keys and read its usage.
 #[derive(Args)]
@@ -116,7 +117,7 @@ pub async fn serve(args: ServeArgs, store: Option<String>) -> ExitCode {
         Ok(store) => match args.command {
             Some(ServeCommand::Keys { command }) => keys(&*store, command).await,
             Some(ServeCommand::Usage { key, since, json }) => {
-                usage(&*store, key.as_deref(), since.as_deref(), json).await
+                report::usage(&*store, key.as_deref(), since.as_deref(), json).await
             }
             None => start(args, store).await,
         },
@@ -186,20 +187,20 @@ async fn keys(store: &dyn Store, command: KeysCommand) -> Result<(), String> {
                  on stdout: keep it now, only its hash is stored.",
                 created.name,
                 created.id,
-                models_text(&created),
-                limits_text(&created)
+                report::models_text(&created),
+                report::limits_text(&created)
             );
             outln!("{key}");
             Ok(())
         }
-        KeysCommand::List { json } => list(store, json).await,
+        KeysCommand::List { json } => report::list(store, json).await,
         KeysCommand::Revoke { key } => {
             let before = store.key(&key).await.map_err(|e| e.to_string())?;
             if let Some(at) = before.revoked_at {
                 note!(
                     "qore: the key '{}' was already revoked on {}",
                     before.name,
-                    minute(at)
+                    report::minute(at)
                 );
                 return Ok(());
             }
@@ -208,174 +209,6 @@ async fn keys(store: &dyn Store, command: KeysCommand) -> Result<(), String> {
             Ok(())
         }
     }
-}
-
-async fn list(store: &dyn Store, json: bool) -> Result<(), String> {
-    let keys = store.keys().await.map_err(|e| e.to_string())?;
-    if json {
-        let rows: Vec<_> = (keys.iter())
-            .map(|k| {
-                json!({
-                    "id": k.id,
-                    "name": k.name,
-                    "models": k.models,
-                    "rpm": k.rpm,
-                    "tpm": k.tpm,
-                    "budget_tokens": k.budget_tokens,
-                    "created_at": rfc3339(k.created_at),
-                    "revoked_at": k.revoked_at.map(rfc3339),
-                })
-            })
-            .collect();
-        outln!("{}", serde_json::Value::Array(rows));
-        return Ok(());
-    }
-    if keys.is_empty() {
-        note!("no API keys yet (`qore serve keys create NAME` makes one)");
-        return Ok(());
-    }
-    let mut ids: Vec<String> = keys.iter().map(|k| k.id.clone()).collect();
-    ids.sort();
-    let width = prefix_len(&ids);
-    let mut table = Table::new();
-    table
-        .load_preset(NOTHING)
-        .set_header(["NAME", "ID", "MODELS", "LIMITS", "CREATED", "REVOKED"]);
-    for k in &keys {
-        table.add_row([
-            k.name.clone(),
-            k.id.get(..width).unwrap_or(&k.id).to_owned(),
-            models_text(k),
-            limits_text(k),
-            minute(k.created_at),
-            k.revoked_at.map(minute).unwrap_or_default(),
-        ]);
-    }
-    for line in table.lines() {
-        outln!("{}", line.trim_end());
-    }
-    Ok(())
-}
-
-async fn usage(
-    store: &dyn Store,
-    key: Option<&str>,
-    since: Option<&str>,
-    json: bool,
-) -> Result<(), String> {
-    let key_id = match key {
-        Some(k) => Some(store.key(k).await.map_err(|e| e.to_string())?.id),
-        None => None,
-    };
-    let rows = (store.usage(key_id.as_deref(), since).await).map_err(|e| e.to_string())?;
-    let keys = store.keys().await.map_err(|e| e.to_string())?;
-    let name_of = |row: &UsageRow| -> String {
-        if row.key_id.is_empty() {
-            return "(no key)".into();
-        }
-        (keys.iter().find(|k| k.id == row.key_id))
-            .map_or_else(|| row.key_id.clone(), |k| k.name.clone())
-    };
-    if json {
-        let out: Vec<_> = (rows.iter())
-            .map(|r| {
-                json!({
-                    "key": name_of(r),
-                    "key_id": r.key_id,
-                    "model": r.model,
-                    "agent": r.agent,
-                    "day": r.day,
-                    "requests": r.requests,
-                    "errors": r.errors,
-                    "tokens_in": r.tokens_in,
-                    "tokens_out": r.tokens_out,
-                })
-            })
-            .collect();
-        outln!("{}", serde_json::Value::Array(out));
-        return Ok(());
-    }
-    if rows.is_empty() {
-        note!(
-            "no usage recorded{}",
-            since.map_or(String::new(), |d| format!(" since {d}"))
-        );
-        return Ok(());
-    }
-    let mut table = Table::new();
-    table.load_preset(NOTHING).set_header([
-        "KEY",
-        "MODEL",
-        "AGENT",
-        "DAY",
-        "REQUESTS",
-        "ERRORS",
-        "TOKENS IN",
-        "TOKENS OUT",
-    ]);
-    let cells = |key: String, r: &UsageRow| {
-        let counts = [r.requests, r.errors, r.tokens_in, r.tokens_out].map(|n| n.to_string());
-        [
-            [key, r.model.clone(), r.agent.clone(), r.day.clone()],
-            counts,
-        ]
-        .concat()
-    };
-    let mut total = UsageRow::default();
-    for r in &rows {
-        total.add(r);
-        table.add_row(cells(name_of(r), r));
-    }
-    if rows.len() > 1 {
-        table.add_row(cells("total".into(), &total));
-    }
-    for line in table.lines() {
-        outln!("{}", line.trim_end());
-    }
-    Ok(())
-}
-
-fn models_text(key: &KeyRecord) -> String {
-    if key.models.is_empty() {
-        "all".into()
-    } else {
-        key.models.join(" ")
-    }
-}
-
-fn limits_text(key: &KeyRecord) -> String {
-    let limits: Vec<String> = [
-        (key.rpm, "rpm"),
-        (key.tpm, "tpm"),
-        (key.budget_tokens, "budget"),
-    ]
-    .into_iter()
-    .filter_map(|(n, what)| n.map(|n| format!("{what} {n}")))
-    .collect();
-    if limits.is_empty() {
-        "none".into()
-    } else {
-        limits.join(", ")
-    }
-}
-
-/// The shortest length (at least 8) at which every id differs from its neighbours; `ids`
-/// sorted.
-fn prefix_len(ids: &[String]) -> usize {
-    let shared = |a: &str, b: &str| a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
-    (ids.windows(2))
-        .map(|pair| shared(&pair[0], &pair[1]) + 1)
-        .fold(8, usize::max)
-}
-
-fn rfc3339(millis: i64) -> String {
-    humantime::format_rfc3339_seconds(time_of(millis)).to_string()
-}
-
-/// `2026-11-25 14:58` (UTC).
-fn minute(millis: i64) -> String {
-    let text = rfc3339(millis);
-    text.get(..16).unwrap_or(&text).replacen('T', " ", 1)
 }
 
 /// `--rpm`, `--tpm`, `--budget-tokens`: a whole number of at least 1.

@@ -201,7 +201,7 @@ impl Gate {
         caller
             .entry
             .as_ref()
-            .map_or(true, |entry| entry.permits(model))
+            .is_none_or(|entry| entry.permits(model))
     }
 
     /// Let one request of about `estimate` tokens through, or refuse it (429) when it would

@@ -103,7 +103,7 @@ pub fn decode(body: &[u8]) -> Result<FimInbound, ServeError> {
     if !object.get("model").is_some_and(Value::is_string) {
         return Err(field::missing("model"));
     }
-    if !object.get("prompt").is_some_and(|p| !p.is_null()) {
+    if object.get("prompt").is_none_or(Value::is_null) {
         return Err(field::missing("prompt"));
     }
     Ok(fim)
