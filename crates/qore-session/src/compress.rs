@@ -10,7 +10,7 @@
 //!   same usage, timings and status). The new session's history, the summary and then the
 //!   recent turns, is what the model sees next. If writing the new session fails half way,
 //!   it is removed; the original is untouched either way. Its steps are public, [`plan`]
-//!   (read), [`summarise`] (the request) and [`write`], over any [`Store`] backend; nothing
+//!   (read), [`summarise`] (the request) and [`write()`], over any [`Store`] backend; nothing
 //!   of the store is held during the summary request.
 //! - The summary turn is a user message (the original's title, and a note naming the
 //!   original and how many turns were summarised) answered by the summary as the
@@ -313,7 +313,7 @@ pub async fn write(
 }
 
 /// Compress `session` (an id, name or unique id prefix) into a new session (see the module
-/// doc) and return it: [`plan`], [`summarise`], [`write`].
+/// doc) and return it: [`plan`], [`summarise`], [`write()`].
 pub async fn compress(
     store: &dyn Store,
     session: &str,

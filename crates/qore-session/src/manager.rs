@@ -1,4 +1,5 @@
-//! [`SessionManager`]: where sessions come from. It holds the store (or none: ephemeral),
+//! [`SessionManager`]: where sessions come from. It holds the store ([`SharedStore`]: SQLite
+//! or PostgreSQL behind qore-store's async interface, or none: ephemeral),
 //! the agent configuration and the notes sink, and is the one place that resolves an agent,
 //! provider and model into a ready client ([`SessionManager::reach`]).
 //!
