@@ -1,7 +1,10 @@
 //! The HTTP surface: routes, and the one path every chat request takes: authenticate,
 //! read the body under the limit, decode in the dialect, check the key's models and limits,
 //! route, open the upstream (fallbacks before the first byte), then answer whole or relay
-//! the stream. Every refusal is written in the caller's dialect; none reaches a provider.
+//! the stream. Every refusal is written in the caller's dialect; none reaches a provider. A
+//! store that cannot be reached on that path (the key, its limits, a stored conversation) is
+//! a 503 with `Retry-After`, also in the caller's dialect; the store's own timeouts bound
+//! every wait on it.
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};

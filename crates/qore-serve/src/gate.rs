@@ -147,7 +147,12 @@ impl Gate {
     /// A store failure met while doing `what`: counted, logged, and as the caller sees it.
     pub fn store_failed(&self, what: &str, error: &StoreError) -> ServeError {
         self.errors.count(error);
-        tracing::warn!("the store failed ({what}): {error}");
+        if error.is_unavailable() {
+            // Once per request while the store is down: the key refresher says it once.
+            tracing::debug!("the store cannot be reached ({what}): {error}");
+        } else {
+            tracing::warn!("the store failed ({what}): {error}");
+        }
         ServeError::from_store(what, error)
     }
 
@@ -158,8 +163,9 @@ impl Gate {
             return Ok(Caller::open());
         }
         let Ok(keys) = self.keys.current(Instant::now()) else {
+            // The refresher counted and logged the failures themselves.
             let error = StoreError::Unavailable("the API keys could not be checked".into());
-            return Err(self.store_failed("checking API keys", &error));
+            return Err(ServeError::from_store("checking API keys", &error));
         };
         if self.auth == AuthMode::UntilKeys && keys.by_hash.is_empty() {
             return Ok(Caller::open());
