@@ -175,7 +175,7 @@ impl Env {
                 cache: RefCell::default(),
             });
         }
-        let validate = filter.map_or(true, |f| "validate".contains(f));
+        let validate = filter.is_none_or(|f| "validate".contains(f));
         let cli = std::env::var_os("QORE_BENCH_QORE")
             .filter(|_| validate)
             .map(|bin| {

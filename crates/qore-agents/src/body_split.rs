@@ -207,7 +207,7 @@ fn includes_any(
     depth > 8
         || test(text)
         || includes(text).into_iter().any(|name| {
-            (partials.load(name).ok()).map_or(true, |t| includes_any(&t, partials, depth + 1, test))
+            (partials.load(name).ok()).is_none_or(|t| includes_any(&t, partials, depth + 1, test))
         })
 }
 

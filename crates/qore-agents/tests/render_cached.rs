@@ -39,7 +39,7 @@ fn turn(c: usize) -> Vec<Message> {
     let result = ContentBlock::tool_result(
         format!("call_{c}"),
         format!("fn f{c}() {{ \"ünï\\\\\" }}"),
-        c % 3 == 0,
+        c.is_multiple_of(3),
     );
     vec![
         Message::user(format!("look at {c}, \"quoted\" ✓")),

@@ -83,7 +83,7 @@ fn allocations(frames: &[String]) -> usize {
 fn frames(start: &str, delta: &str) -> Vec<String> {
     let message_start = r#"{"type":"message_start","message":{"id":"msg_1","model":"m","content":[],"usage":{"input_tokens":5}}}"#;
     let mut frames = vec![message_start.to_owned(), start.to_owned()];
-    frames.extend(std::iter::repeat(delta.to_owned()).take(DELTAS));
+    frames.extend(std::iter::repeat_n(delta.to_owned(), DELTAS));
     frames
 }
 

@@ -150,9 +150,9 @@ pub fn split_lines(text: &str) -> Vec<&str> {
 
 /// A size for messages: "256 KiB", "4 MiB", or "100 bytes" when not a whole KiB.
 pub fn human_bytes(n: u64) -> String {
-    if n >= 1024 * 1024 && n % (1024 * 1024) == 0 {
+    if n >= 1024 * 1024 && n.is_multiple_of(1024 * 1024) {
         format!("{} MiB", n / (1024 * 1024))
-    } else if n >= 1024 && n % 1024 == 0 {
+    } else if n >= 1024 && n.is_multiple_of(1024) {
         format!("{} KiB", n / 1024)
     } else {
         plural(n as usize, "byte")

@@ -109,7 +109,7 @@ fn frame(body: &mut String, tail: &str) {
 fn fragments(n: usize) -> impl Iterator<Item = &'static str> {
     assert!(n >= 3, "a tool workload needs at least 3 fragments");
     std::iter::once(r#"{"data":""#)
-        .chain(std::iter::repeat("ab").take(n - 2))
+        .chain(std::iter::repeat_n("ab", n - 2))
         .chain(std::iter::once(r#""}"#))
 }
 
@@ -217,7 +217,7 @@ fn build_anthropic(kind: Kind, n: usize) -> Workload {
     );
     event(&mut body, "ping", r#"{"type": "ping"}"#);
     let pieces: Box<dyn Iterator<Item = &'static str>> = match kind {
-        Kind::Text => Box::new(std::iter::repeat(TEXT_PIECE).take(n)),
+        Kind::Text => Box::new(std::iter::repeat_n(TEXT_PIECE, n)),
         Kind::Tool => Box::new(fragments(n)),
     };
     for piece in pieces {

@@ -150,7 +150,7 @@ impl ApprovalPolicy {
         let rule = self
             .rules
             .iter()
-            .find(|r| r.tool == tool && r.when.as_ref().map_or(true, |m| m.matches(arguments)));
+            .find(|r| r.tool == tool && r.when.as_ref().is_none_or(|m| m.matches(arguments)));
         if let Some(rule) = rule {
             return if rule.allow {
                 Verdict::Run

@@ -226,7 +226,7 @@ impl TextToolParser {
         let rest = &self.buf[self.pos..];
         let close = rest.find(CLOSE);
         if let Some(i) = rest.find(OPEN).filter(|_| is_prose(&self.body, rest)) {
-            if close.map_or(true, |c| i < c) {
+            if close.is_none_or(|c| i < c) {
                 self.body.push_str(&rest[..i]);
                 self.pos += i;
                 self.abandon();

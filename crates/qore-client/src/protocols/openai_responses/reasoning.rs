@@ -79,7 +79,7 @@ fn part_texts<'a>(parts: Option<Vec<WirePart<'a>>>, kind: &str) -> Vec<Cow<'a, s
     parts
         .into_iter()
         .flatten()
-        .filter(|p| p.kind.as_deref().map_or(true, |k| k == kind))
+        .filter(|p| p.kind.as_deref().is_none_or(|k| k == kind))
         .filter_map(|p| p.text.and_then(|t| t.into_text()))
         .collect()
 }
