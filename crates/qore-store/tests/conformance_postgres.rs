@@ -7,6 +7,7 @@ mod common;
 #[macro_use]
 mod conformance;
 
+use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 
 use qore_testkit::postgres::TestPostgres;
@@ -17,9 +18,30 @@ static SERVER: OnceLock<Result<TestPostgres, String>> = OnceLock::new();
 /// concurrent creation may hold), and a failed creation is tried again, twice at most.
 static CREATING: Mutex<()> = Mutex::new(());
 
+/// Start the server, and a watcher that removes its directory (half a gigabyte after a run)
+/// once this process has exited and the server has stopped: a static is never dropped, so
+/// `TestPostgres`'s own cleanup never runs here.
+fn start() -> Result<TestPostgres, String> {
+    let server = TestPostgres::start()?;
+    let dir = server.dir().display().to_string();
+    let watch = format!(
+        "while kill -0 {pid} 2>/dev/null; do sleep 1; done; \
+         for _ in $(seq 120); do [ -e '{dir}/data/postmaster.pid' ] || break; sleep 1; done; \
+         rm -rf '{dir}'",
+        pid = std::process::id()
+    );
+    (Command::new("sh").args(["-c", &watch]))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot watch the server's directory: {e}"))?;
+    Ok(server)
+}
+
 /// A new empty database on the binary's one server.
 fn fresh() -> conformance::Place {
-    let server = match SERVER.get_or_init(TestPostgres::start) {
+    let server = match SERVER.get_or_init(start) {
         Ok(server) => server,
         Err(why) => panic!("no PostgreSQL server for the tests: {why}"),
     };
