@@ -12,6 +12,9 @@
 # Environment:
 #   QORE_PG_OWNER_PID  when set, the server is stopped once that process has exited (tests
 #                      pass their own pid, so a killed test run leaves no server behind)
+#   QORE_PG_REMOVE_WITH_OWNER
+#                      with QORE_PG_OWNER_PID, 1: DIR is removed too once the server stopped
+#                      (a test cluster's data: hundreds of MB after a run)
 #   QORE_PG_USER       the unprivileged user that owns and runs the cluster when this script
 #                      runs as root (default qore-pg, created as a system user if missing);
 #                      as any other user, that user runs it
@@ -133,6 +136,10 @@ cmd_start() {
   if [ -n "${QORE_PG_OWNER_PID:-}" ]; then  # stop when the owner is gone
     ( trap '' HUP; while kill -0 "$QORE_PG_OWNER_PID" 2>/dev/null; do sleep 1; done
       as_owner "$BIN/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null 2>&1 || true
+      if [ "${QORE_PG_REMOVE_WITH_OWNER:-}" = 1 ]; then
+        for _ in $(seq 60); do [ -e "$dir/data/postmaster.pid" ] || break; sleep 1; done
+        rm -rf "$dir"
+      fi
     ) </dev/null >/dev/null 2>&1 &
     disown
   fi

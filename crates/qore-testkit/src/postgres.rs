@@ -3,14 +3,18 @@
 //! loopback port.
 //!
 //! Promises: [`TestPostgres::start`] returns a running server or an error with the script's
-//! stderr; the server stops when the value is dropped, and also by itself once this test
-//! process has exited (the script watches our pid), so a killed test run leaves none behind.
-//! [`TestPostgres::fresh_database`] gives each test its own empty database on the one server.
+//! stderr; the server stops and its directory is removed when the value is dropped, and also
+//! by themselves once this test process has exited (the script watches our pid), so a value
+//! held in a static or a killed test run leaves neither behind.
+//! [`TestPostgres::fresh_database`] gives each test its own empty database on the one server
+//! (created one at a time: `CREATE DATABASE` copies `template1`, which a concurrent creation
+//! holds; a failed creation is tried again, three times in all).
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
 
 /// A running PostgreSQL cluster in a temporary directory.
 pub struct TestPostgres {
@@ -21,6 +25,9 @@ pub struct TestPostgres {
 
 static DATABASES: AtomicU32 = AtomicU32::new(0);
 
+/// One `CREATE DATABASE` at a time in this process.
+static CREATING: Mutex<()> = Mutex::new(());
+
 fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg.sh")
 }
@@ -30,6 +37,7 @@ fn run(args: &[&str]) -> Result<String, String> {
         .arg(script())
         .args(args)
         .env("QORE_PG_OWNER_PID", std::process::id().to_string())
+        .env("QORE_PG_REMOVE_WITH_OWNER", "1")
         .output()
         .map_err(|e| format!("cannot run pg.sh: {e}"))?;
     if !out.status.success() {
@@ -88,13 +96,20 @@ impl TestPostgres {
 
     /// Create a new empty database and return its URL.
     pub fn fresh_database(&self) -> Result<String, String> {
-        let name = format!(
-            "t{}_{}",
-            std::process::id(),
-            DATABASES.fetch_add(1, Ordering::Relaxed)
-        );
-        self.psql(&format!("CREATE DATABASE {name} OWNER qore"))?;
-        Ok(format!("postgres://qore@127.0.0.1:{}/{name}", self.port))
+        let _one_at_a_time = CREATING.lock().unwrap_or_else(|p| p.into_inner());
+        let mut failures = Vec::new();
+        for _ in 0..3 {
+            let name = format!(
+                "t{}_{}",
+                std::process::id(),
+                DATABASES.fetch_add(1, Ordering::Relaxed)
+            );
+            match self.psql(&format!("CREATE DATABASE {name} OWNER qore")) {
+                Ok(_) => return Ok(format!("postgres://qore@127.0.0.1:{}/{name}", self.port)),
+                Err(why) => failures.push(why),
+            }
+        }
+        Err(failures.join("\n"))
     }
 
     /// Run one SQL command in the `qore` database; its output, unaligned.
