@@ -1,28 +1,24 @@
-//! `qore serve`'s API keys, kept beside the sessions.
+//! `qore serve`'s API keys: the records both backends store, and the check a new key passes.
 //!
 //! Promises:
 //! - a key is stored only as the lowercase SHA-256 hex of its text: the caller hashes, the
-//!   text never reaches the store (a hash that is not 64 lowercase hex digits is refused);
+//!   text never reaches the store (a hash that is not 64 lowercase hex digits is refused,
+//!   [`checked_key`]);
 //! - names are unique and not empty: a duplicate is [`StoreError::KeyNameTaken`] naming it;
 //! - a key is never deleted, only revoked: it stays listed with its `revoked_at`, and
-//!   [`Db::key_by_hash`] still finds it, so a server can answer "revoked" rather than
-//!   "unknown"; revoking twice keeps the first time;
-//! - a key is named by its exact name, its exact id, or a unique id prefix ([`Db::key`]);
-//! - [`Db::keys_version`] changes whenever a key is created or revoked, by this handle or
-//!   by another process on the same file, and costs one aggregate query over the table;
-//! - every method is one plain SQL statement (no SQLite-only syntax): the surface another
-//!   backend implements.
+//!   [`Store::key_by_hash`](crate::Store::key_by_hash) still finds it, so a server can answer
+//!   "revoked" rather than "unknown"; revoking twice keeps the first time;
+//! - a key is named by its exact name, its exact id, or a unique id prefix;
+//! - [`KeysVersion`] changes whenever a key is created or revoked, by any process;
+//! - a stored key row decodes the same way on either backend ([`KeyRow`]): `models` that is
+//!   not a JSON array of strings is an error naming the key.
 
 use std::time::SystemTime;
 
-use rusqlite::{params, Row};
-
-use crate::read::from_json;
-use crate::store::millis;
-use crate::store::Db;
+use crate::codec::{from_json, millis, new_id, to_json};
 use crate::StoreError;
 
-/// A key to create ([`Db::create_key`]).
+/// A key to create ([`Store::create_key`](crate::Store::create_key)).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NewKey {
     pub name: String,
@@ -62,146 +58,14 @@ impl KeyRecord {
     }
 }
 
-/// What [`Db::keys_version`] gives: equal values mean the keys did not change.
+/// What [`Store::keys_version`](crate::Store::keys_version) gives: equal values mean the keys
+/// did not change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct KeysVersion {
     pub(crate) count: i64,
     pub(crate) revoked: i64,
     pub(crate) latest_created: i64,
     pub(crate) latest_revoked: i64,
-}
-
-const SELECT_KEY: &str = "SELECT id, name, hash, models, rpm, tpm, budget_tokens, created_at,
-                                 revoked_at FROM api_keys";
-
-/// How many ids an ambiguous prefix lists.
-const MOST_CANDIDATES: usize = 20;
-
-impl Db {
-    /// Db a new key (valid from now) and return its record.
-    pub fn create_key(&self, new: &NewKey) -> Result<KeyRecord, StoreError> {
-        let (record, models_json) = checked_key(new)?;
-        let limit = |value: Option<u64>| value.map(to_sql_count);
-        let inserted = self.conn.execute(
-            "INSERT INTO api_keys (id, name, hash, models, rpm, tpm, budget_tokens, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
-                record.id,
-                record.name,
-                record.hash,
-                models_json,
-                limit(record.rpm),
-                limit(record.tpm),
-                limit(record.budget_tokens),
-                record.created_at
-            ],
-        );
-        match inserted {
-            Ok(_) => Ok(record),
-            Err(rusqlite::Error::SqliteFailure(e, Some(message)))
-                if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE =>
-            {
-                if message.contains("api_keys.name") {
-                    Err(StoreError::KeyNameTaken(record.name))
-                } else {
-                    Err(StoreError::InvalidKey("this key is already stored".into()))
-                }
-            }
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    /// Every key, revoked ones included, oldest first.
-    pub fn keys(&self) -> Result<Vec<KeyRecord>, StoreError> {
-        self.query_keys(&format!("{SELECT_KEY} ORDER BY created_at, id"), params![])
-    }
-
-    /// The key whose hash this is, revoked or not.
-    pub fn key_by_hash(&self, hash: &str) -> Result<Option<KeyRecord>, StoreError> {
-        let found = self.query_keys(&format!("{SELECT_KEY} WHERE hash = ?1"), params![hash])?;
-        Ok(found.into_iter().next())
-    }
-
-    /// The key named `name_or_id`: exact name, exact id, else the one id starting with it.
-    pub fn key(&self, name_or_id: &str) -> Result<KeyRecord, StoreError> {
-        let exact = self.query_keys(
-            &format!("{SELECT_KEY} WHERE name = ?1 OR id = ?1 ORDER BY name = ?1 DESC"),
-            params![name_or_id.trim()],
-        )?;
-        if let Some(key) = exact.into_iter().next() {
-            return Ok(key);
-        }
-        let prefix = name_or_id.trim().to_lowercase();
-        let mut found = if prefix.is_empty() {
-            Vec::new()
-        } else {
-            self.query_keys(
-                &format!(
-                    "{SELECT_KEY} WHERE substr(id, 1, length(?1)) = ?1 ORDER BY id LIMIT {}",
-                    MOST_CANDIDATES + 1
-                ),
-                params![prefix],
-            )?
-        };
-        match found.len() {
-            0 => Err(StoreError::NoSuchKey(name_or_id.to_owned())),
-            1 => Ok(found.remove(0)),
-            n => {
-                let mut candidates: Vec<String> = (found.into_iter())
-                    .take(MOST_CANDIDATES)
-                    .map(|k| format!("{} ({})", k.id, k.name))
-                    .collect();
-                if n > MOST_CANDIDATES {
-                    candidates.push("…".to_owned());
-                }
-                Err(StoreError::Ambiguous {
-                    prefix: name_or_id.to_owned(),
-                    candidates,
-                })
-            }
-        }
-    }
-
-    /// Revoke the key named `name_or_id` (see [`Db::key`]) and return its record. A key
-    /// already revoked keeps its first revocation time.
-    pub fn revoke_key(&self, name_or_id: &str) -> Result<KeyRecord, StoreError> {
-        let key = self.key(name_or_id)?;
-        self.conn.execute(
-            "UPDATE api_keys SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
-            params![key.id, millis(SystemTime::now())],
-        )?;
-        self.key(&key.id)
-    }
-
-    /// A value that changes whenever a key is created or revoked (here or by another
-    /// process): poll it and reload [`Db::keys`] when it differs.
-    pub fn keys_version(&self) -> Result<KeysVersion, StoreError> {
-        Ok(self.conn.query_row(
-            "SELECT count(*), count(revoked_at), coalesce(max(created_at), 0),
-                    coalesce(max(revoked_at), 0) FROM api_keys",
-            [],
-            |row| {
-                Ok(KeysVersion {
-                    count: row.get(0)?,
-                    revoked: row.get(1)?,
-                    latest_created: row.get(2)?,
-                    latest_revoked: row.get(3)?,
-                })
-            },
-        )?)
-    }
-
-    fn query_keys(
-        &self,
-        sql: &str,
-        params: &[&dyn rusqlite::ToSql],
-    ) -> Result<Vec<KeyRecord>, StoreError> {
-        let mut query = self.conn.prepare(sql)?;
-        let raw = query
-            .query_map(params, raw_key)?
-            .collect::<Result<Vec<_>, _>>()?;
-        raw.into_iter().map(RawKey::decode).collect()
-    }
 }
 
 /// A new key, checked (both backends): its record, valid from now, and its `models` as JSON.
@@ -246,7 +110,7 @@ pub(crate) fn checked_key(new: &NewKey) -> Result<(KeyRecord, String), StoreErro
         }
     }
     let record = KeyRecord {
-        id: ulid::Ulid::generate().to_string().to_lowercase(),
+        id: new_id(),
         name: name.to_owned(),
         hash: new.hash.clone(),
         models,
@@ -256,135 +120,17 @@ pub(crate) fn checked_key(new: &NewKey) -> Result<(KeyRecord, String), StoreErro
         created_at: millis(SystemTime::now()),
         revoked_at: None,
     };
-    let models_json = serde_json::to_string(&record.models).map_err(StoreError::Encode)?;
+    let models_json = to_json(&record.models)?;
     Ok((record, models_json))
 }
 
-/// A key row before its `models` JSON is decoded.
-struct RawKey(KeyRecord, String);
+/// A key row as read (`models` left empty), before its `models` JSON is decoded.
+pub(crate) struct KeyRow(pub KeyRecord, pub String);
 
-fn raw_key(row: &Row<'_>) -> rusqlite::Result<RawKey> {
-    let count = |i: usize| -> rusqlite::Result<Option<u64>> {
-        Ok(row.get::<_, Option<i64>>(i)?.map(from_sql_count))
-    };
-    Ok(RawKey(
-        KeyRecord {
-            id: row.get(0)?,
-            name: row.get(1)?,
-            hash: row.get(2)?,
-            models: Vec::new(),
-            rpm: count(4)?,
-            tpm: count(5)?,
-            budget_tokens: count(6)?,
-            created_at: row.get(7)?,
-            revoked_at: row.get(8)?,
-        },
-        row.get(3)?,
-    ))
-}
-
-impl RawKey {
-    fn decode(self) -> Result<KeyRecord, StoreError> {
-        let RawKey(mut key, models) = self;
+impl KeyRow {
+    pub(crate) fn decode(self) -> Result<KeyRecord, StoreError> {
+        let KeyRow(mut key, models) = self;
         key.models = from_json(&models, || format!("model patterns of key '{}'", key.name))?;
         Ok(key)
-    }
-}
-
-/// A stored count as `u64` (a negative one, which qore never writes, as 0).
-pub(crate) fn from_sql_count(n: i64) -> u64 {
-    u64::try_from(n).unwrap_or(0)
-}
-
-/// A count as SQLite's integer (saturating).
-pub(crate) fn to_sql_count(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn hash(n: u8) -> String {
-        format!("{n:02x}").repeat(32)
-    }
-
-    fn new_key(name: &str, n: u8) -> NewKey {
-        NewKey {
-            name: name.into(),
-            hash: hash(n),
-            models: vec!["claude-*".into(), "local/*".into()],
-            rpm: Some(3),
-            ..NewKey::default()
-        }
-    }
-
-    #[test]
-    fn a_key_round_trips_and_is_found_by_name_id_prefix_and_hash() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Db::open(dir.path().join("q.db")).unwrap();
-        let created = store.create_key(&new_key("ci", 1)).unwrap();
-        assert_eq!(store.keys().unwrap(), vec![created.clone()]);
-        assert_eq!(store.key_by_hash(&hash(1)).unwrap(), Some(created.clone()));
-        assert_eq!(store.key_by_hash(&hash(2)).unwrap(), None);
-        for name in ["ci", &created.id, &created.id[..20]] {
-            assert_eq!(store.key(name).unwrap(), created, "{name}");
-        }
-        assert!(matches!(store.key("nope"), Err(StoreError::NoSuchKey(_))));
-    }
-
-    #[test]
-    fn bad_keys_are_refused_with_the_reason() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Db::open(dir.path().join("q.db")).unwrap();
-        store.create_key(&new_key("ci", 1)).unwrap();
-        let cases = [
-            (new_key("ci", 2), "'ci' already exists"),
-            (new_key("  ", 3), "must not be empty"),
-            (
-                NewKey {
-                    hash: "ABC".into(),
-                    ..new_key("x", 4)
-                },
-                "64 lowercase hex",
-            ),
-            (
-                NewKey {
-                    models: vec![" ".into()],
-                    ..new_key("y", 5)
-                },
-                "pattern must not be empty",
-            ),
-            (
-                NewKey {
-                    rpm: Some(u64::MAX),
-                    ..new_key("z", 6)
-                },
-                "too large",
-            ),
-            (new_key("other", 1), "already stored"),
-        ];
-        for (key, reason) in cases {
-            let why = store.create_key(&key).unwrap_err().to_string();
-            assert!(why.contains(reason), "{}: {why}", key.name);
-        }
-        assert_eq!(store.keys().unwrap().len(), 1);
-    }
-
-    #[test]
-    fn revoking_keeps_the_key_and_changes_the_version() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Db::open(dir.path().join("q.db")).unwrap();
-        let empty = store.keys_version().unwrap();
-        store.create_key(&new_key("a", 1)).unwrap();
-        let one = store.keys_version().unwrap();
-        assert_ne!(empty, one);
-        assert_eq!(store.keys_version().unwrap(), one);
-        let revoked = store.revoke_key("a").unwrap();
-        assert!(revoked.is_revoked());
-        assert_ne!(store.keys_version().unwrap(), one);
-        let again = store.revoke_key(&revoked.id).unwrap();
-        assert_eq!(again.revoked_at, revoked.revoked_at);
-        assert!(store.key_by_hash(&hash(1)).unwrap().unwrap().is_revoked());
     }
 }

@@ -11,10 +11,14 @@
 //! - Every promise of the [`Store`] interface (whole turns, well-formed history, lookup by id,
 //!   name or prefix, order, import, copy, keys, usage, atomic limits, failures) holds on both
 //!   backends: one conformance suite (`tests/conformance/`) runs unchanged against each.
-//! - SQLite: WAL mode, foreign keys on, a busy timeout, so two processes writing different
-//!   sessions at once both succeed; the schema is versioned (`PRAGMA user_version`, migrated
-//!   on open with `rusqlite_migration`). PostgreSQL: the same tables in its own types
-//!   (`postgres` module), migrated with `refinery` under an advisory lock.
+//! - SQLite (`sqlite` module): WAL mode, foreign keys on, a busy timeout, so two processes
+//!   writing different sessions at once both succeed; the schema is versioned (`PRAGMA
+//!   user_version`, migrated on open with `rusqlite_migration`). PostgreSQL (`postgres`
+//!   module): the same tables in its own types, migrated with `refinery` under an advisory
+//!   lock. The two backends have the same shape (one file per kind of record: `sessions`,
+//!   `read`, `keys`, `usage`, `limits`, `responses`, `copy`, `migrate`, and `api` for the
+//!   [`Store`] impl); neither uses the other. What they share (the records, the checks
+//!   before a write, row decoding, the rate-limit rule) is in the crate's own modules.
 //! - Append-only: a turn is committed whole in one transaction, so a process killed
 //!   mid-write loses at most that turn and every earlier turn is intact. A malformed turn is
 //!   refused, and a failed or cancelled turn is recorded without its partial assistant
@@ -76,34 +80,32 @@
 //! t.id = m.turn_id JOIN sessions s ON s.id = t.session_id WHERE m.seq = 1 AND
 //! s.project_dir = '/src/app';`
 
-mod copy;
+mod codec;
 mod error;
 mod file_changes;
 mod interface;
 mod keys;
 mod limits;
+mod lookup;
 mod migrate;
 mod open;
 mod postgres;
-mod read;
 mod responses;
-mod schema;
+mod sessions;
 mod sqlite;
-mod store;
 mod turn;
 mod usage;
 
+pub use codec::time_of;
 pub use error::StoreError;
 pub use file_changes::{FileChange, UndoableTurn};
 pub use interface::{LimitCheck, LimitVerdict, ResponseCopy, SessionCopy, Store, StoreCounters};
 pub use keys::{KeyRecord, KeysVersion, NewKey};
 pub use migrate::{copy_store, CopyCount, CopyReport};
-pub use open::{is_postgres, open, open_configured, STORE_URL_VAR};
+pub use open::{data_dir, is_postgres, open, open_configured, DB_FILE, STORE_URL_VAR};
 pub use postgres::PgStore;
-pub use read::{time_of, SessionInfo, StoredTurn};
 pub use responses::{NewResponse, ResponseRecord};
-pub use schema::{data_dir, schema_version, BUSY_TIMEOUT, SCHEMA_VERSION};
-pub use sqlite::SqliteStore;
-pub use store::{ImportTurn, NewSession, SessionImport, TurnId, DB_FILE};
+pub use sessions::{ImportTurn, NewSession, SessionImport, SessionInfo, StoredTurn, TurnId};
+pub use sqlite::{schema_version, SqliteStore, BUSY_TIMEOUT, SCHEMA_VERSION};
 pub use turn::{check_well_formed, title_of, TurnRecord, TurnStatus};
 pub use usage::{is_day, utc_day, UsageRow};

@@ -1,10 +1,8 @@
-//! Rate limits decided in the database (SQLite): a key's requests and tokens of the sliding 60
-//! seconds are rows of `rate_events`, so every process on the file sees the same window.
+//! Rate limits: the rule that decides one request against its key's window, the same for
+//! both backends (each reads the window and counts an admitted request atomically, in its
+//! own way: `sqlite::limits`, `postgres::limits`).
 //!
-//! Promises (the same on PostgreSQL, `postgres::limits`):
-//! - [`Db::admit`] is one IMMEDIATE transaction: SQLite's write lock orders concurrent
-//!   admissions, so with `rpm = n` exactly `n` requests are admitted in any 60 seconds, from
-//!   however many processes; a refused request is not counted;
+//! Promises ([`Window::decide`]):
 //! - `rpm` refuses the request that would pass it, with the milliseconds until the oldest
 //!   counted request leaves the window;
 //! - `tpm` refuses when the window's recorded tokens plus the estimate would pass it, with the
@@ -12,78 +10,12 @@
 //!   admitted (else one larger than the limit could never pass);
 //! - the budget refuses once the key's lifetime tokens (its usage rows) reach it, or when the
 //!   estimate would pass it;
-//! - rows older than the window are deleted as admissions and usage writes pass, so the table
-//!   holds at most a minute of events.
-
-use std::time::SystemTime;
-
-use rusqlite::{params, Connection};
+//! - the window is the last [`WINDOW_MS`] milliseconds: events older than that count no more.
 
 use crate::interface::{LimitCheck, LimitVerdict};
-use crate::keys::from_sql_count;
-use crate::store::{millis, Db};
-use crate::StoreError;
 
 /// The window of `rpm` and `tpm`, in milliseconds.
 pub(crate) const WINDOW_MS: i64 = 60_000;
-
-impl Db {
-    /// Decide one request against its key's limits, counting it when admitted.
-    pub fn admit(&mut self, check: &LimitCheck) -> Result<LimitVerdict, StoreError> {
-        let now = millis(SystemTime::now());
-        let tx = self.conn.transaction()?;
-        let since = now - WINDOW_MS;
-        tx.execute(
-            "DELETE FROM rate_events WHERE key_id = ?1 AND at <= ?2",
-            params![check.key_id, since],
-        )?;
-        let (requests, oldest): (i64, Option<i64>) = tx.query_row(
-            "SELECT count(*), min(at) FROM rate_events WHERE key_id = ?1 AND requests > 0",
-            [&check.key_id],
-            |row| Ok((row.get(0)?, row.get(1)?)),
-        )?;
-        let tokens: Vec<(i64, i64)> = {
-            let mut query = tx.prepare_cached(
-                "SELECT at, tokens FROM rate_events WHERE key_id = ?1 AND tokens > 0 ORDER BY at",
-            )?;
-            let rows = query.query_map([&check.key_id], |row| Ok((row.get(0)?, row.get(1)?)))?;
-            rows.collect::<Result<_, _>>()?
-        };
-        let spent = match check.budget_tokens {
-            Some(_) => Some(from_sql_count(tx.query_row(
-                "SELECT coalesce(sum(tokens_in + tokens_out), 0) FROM usage WHERE key_id = ?1",
-                [&check.key_id],
-                |row| row.get(0),
-            )?)),
-            None => None,
-        };
-        let window = Window {
-            now,
-            requests: from_sql_count(requests),
-            oldest_request: oldest,
-            tokens: tokens
-                .into_iter()
-                .map(|(at, n)| (at, from_sql_count(n)))
-                .collect(),
-            spent,
-        };
-        let verdict = window.decide(check);
-        if matches!(verdict, LimitVerdict::Admitted { .. }) && check.rpm.is_some() {
-            tx.execute(
-                "INSERT INTO rate_events (key_id, at, requests, tokens) VALUES (?1, ?2, 1, 0)",
-                params![check.key_id, now],
-            )?;
-        }
-        tx.commit()?;
-        Ok(verdict)
-    }
-}
-
-/// Delete every key's events older than the window (inside a usage write's transaction).
-pub(crate) fn expire_all(conn: &Connection, now: i64) -> Result<(), StoreError> {
-    conn.execute("DELETE FROM rate_events WHERE at <= ?1", [now - WINDOW_MS])?;
-    Ok(())
-}
 
 /// One key's window as read in the admitting transaction: the same rule for both backends.
 #[derive(Debug, Clone, PartialEq, Eq)]

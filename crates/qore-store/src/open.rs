@@ -1,16 +1,31 @@
-//! Choosing a backend from a location.
+//! Choosing a backend from a location, and where the store lives by default.
 //!
 //! Promises: `postgres://…` and `postgresql://…` open [`PgStore`](crate::PgStore); anything
 //! else is a SQLite file path. [`open_configured`] reads [`STORE_URL_VAR`] first, else the
-//! default SQLite file (`qore.db` in [`data_dir`](crate::data_dir)).
+//! default SQLite file ([`DB_FILE`] in [`data_dir`]: `QORE_DATA_DIR` when set and not
+//! empty, else `qore` in the platform's data dir).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::{data_dir, PgStore, SqliteStore, Store, StoreError, DB_FILE};
+use crate::{PgStore, SqliteStore, Store, StoreError};
 
 /// The environment variable naming the store (a `postgres://` URL or a SQLite file path).
 pub const STORE_URL_VAR: &str = "QORE_STORE_URL";
+
+/// The file name of the database inside the data dir.
+pub const DB_FILE: &str = "qore.db";
+
+/// `QORE_DATA_DIR`, else `qore` in the platform's data dir (`$XDG_DATA_HOME/qore` on Linux).
+pub fn data_dir() -> Result<PathBuf, StoreError> {
+    if let Some(dir) = std::env::var_os("QORE_DATA_DIR").filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(dir));
+    }
+    use etcetera::BaseStrategy as _;
+    let dirs =
+        etcetera::choose_base_strategy().map_err(|e| StoreError::NoDataDir(e.to_string()))?;
+    Ok(dirs.data_dir().join("qore"))
+}
 
 /// Whether `location` names a PostgreSQL database.
 pub fn is_postgres(location: &str) -> bool {

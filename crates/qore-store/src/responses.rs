@@ -1,23 +1,18 @@
-//! The Responses API's stored responses. A response id names a point in a stored
-//! conversation: the last whole turn of a session, then the messages of a turn still open
-//! (`pending`: a reply that ended in calls of the caller's tools; the store keeps only whole
-//! turns), so `previous_response_id` continues from exactly there.
+//! The Responses API's stored responses: the records both backends store. A response id
+//! names a point in a stored conversation: the last whole turn of a session, then the
+//! messages of a turn still open (`pending`: a reply that ended in calls of the caller's
+//! tools; the store keeps only whole turns), so `previous_response_id` continues from
+//! exactly there.
 //!
 //! Promises:
-//! - [`Db::put_response`] stores an id only for a turn of the given session (else
-//!   [`StoreError::NoSuchTurn`]); an id is stored once ([`StoreError::ResponseTaken`]);
+//! - an id is stored only for a turn of the given session (else
+//!   [`StoreError::NoSuchTurn`](crate::StoreError::NoSuchTurn)), and only once
+//!   ([`StoreError::ResponseTaken`](crate::StoreError::ResponseTaken));
 //! - removing the session (or its turn) removes its response ids with it (cascade);
 //! - `key_id` records which key created the response (`''`: none), so a server can refuse
-//!   another key's id;
-//! - every method is one plain SQL statement: the surface another backend implements.
+//!   another key's id.
 
-use std::time::SystemTime;
-
-use rusqlite::{params, OptionalExtension};
-
-use crate::store::millis;
-use crate::store::Db;
-use crate::{StoreError, TurnId};
+use crate::TurnId;
 
 /// A response to store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,157 +43,31 @@ pub struct ResponseRecord {
     pub created_at: i64,
 }
 
-impl Db {
-    /// Db `new`.
-    pub fn put_response(&self, new: &NewResponse<'_>) -> Result<ResponseRecord, StoreError> {
-        let created_at = millis(SystemTime::now());
-        let turn = new.turn_id.map(|t| t.0);
-        let inserted = self.conn.execute(
-            "INSERT INTO responses (id, key_id, session_id, turn_id, pending, object, created_at)
-             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7
-             WHERE ?4 IS NULL OR EXISTS (SELECT 1 FROM turns WHERE id = ?4 AND session_id = ?3)",
-            params![
-                new.id,
-                new.key_id,
-                new.session_id,
-                turn,
-                new.pending,
-                new.object,
-                created_at
-            ],
-        );
-        match inserted {
-            Ok(0) => Err(StoreError::NoSuchTurn(turn.unwrap_or_default())),
-            Ok(_) => Ok(ResponseRecord {
-                id: new.id.to_owned(),
-                key_id: new.key_id.to_owned(),
-                session_id: new.session_id.map(str::to_owned),
-                turn_id: new.turn_id,
-                pending: new.pending.map(str::to_owned),
-                object: new.object.to_owned(),
-                created_at,
-            }),
-            Err(rusqlite::Error::SqliteFailure(e, _))
-                if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY =>
-            {
-                Err(StoreError::ResponseTaken(new.id.to_owned()))
-            }
-            Err(e) => Err(e.into()),
+impl NewResponse<'_> {
+    /// The record of this response once stored at `created_at`.
+    pub(crate) fn record(&self, created_at: i64) -> ResponseRecord {
+        ResponseRecord {
+            id: self.id.to_owned(),
+            key_id: self.key_id.to_owned(),
+            session_id: self.session_id.map(str::to_owned),
+            turn_id: self.turn_id,
+            pending: self.pending.map(str::to_owned),
+            object: self.object.to_owned(),
+            created_at,
         }
-    }
-
-    /// The stored response `id`, if there is one.
-    pub fn response(&self, id: &str) -> Result<Option<ResponseRecord>, StoreError> {
-        let found = self
-            .conn
-            .query_row(
-                "SELECT id, key_id, session_id, turn_id, pending, object, created_at
-                 FROM responses WHERE id = ?1",
-                [id],
-                |row| {
-                    Ok(ResponseRecord {
-                        id: row.get(0)?,
-                        key_id: row.get(1)?,
-                        session_id: row.get(2)?,
-                        turn_id: row.get::<_, Option<i64>>(3)?.map(TurnId),
-                        pending: row.get(4)?,
-                        object: row.get(5)?,
-                        created_at: row.get(6)?,
-                    })
-                },
-            )
-            .optional()?;
-        Ok(found)
-    }
-
-    /// Forget the response id `id` (its turn stays); whether there was one.
-    pub fn delete_response(&self, id: &str) -> Result<bool, StoreError> {
-        Ok(self
-            .conn
-            .execute("DELETE FROM responses WHERE id = ?1", [id])?
-            > 0)
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{NewSession, TurnRecord, TurnStatus};
-    use qore_core::Message;
-
-    fn turn() -> TurnRecord {
-        TurnRecord {
-            user: Message::user("hi"),
-            replies: vec![Message::assistant("yo")],
-            usage: qore_core::Usage::default(),
-            model: None,
-            agent: None,
-            started_at: SystemTime::UNIX_EPOCH,
-            finished_at: SystemTime::UNIX_EPOCH,
-            status: TurnStatus::Finished,
-            file_changes: Vec::new(),
-        }
-    }
-
-    fn new<'a>(id: &'a str, session: Option<&'a str>, turn: Option<TurnId>) -> NewResponse<'a> {
+impl ResponseRecord {
+    /// The record as a response to store (its `created_at` left out).
+    pub(crate) fn as_new(&self) -> NewResponse<'_> {
         NewResponse {
-            id,
-            key_id: "k1",
-            session_id: session,
-            turn_id: turn,
-            pending: None,
-            object: "{\"id\":1}",
+            id: &self.id,
+            key_id: &self.key_id,
+            session_id: self.session_id.as_deref(),
+            turn_id: self.turn_id,
+            pending: self.pending.as_deref(),
+            object: &self.object,
         }
-    }
-
-    #[test]
-    fn a_response_names_a_turn_until_deleted_or_its_session_is_removed() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = Db::open(dir.path().join("q.db")).unwrap();
-        let session = store.create_session(&NewSession::default()).unwrap();
-        let other = store.create_session(&NewSession::default()).unwrap();
-        let turn_id = store.append_turn(&session, &turn()).unwrap();
-        let put = store
-            .put_response(&new("resp_1", Some(&session), Some(turn_id)))
-            .unwrap();
-        assert_eq!(store.response("resp_1").unwrap(), Some(put));
-        // (id, session, turn, the error's words)
-        let refused = [
-            ("resp_1", session.as_str(), turn_id, "already exists"),
-            ("resp_2", other.as_str(), turn_id, "no turn"),
-            ("resp_3", session.as_str(), TurnId(999), "no turn"),
-        ];
-        for (id, session, turn, words) in refused {
-            let why = store
-                .put_response(&new(id, Some(session), Some(turn)))
-                .unwrap_err();
-            assert!(why.to_string().contains(words), "{id}: {why}");
-        }
-        assert!(store.delete_response("resp_1").unwrap());
-        assert!(!store.delete_response("resp_1").unwrap());
-        assert_eq!(store.response("resp_1").unwrap(), None);
-        store
-            .put_response(&new("resp_4", Some(&session), Some(turn_id)))
-            .unwrap();
-        store.remove(&session).unwrap();
-        assert_eq!(store.response("resp_4").unwrap(), None);
-    }
-
-    #[test]
-    fn a_response_before_any_whole_turn_keeps_its_pending_messages() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Db::open(dir.path().join("q.db")).unwrap();
-        let pending = "[{\"role\":\"user\",\"blocks\":[]}]";
-        let put = store
-            .put_response(&NewResponse {
-                pending: Some(pending),
-                ..new("resp_p", None, None)
-            })
-            .unwrap();
-        let back = store.response("resp_p").unwrap().unwrap();
-        assert_eq!(back, put);
-        assert_eq!(back.pending.as_deref(), Some(pending));
-        assert_eq!(back.session_id, None);
-        assert_eq!(back.object, "{\"id\":1}");
     }
 }

@@ -36,6 +36,17 @@ impl TurnStatus {
     }
 }
 
+/// The status whose stored word ([`TurnStatus::as_str`]) this is.
+pub(crate) fn status_of(word: &str) -> Option<TurnStatus> {
+    [
+        TurnStatus::Finished,
+        TurnStatus::Failed,
+        TurnStatus::Cancelled,
+    ]
+    .into_iter()
+    .find(|status| status.as_str() == word)
+}
+
 /// One whole turn: the user's message, what followed it, and how it went.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TurnRecord {

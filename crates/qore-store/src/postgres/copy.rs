@@ -1,15 +1,15 @@
 //! Copying whole records into PostgreSQL as they are, and reading responses out for a copy
 //! (`qore store migrate`).
 //!
-//! Promises (those of the SQLite `copy` module): a session keeps its id, name, title, times,
+//! Promises (the same as SQLite's): a session keeps its id, name, title, times,
 //! parent link (when the parent is there) and every turn with its `seq`, undone flag,
 //! messages and file changes, in one transaction; the store clock is moved past its
 //! `updated_at`, so later writes still list newer. A key, a usage row or a response keeps
 //! what it has. Whatever is already there (by id; by (day, key, model, agent) for usage) is
 //! left alone and reported as not copied.
 
+use crate::codec::{to_json, to_sql_count};
 use crate::interface::{ResponseCopy, SessionCopy};
-use crate::keys::to_sql_count;
 use crate::{KeyRecord, StoreError, UsageRow};
 
 use super::conn::{pipeline, Cols, Step};
@@ -108,7 +108,7 @@ pub(super) async fn copy_session(store: &PgStore, copy: &SessionCopy) -> Result<
 
 pub(super) async fn copy_key(store: &PgStore, key: &KeyRecord) -> Result<bool, StoreError> {
     const DOING: &str = "copy an API key";
-    let models = serde_json::to_string(&key.models).map_err(StoreError::Encode)?;
+    let models = to_json(&key.models)?;
     let count = |n: Option<u64>| n.map(to_sql_count);
     let (rpm, tpm, budget) = (count(key.rpm), count(key.tpm), count(key.budget_tokens));
     let conn = store.conn(DOING).await?;

@@ -1,7 +1,7 @@
 //! `qore serve`'s API keys on PostgreSQL.
 //!
-//! Promises (those of the SQLite `keys` module, whose check [`checked_key`] is reused): a key
-//! is stored only as its hash; names are unique ([`StoreError::KeyNameTaken`]), and a hash
+//! Promises (those of the crate's `keys` module, whose check [`checked_key`] and row
+//! decoding [`KeyRow`] both backends use): a key is stored only as its hash; names are unique ([`StoreError::KeyNameTaken`]), and a hash
 //! stored twice is [`StoreError::InvalidKey`]; a key is never deleted, only revoked, keeping
 //! its first revocation time; a key is found by exact name, exact id, then unique id prefix;
 //! [`keys_version`] is one aggregate query and changes whenever any process creates or
@@ -11,9 +11,9 @@ use std::time::SystemTime;
 
 use tokio_postgres::Row;
 
-use crate::keys::{checked_key, from_sql_count, to_sql_count};
-use crate::read::from_json;
-use crate::store::millis;
+use crate::codec::{from_sql_count, millis, to_sql_count};
+use crate::keys::{checked_key, KeyRow};
+use crate::lookup::{the_one, MOST_CANDIDATES};
 use crate::{KeyRecord, KeysVersion, NewKey, StoreError};
 
 use super::conn::{Cols, Conn};
@@ -28,27 +28,26 @@ macro_rules! key_columns {
 
 const SELECT_KEY: &str = concat!("SELECT ", key_columns!(), " FROM api_keys");
 
-/// How many ids an ambiguous prefix lists.
-const MOST_CANDIDATES: usize = 20;
-
 fn key(row: &Row, conn: &Conn<'_>, doing: &str) -> Result<KeyRecord, StoreError> {
     let c = Cols::of(row, conn, doing);
     let count = |i: usize| -> Result<Option<u64>, StoreError> {
         Ok(c.at::<Option<i64>>(i)?.map(from_sql_count))
     };
-    let name: String = c.at(1)?;
-    let models: String = c.at(3)?;
-    Ok(KeyRecord {
-        id: c.at(0)?,
-        hash: c.at(2)?,
-        models: from_json(&models, || format!("model patterns of key '{name}'"))?,
-        rpm: count(4)?,
-        tpm: count(5)?,
-        budget_tokens: count(6)?,
-        created_at: c.at(7)?,
-        revoked_at: c.at(8)?,
-        name,
-    })
+    KeyRow(
+        KeyRecord {
+            id: c.at(0)?,
+            name: c.at(1)?,
+            hash: c.at(2)?,
+            models: Vec::new(),
+            rpm: count(4)?,
+            tpm: count(5)?,
+            budget_tokens: count(6)?,
+            created_at: c.at(7)?,
+            revoked_at: c.at(8)?,
+        },
+        c.at(3)?,
+    )
+    .decode()
 }
 
 async fn query_keys(
@@ -138,7 +137,7 @@ pub(super) async fn find_key(store: &PgStore, name_or_id: &str) -> Result<KeyRec
         return Ok(key);
     }
     let prefix = wanted.to_lowercase();
-    let mut found = if prefix.is_empty() {
+    let found = if prefix.is_empty() {
         Vec::new()
     } else {
         let sql = format!(
@@ -147,23 +146,12 @@ pub(super) async fn find_key(store: &PgStore, name_or_id: &str) -> Result<KeyRec
         );
         query_keys(&conn, DOING, &sql, &[&prefix]).await?
     };
-    match found.len() {
-        0 => Err(StoreError::NoSuchKey(name_or_id.to_owned())),
-        1 => Ok(found.remove(0)),
-        n => {
-            let mut candidates: Vec<String> = (found.into_iter())
-                .take(MOST_CANDIDATES)
-                .map(|k| format!("{} ({})", k.id, k.name))
-                .collect();
-            if n > MOST_CANDIDATES {
-                candidates.push("…".to_owned());
-            }
-            Err(StoreError::Ambiguous {
-                prefix: name_or_id.to_owned(),
-                candidates,
-            })
-        }
-    }
+    the_one(
+        found,
+        name_or_id,
+        || StoreError::NoSuchKey(name_or_id.to_owned()),
+        |k| format!("{} ({})", k.id, k.name),
+    )
 }
 
 pub(super) async fn revoke_key(store: &PgStore, name_or_id: &str) -> Result<KeyRecord, StoreError> {

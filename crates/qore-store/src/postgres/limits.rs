@@ -1,4 +1,4 @@
-//! Rate limits decided in PostgreSQL: the same window rule as SQLite
+//! Rate limits decided in PostgreSQL: the crate's window rule, the same as on SQLite
 //! ([`Window::decide`](crate::limits::Window)), made atomic across processes by a lock.
 //!
 //! Promises: [`admit`] is one transaction holding
@@ -10,8 +10,8 @@
 //! trips: `BEGIN`, the lock and the window read (which also drops the key's expired events)
 //! pipelined; then the count (when admitted) and `COMMIT` pipelined.
 
+use crate::codec::from_sql_count;
 use crate::interface::{LimitCheck, LimitVerdict};
-use crate::keys::from_sql_count;
 use crate::limits::{Window, WINDOW_MS};
 use crate::StoreError;
 

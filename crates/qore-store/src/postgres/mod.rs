@@ -8,9 +8,11 @@
 //!   fails with [`StoreError::Unavailable`](crate::StoreError::Unavailable) (`errors`);
 //! - a pooled connection the server closed (a restart, a shutdown) is dropped when it is
 //!   next taken, so once the server is back new calls succeed with the same `PgStore`;
-//! - every method behaves as on SQLite (the same errors, order and checks: the SQL is in
-//!   `sessions`, `read`, `keys`, `usage`, `limits`, `responses`, `copy`); writes that need
-//!   no decision in between are one statement or one pipelined round trip (`conn`);
+//! - every method behaves as on SQLite (the same errors, order and checks, from the crate's
+//!   shared records and rules); the SQL is in `sessions`, `read`, `keys`, `usage`,
+//!   `limits`, `responses`, `copy`, and [`Store`](crate::Store) hands over to it in `api`;
+//!   writes that need no decision in between are one statement or one pipelined round trip
+//!   (`conn`);
 //! - `updated_at` comes from the one-row table `store_clock`, bumped under its row lock to
 //!   `greatest(last + 1, now)` in each write's own statement, so it strictly increases across
 //!   every process writing to the database;

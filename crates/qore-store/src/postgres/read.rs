@@ -1,6 +1,6 @@
 //! Reading sessions and turns on PostgreSQL.
 //!
-//! Promises (those of the SQLite `read` and `file_changes` modules): a session is found by
+//! Promises (the same as SQLite's, `sqlite::read`): a session is found by
 //! exact id, then exact name, then unique id prefix (an ambiguous one lists at most 20
 //! candidates, then "…"); listings are newest first with turn and message counts and the
 //! latest reported usage; history skips undone turns. Reads of several statements
@@ -13,15 +13,13 @@ use std::path::Path;
 use qore_core::{History, Message};
 use tokio_postgres::Row;
 
-use crate::read::{from_json, status_of, time_of};
-use crate::store::path_text;
-use crate::{FileChange, SessionInfo, StoreError, StoredTurn, TurnId, TurnRecord, UndoableTurn};
+use crate::codec::from_json;
+use crate::lookup::{id_range, the_one, MOST_CANDIDATES};
+use crate::sessions::{path_text, take_turn, SessionRow, TurnRow};
+use crate::{FileChange, SessionInfo, StoreError, StoredTurn, TurnId, UndoableTurn};
 
 use super::conn::{pipeline, Cols, Conn};
 use super::PgStore;
-
-/// How many sessions an ambiguous prefix lists (then "…").
-const MOST_CANDIDATES: usize = 20;
 
 /// A consistent read of several statements.
 const BEGIN_READ: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
@@ -43,13 +41,8 @@ FROM sessions s "
 
 fn info(row: &Row, conn: &Conn<'_>, doing: &str) -> Result<SessionInfo, StoreError> {
     let c = Cols::of(row, conn, doing);
-    let id: String = c.at(0)?;
-    let usage: Option<String> = c.at(11)?;
-    let last_usage = match usage {
-        Some(text) => Some(from_json(&text, || format!("usage of session {id}"))?),
-        None => None,
-    };
-    Ok(SessionInfo {
+    let info = SessionInfo {
+        id: c.at(0)?,
         name: c.at(1)?,
         title: c.at(2)?,
         project_dir: c.at(3)?,
@@ -60,9 +53,9 @@ fn info(row: &Row, conn: &Conn<'_>, doing: &str) -> Result<SessionInfo, StoreErr
         parent_id: c.at(8)?,
         turn_count: c.at(9)?,
         message_count: c.at(10)?,
-        last_usage,
-        id,
-    })
+        last_usage: None,
+    };
+    SessionRow(info, c.at(11)?).decode()
 }
 
 async fn infos(
@@ -92,39 +85,23 @@ pub(super) async fn session(store: &PgStore, key: &str) -> Result<SessionInfo, S
     {
         return Ok(found);
     }
-    let lower = key.to_lowercase();
-    // Ids compare bytewise (COLLATE "C"): every id starting with the key sorts between the
-    // key and the key followed by the highest character, so the primary key's index finds
-    // them.
-    let upper = format!("{lower}\u{10FFFF}");
-    let mut found = if key.is_empty() {
-        Vec::new()
-    } else {
-        let sql = format!(
-            "{} WHERE s.id >= $1 AND s.id < $2 AND starts_with(s.id, $1) ORDER BY s.id LIMIT {}",
-            select_info!(),
-            MOST_CANDIDATES + 1
-        );
-        infos(&conn, DOING, &sql, &[&lower, &upper]).await?
-    };
-    match found.len() {
-        0 => Err(StoreError::NotFound(key.to_owned())),
-        1 => Ok(found.remove(0)),
-        n => {
-            let mut candidates: Vec<String> = found
-                .into_iter()
-                .take(MOST_CANDIDATES)
-                .map(|s| s.id)
-                .collect();
-            if n > MOST_CANDIDATES {
-                candidates.push("…".to_owned());
-            }
-            Err(StoreError::Ambiguous {
-                prefix: key.to_owned(),
-                candidates,
-            })
+    let found = match id_range(key) {
+        None => Vec::new(),
+        Some((lower, upper)) => {
+            let sql = format!(
+                "{} WHERE s.id >= $1 AND s.id < $2 AND starts_with(s.id, $1) ORDER BY s.id LIMIT {}",
+                select_info!(),
+                MOST_CANDIDATES + 1
+            );
+            infos(&conn, DOING, &sql, &[&lower, &upper]).await?
         }
-    }
+    };
+    the_one(
+        found,
+        key,
+        || StoreError::NotFound(key.to_owned()),
+        |s| s.id.clone(),
+    )
 }
 
 pub(super) async fn list_sessions(
@@ -241,40 +218,20 @@ pub(super) async fn turns(store: &PgStore, session: &str) -> Result<Vec<StoredTu
         let Some(id) = c.at::<Option<i64>>(0)? else {
             break; // the session has no turns
         };
-        let mut own = Vec::new();
-        while let Some((_, message)) = messages.next_if(|(turn, _)| *turn == id) {
-            own.push(message);
-        }
-        let mut file_changes = Vec::new();
-        while let Some((_, change)) = changes.next_if(|(turn, _)| *turn == id) {
-            file_changes.push(change);
-        }
-        let mut own = own.into_iter();
-        let user = own.next().ok_or_else(|| {
-            StoreError::MalformedTurn(format!("stored turn {id} has no messages"))
-        })?;
-        let status: String = c.at(8)?;
-        let status = status_of(&status).ok_or_else(|| {
-            StoreError::MalformedTurn(format!("stored turn {id} has status '{status}'"))
-        })?;
-        let usage: String = c.at(3)?;
-        let record = TurnRecord {
-            user,
-            replies: own.collect(),
-            usage: from_json(&usage, || format!("usage of turn {id}"))?,
-            model: c.at(4)?,
-            agent: c.at(5)?,
-            started_at: time_of(c.at(6)?),
-            finished_at: time_of(c.at(7)?),
-            status,
-            file_changes,
-        };
-        stored.push(StoredTurn {
-            id: TurnId(id),
+        let own = take_turn(&mut messages, id);
+        let file_changes = take_turn(&mut changes, id);
+        let row = TurnRow {
+            id,
             seq: c.at(1)?,
             undone: c.at(2)?,
-            record,
-        });
+            usage: c.at(3)?,
+            model: c.at(4)?,
+            agent: c.at(5)?,
+            started_at: c.at(6)?,
+            finished_at: c.at(7)?,
+            status: c.at(8)?,
+        };
+        stored.push(row.decode(own, || Ok(file_changes))?);
     }
     Ok(stored)
 }

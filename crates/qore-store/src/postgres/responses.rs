@@ -1,6 +1,6 @@
 //! The Responses API's stored responses on PostgreSQL.
 //!
-//! Promises (those of the SQLite `responses` module): an id is stored only for a turn of
+//! Promises (those of the crate's `responses` module): an id is stored only for a turn of
 //! the given session ([`StoreError::NoSuchTurn`]) and only once
 //! ([`StoreError::ResponseTaken`]); a session that is not there is
 //! [`StoreError::NotFound`]; removing the session or its turn removes the id (cascade).
@@ -10,7 +10,7 @@ use std::time::SystemTime;
 
 use tokio_postgres::Row;
 
-use crate::store::millis;
+use crate::codec::millis;
 use crate::{NewResponse, ResponseRecord, StoreError, TurnId};
 
 use super::conn::{Cols, Conn};
@@ -65,15 +65,7 @@ pub(super) async fn put_response(
         Ok(0) => Err(StoreError::NoSuchTurn(turn.unwrap_or_default())),
         Ok(_) => {
             conn.committed();
-            Ok(ResponseRecord {
-                id: new.id.to_owned(),
-                key_id: new.key_id.to_owned(),
-                session_id: new.session_id.map(str::to_owned),
-                turn_id: new.turn_id,
-                pending: new.pending.map(str::to_owned),
-                object: new.object.to_owned(),
-                created_at,
-            })
+            Ok(new.record(created_at))
         }
         Err(e) => Err(match (violated(&e), new.session_id) {
             (Some("responses_pkey"), _) => StoreError::ResponseTaken(new.id.to_owned()),

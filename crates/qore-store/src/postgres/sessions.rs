@@ -1,6 +1,6 @@
 //! Writing sessions and turns on PostgreSQL.
 //!
-//! Promises (those of the SQLite `store` module):
+//! Promises (the same as SQLite's, `sqlite::sessions`):
 //! - a turn is checked ([`TurnRecord::checked_messages`]) before anything is sent, then
 //!   written by ONE statement (its own transaction): the store clock, the session's
 //!   `updated_at` and title, the turn, all its messages and file changes. One round trip
@@ -14,7 +14,8 @@
 
 use std::time::SystemTime;
 
-use crate::store::{checked_name, millis, path_text, role_word, to_json};
+use crate::codec::{millis, new_id, role_word, to_json};
+use crate::sessions::{checked_name, checked_session, ImportRow};
 use crate::turn::title_of;
 use crate::{NewSession, SessionImport, StoreError, TurnId, TurnRecord};
 
@@ -132,10 +133,6 @@ impl<'t> TurnParams<'t> {
     }
 }
 
-fn new_id() -> String {
-    ulid::Ulid::generate().to_string().to_lowercase()
-}
-
 /// A session write's error: a taken name, a missing parent, or what `doing` met.
 fn session_error(
     conn: &Conn<'_>,
@@ -159,8 +156,7 @@ pub(super) async fn create_session(
 ) -> Result<String, StoreError> {
     const DOING: &str = "create a session";
     let id = new_id();
-    let name = new.name.as_deref().map(checked_name).transpose()?;
-    let project = new.project_dir.as_deref().map(path_text).transpose()?;
+    let (name, project) = checked_session(new)?;
     let now = millis(SystemTime::now());
     let conn = store.conn(DOING).await?;
     let statement = conn.prepare(DOING, CREATE).await?;
@@ -238,30 +234,24 @@ pub(super) async fn import_session(
         .map(|t| TurnParams::of(&t.record))
         .collect::<Result<Vec<_>, _>>()?;
     let new = &import.session;
-    let id = new_id();
-    let name = new.name.as_deref().map(checked_name).transpose()?;
-    let project = new.project_dir.as_deref().map(path_text).transpose()?;
-    let now = millis(SystemTime::now());
-    let created = import.created_at.map_or(now, millis);
-    let title = (import.title.clone())
-        .or_else(|| (import.turns.first()).and_then(|t| title_of(&t.record.user)));
+    let row = ImportRow::of(import)?;
     let conn = store.conn(DOING).await?;
     let session_statement = conn.prepare(DOING, IMPORT).await?;
     let turn_statement = conn.prepare(DOING, INSERT_TURN).await?;
     let session_params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] = [
-        &id,
-        &name,
-        &title,
-        &project,
+        &row.id,
+        &row.name,
+        &row.title,
+        &row.project,
         &new.agent,
         &new.model,
-        &created,
-        &now,
+        &row.created,
+        &row.now,
         &new.parent_id,
     ];
     let seqs: Vec<i64> = (1..=turns.len() as i64).collect();
     let turn_params: Vec<_> = (turns.iter().zip(&import.turns).zip(&seqs))
-        .map(|((p, turn), seq)| turn_params(&id, seq, p, &turn.undone))
+        .map(|((p, turn), seq)| turn_params(&row.id, seq, p, &turn.undone))
         .collect();
     let mut steps: Vec<Step<'_>> = vec![conn.step_begin("BEGIN")];
     steps.push(conn.step(&session_statement, &session_params));
@@ -274,10 +264,10 @@ pub(super) async fn import_session(
     match pipeline(steps).await {
         Ok(_) => {
             conn.committed();
-            Ok(id)
+            Ok(row.id)
         }
         Err(e) => {
-            let error = session_error(&conn, DOING, name, None)(e);
+            let error = session_error(&conn, DOING, row.name, None)(e);
             Err(conn.rollback(error).await)
         }
     }

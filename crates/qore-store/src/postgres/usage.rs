@@ -1,6 +1,6 @@
 //! `qore serve`'s usage counters on PostgreSQL.
 //!
-//! Promises (those of the SQLite `usage` module): [`record_usage`] adds every row's counts to
+//! Promises (those of the crate's `usage` module): [`record_usage`] adds every row's counts to
 //! its stored (day, key, model, agent) row in ONE statement (an upsert over all rows, rows of
 //! one key added together first, in key order so concurrent writers lock rows in one order),
 //! which also enters each keyed row's tokens into its key's `tpm` window at the database's
@@ -9,9 +9,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::keys::{from_sql_count, to_sql_count};
+use crate::codec::{from_sql_count, to_sql_count};
 use crate::limits::WINDOW_MS;
-use crate::usage::is_day;
+use crate::usage::check_day;
 use crate::{StoreError, UsageRow};
 
 use super::conn::Cols;
@@ -37,13 +37,6 @@ const RECORD: &str = concat!(
 )
 SELECT 1"
 );
-
-fn check_day(day: &str) -> Result<(), StoreError> {
-    match is_day(day) {
-        true => Ok(()),
-        false => Err(StoreError::BadDay(day.to_owned())),
-    }
-}
 
 pub(super) async fn record_usage(store: &PgStore, rows: &[UsageRow]) -> Result<(), StoreError> {
     const DOING: &str = "record usage";

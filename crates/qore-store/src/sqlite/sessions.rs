@@ -1,74 +1,32 @@
-//! [`Db`]: the handle on one session database, and everything that writes to it.
+//! Writing sessions and turns on SQLite: everything that changes the `sessions`, `turns`,
+//! `messages` and `file_changes` tables.
 //!
 //! Promises: each write is one IMMEDIATE transaction, so it is wholly there or wholly absent
-//! after a crash or `kill -9`; turns are only ever appended (the one later change is the
-//! `undone` flag); an import writes a whole session with its turns in one transaction, under
-//! the same check as an appended turn; `updated_at` strictly increases across the whole store, so "newest first"
-//! is a total order even for writes within one millisecond.
+//! after a crash or `kill -9`; a turn is checked ([`TurnRecord::checked_messages`]) before the
+//! transaction starts; turns are only ever appended (the one later change is the `undone`
+//! flag); an import writes a whole session with its turns in one transaction, under the same
+//! check as an appended turn; `updated_at` strictly increases across the whole store, so
+//! "newest first" is a total order even for writes within one millisecond. Names are trimmed
+//! and unique ([`StoreError::NameTaken`]); a parent that is not there is
+//! [`StoreError::NotFound`] on create and dropped on import; a turn id that is not there is
+//! [`StoreError::NoSuchTurn`].
 
-use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use rusqlite::{params, Connection};
 
-use crate::schema::open_connection;
+use crate::codec::{millis, new_id, role_word, to_json};
+use crate::sessions::{checked_name, checked_session, ImportRow};
 use crate::turn::title_of;
-use crate::{StoreError, TurnRecord};
+use crate::{FileChange, NewSession, SessionImport, StoreError, TurnId, TurnRecord};
 
-/// The file name of the database inside the data dir.
-pub const DB_FILE: &str = "qore.db";
-
-/// An open session database.
-pub(crate) struct Db {
-    pub(crate) conn: Connection,
-}
-
-/// What a new session starts with; every field may be left empty.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct NewSession {
-    pub name: Option<String>,
-    pub project_dir: Option<PathBuf>,
-    pub agent: Option<String>,
-    pub model: Option<String>,
-    /// The original session this one was compressed from.
-    pub parent_id: Option<String>,
-}
-
-/// A whole session to write at once ([`Db::import_session`]).
-#[derive(Debug, Clone, PartialEq)]
-pub struct SessionImport {
-    pub session: NewSession,
-    /// Kept as given; `None`: from the first turn's user message.
-    pub title: Option<String>,
-    /// Kept as given; `None`: now.
-    pub created_at: Option<SystemTime>,
-    pub turns: Vec<ImportTurn>,
-}
-
-/// One turn of an import.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ImportTurn {
-    pub record: TurnRecord,
-    /// Stored as undone: kept, but left out of the history.
-    pub undone: bool,
-}
-
-/// The database row id of a stored turn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct TurnId(pub i64);
+use super::Db;
 
 impl Db {
-    /// Open (creating and migrating as needed) the database at `path`.
-    pub fn open(path: impl AsRef<Path>) -> Result<Db, StoreError> {
-        let conn = open_connection(path.as_ref())?;
-        Ok(Db { conn })
-    }
-
     /// Create a session and return its id (time-prefixed, so ids sort by creation).
     pub fn create_session(&mut self, new: &NewSession) -> Result<String, StoreError> {
-        let id = ulid::Ulid::generate().to_string().to_lowercase();
-        let name = new.name.as_deref().map(checked_name).transpose()?;
-        let project = new.project_dir.as_deref().map(path_text).transpose()?;
+        let id = new_id();
+        let (name, project) = checked_session(new)?;
         let now = millis(SystemTime::now());
         let tx = self.conn.transaction()?;
         let inserted = tx.execute(
@@ -127,36 +85,30 @@ impl Db {
             .map(|turn| TurnRows::of(&turn.record))
             .collect::<Result<Vec<_>, _>>()?;
         let new = &import.session;
-        let id = ulid::Ulid::generate().to_string().to_lowercase();
-        let name = new.name.as_deref().map(checked_name).transpose()?;
-        let project = new.project_dir.as_deref().map(path_text).transpose()?;
-        let now = millis(SystemTime::now());
-        let created = import.created_at.map_or(now, millis);
-        let title = (import.title.clone())
-            .or_else(|| (import.turns.first()).and_then(|t| title_of(&t.record.user)));
+        let row = ImportRow::of(import)?;
         let tx = self.conn.transaction()?;
         (tx.execute(
             "INSERT INTO sessions (id, name, title, project_dir, agent, model, created_at,
                                    updated_at, parent_id)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, (SELECT id FROM sessions WHERE id = ?9))",
             params![
-                id,
-                name,
-                title,
-                project,
+                row.id,
+                row.name,
+                row.title,
+                row.project,
                 new.agent,
                 new.model,
-                created,
-                next_update(&tx, now)?,
+                row.created,
+                next_update(&tx, row.now)?,
                 new.parent_id
             ],
         ))
-        .map_err(|e| name_conflict(e, name))?;
+        .map_err(|e| name_conflict(e, row.name))?;
         for (turn, rows) in import.turns.iter().zip(&rows) {
-            insert_turn(&tx, &id, &turn.record, rows, turn.undone, None)?;
+            insert_turn(&tx, &row.id, &turn.record, rows, turn.undone, None)?;
         }
         tx.commit()?;
-        Ok(id)
+        Ok(row.id)
     }
 
     /// Give a session (found by id, name or unique id prefix) a new unique name.
@@ -195,13 +147,13 @@ impl Db {
 }
 
 /// A turn's rows, encoded and checked before any transaction starts.
-pub(crate) struct TurnRows {
+pub(super) struct TurnRows {
     usage: String,
     messages: Vec<(&'static str, String)>,
 }
 
 impl TurnRows {
-    pub(crate) fn of(turn: &TurnRecord) -> Result<TurnRows, StoreError> {
+    pub(super) fn of(turn: &TurnRecord) -> Result<TurnRows, StoreError> {
         let messages = (turn.checked_messages()?.into_iter())
             .map(|m| Ok((role_word(m.role), to_json(m)?)))
             .collect::<Result<Vec<_>, StoreError>>()?;
@@ -214,7 +166,7 @@ impl TurnRows {
 
 /// Insert one checked turn as the session's next (or at `seq` when given: a copy), inside
 /// the caller's transaction.
-pub(crate) fn insert_turn(
+pub(super) fn insert_turn(
     tx: &Connection,
     session: &str,
     turn: &TurnRecord,
@@ -252,14 +204,30 @@ pub(crate) fn insert_turn(
     for (seq, (role, content)) in rows.messages.iter().enumerate() {
         insert.execute(params![turn_id, seq as i64 + 1, role, content])?;
     }
-    crate::file_changes::insert(tx, turn_id, &turn.file_changes)?;
+    insert_file_changes(tx, turn_id, &turn.file_changes)?;
     Ok(turn_id)
 }
 
-/// Milliseconds since the Unix epoch (0 for a time before it).
-pub(crate) fn millis(at: SystemTime) -> i64 {
-    let since = at.duration_since(UNIX_EPOCH).unwrap_or_default();
-    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+/// Write a turn's changes inside the turn's transaction.
+fn insert_file_changes(
+    conn: &Connection,
+    turn: i64,
+    changes: &[FileChange],
+) -> Result<(), StoreError> {
+    let mut insert = conn.prepare(
+        "INSERT INTO file_changes (turn_id, path, before, after_hash, restorable)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for change in changes {
+        insert.execute(params![
+            turn,
+            change.path,
+            change.before,
+            change.after_hash,
+            change.restorable
+        ])?;
+    }
+    Ok(())
 }
 
 /// `now`, or one past the store's latest `updated_at` when that is not older.
@@ -269,15 +237,8 @@ fn next_update(conn: &Connection, now: i64) -> Result<i64, StoreError> {
     Ok(latest.map_or(now, |latest| now.max(latest.saturating_add(1))))
 }
 
-pub(crate) fn checked_name(name: &str) -> Result<&str, StoreError> {
-    let name = name.trim();
-    if name.is_empty() {
-        return Err(StoreError::EmptyName);
-    }
-    Ok(name)
-}
-
-pub(crate) fn name_conflict(error: rusqlite::Error, name: Option<&str>) -> StoreError {
+/// A session write's error: [`StoreError::NameTaken`] when `name` is taken, else as it is.
+pub(super) fn name_conflict(error: rusqlite::Error, name: Option<&str>) -> StoreError {
     match (&error, name) {
         (rusqlite::Error::SqliteFailure(e, _), Some(name))
             if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE =>
@@ -286,21 +247,4 @@ pub(crate) fn name_conflict(error: rusqlite::Error, name: Option<&str>) -> Store
         }
         _ => error.into(),
     }
-}
-
-pub(crate) fn path_text(path: &Path) -> Result<&str, StoreError> {
-    path.to_str()
-        .ok_or_else(|| StoreError::NonUtf8Path(path.to_owned()))
-}
-
-pub(crate) fn role_word(role: qore_core::Role) -> &'static str {
-    match role {
-        qore_core::Role::System => "system",
-        qore_core::Role::User => "user",
-        qore_core::Role::Assistant => "assistant",
-    }
-}
-
-pub(crate) fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
-    serde_json::to_string(value).map_err(StoreError::Encode)
 }

@@ -1,4 +1,5 @@
-//! Where the database lives, how a connection is set up, and the versioned schema.
+//! The SQLite schema and how a connection is set up: WAL, foreign keys, a busy timeout, and
+//! the versioned schema migrated on open with `rusqlite_migration` (`PRAGMA user_version`).
 //!
 //! Promises: every connection runs in WAL mode with `synchronous = NORMAL` and foreign keys
 //! on, waits up to
@@ -14,7 +15,7 @@
 //! (`qore-session`'s `sessions`) showed the per-commit fsync of `FULL` as the bottleneck of
 //! many sessions writing at once.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, ErrorCode, TransactionBehavior};
@@ -25,11 +26,11 @@ use crate::StoreError;
 /// How long a write waits for another process's lock.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The schema version [`open_connection`] migrates to.
+/// The schema version a SQLite file is migrated to when it is opened.
 pub const SCHEMA_VERSION: usize = 4;
 
 /// Migration 1: sessions, their turns, and each turn's messages (see the crate doc).
-pub(crate) const V1: &str = "
+const V1: &str = "
 CREATE TABLE sessions (
     id          TEXT PRIMARY KEY,
     name        TEXT UNIQUE,
@@ -67,7 +68,7 @@ CREATE TABLE messages (
 ";
 
 /// Migration 2: the files each turn changed, with their prior content, for undo.
-pub(crate) const V2: &str = "
+const V2: &str = "
 CREATE TABLE file_changes (
     id         INTEGER PRIMARY KEY,
     turn_id    INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
@@ -136,19 +137,8 @@ fn migrations() -> Migrations<'static> {
     Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3), M::up(V4)])
 }
 
-/// `QORE_DATA_DIR`, else `qore` in the platform's data dir (`$XDG_DATA_HOME/qore` on Linux).
-pub fn data_dir() -> Result<PathBuf, StoreError> {
-    if let Some(dir) = std::env::var_os("QORE_DATA_DIR").filter(|d| !d.is_empty()) {
-        return Ok(PathBuf::from(dir));
-    }
-    use etcetera::BaseStrategy as _;
-    let dirs =
-        etcetera::choose_base_strategy().map_err(|e| StoreError::NoDataDir(e.to_string()))?;
-    Ok(dirs.data_dir().join("qore"))
-}
-
 /// Open (creating the file and its directory) and migrate the database at `path`.
-pub fn open_connection(path: &Path) -> Result<Connection, StoreError> {
+pub(super) fn open_connection(path: &Path) -> Result<Connection, StoreError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
             path: dir.to_owned(),
@@ -217,6 +207,7 @@ pub fn schema_version(conn: &Connection) -> Result<usize, rusqlite::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sqlite::Db;
 
     #[test]
     fn a_connection_is_wal_normal_sync_with_foreign_keys() {
@@ -241,5 +232,38 @@ mod tests {
         ] {
             assert_eq!(read(pragma), expected, "PRAGMA {pragma}");
         }
+    }
+
+    #[test]
+    fn a_version_1_database_migrates_and_keeps_its_turns() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.db");
+        let old = Connection::open(&path).unwrap();
+        old.execute_batch(V1).unwrap();
+        old.execute_batch(
+            r#"INSERT INTO sessions (id, created_at, updated_at) VALUES ('s1', 1, 1);
+           INSERT INTO turns (session_id, seq, started_at, finished_at, usage, status)
+             VALUES ('s1', 1, 1, 2, '{}', 'finished');
+           INSERT INTO messages (turn_id, seq, role, content) VALUES
+             (1, 1, 'user', '{"role":"user","blocks":[{"type":"text","text":"hi"}]}'),
+             (1, 2, 'assistant', '{"role":"assistant","blocks":[{"type":"text","text":"yo"}]}');
+           PRAGMA user_version = 1;"#,
+        )
+        .unwrap();
+        drop(old);
+        let store = Db::open(&path).unwrap();
+        assert_eq!(schema_version(&store.conn).unwrap(), SCHEMA_VERSION);
+        let last = store.last_undoable_turn("s1").unwrap().unwrap();
+        assert_eq!((last.seq, last.file_changes.len()), (1, 0));
+        assert_eq!(last.messages[1].text(), "yo");
+        assert_eq!(store.history("s1").unwrap().len(), 2);
+        let tables: i64 = (store.conn)
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE name = 'file_changes'",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(tables, 1);
     }
 }

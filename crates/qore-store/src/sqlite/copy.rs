@@ -1,4 +1,5 @@
-//! Copying whole records between stores as they are (SQLite side), for `qore store migrate`.
+//! Copying whole records into SQLite as they are, and reading responses out for a copy
+//! (`qore store migrate`).
 //!
 //! Promises: a copied session keeps its id, name, title, times, parent link (when the parent
 //! is there), and every turn with its `seq`, undone flag, messages and file changes, all in
@@ -9,31 +10,25 @@
 
 use rusqlite::{params, OptionalExtension};
 
+use crate::codec::{to_json, to_sql_count};
 use crate::interface::{ResponseCopy, SessionCopy};
-use crate::keys::to_sql_count;
-use crate::store::{insert_turn, Db, TurnRows};
-use crate::{KeyRecord, ResponseRecord, StoreError, TurnId, UsageRow};
+use crate::{KeyRecord, StoreError, UsageRow};
+
+use super::responses::{record, RESPONSE_COLUMNS};
+use super::sessions::{insert_turn, name_conflict, TurnRows};
+use super::usage::row_params;
+use super::Db;
 
 impl Db {
     /// Every stored response with the `seq` of the turn it names, oldest first.
     pub fn responses(&self) -> Result<Vec<ResponseCopy>, StoreError> {
-        let mut query = self.conn.prepare(
-            "SELECT r.id, r.key_id, r.session_id, r.turn_id, r.pending, r.object, r.created_at,
-                    t.seq
-             FROM responses r LEFT JOIN turns t ON t.id = r.turn_id
-             ORDER BY r.created_at, r.id",
-        )?;
+        let mut query = self.conn.prepare(&format!(
+            "SELECT {RESPONSE_COLUMNS}, t.seq FROM responses r LEFT JOIN turns t ON t.id = r.turn_id
+             ORDER BY r.created_at, r.id"
+        ))?;
         let rows = query.query_map([], |row| {
             Ok(ResponseCopy {
-                record: ResponseRecord {
-                    id: row.get(0)?,
-                    key_id: row.get(1)?,
-                    session_id: row.get(2)?,
-                    turn_id: row.get::<_, Option<i64>>(3)?.map(TurnId),
-                    pending: row.get(4)?,
-                    object: row.get(5)?,
-                    created_at: row.get(6)?,
-                },
+                record: record(row)?,
                 turn_seq: row.get(7)?,
             })
         })?;
@@ -70,7 +65,7 @@ impl Db {
                 info.parent_id
             ],
         ))
-        .map_err(|e| crate::store::name_conflict(e, info.name.as_deref()))?;
+        .map_err(|e| name_conflict(e, info.name.as_deref()))?;
         for (turn, rows) in copy.turns.iter().zip(&rows) {
             insert_turn(
                 &tx,
@@ -87,7 +82,7 @@ impl Db {
 
     /// Write a key as it is; `false` when its id is already here.
     pub fn copy_key(&self, key: &KeyRecord) -> Result<bool, StoreError> {
-        let models = serde_json::to_string(&key.models).map_err(StoreError::Encode)?;
+        let models = to_json(&key.models)?;
         let count = |n: Option<u64>| n.map(to_sql_count);
         let inserted = self.conn.execute(
             "INSERT INTO api_keys (id, name, hash, models, rpm, tpm, budget_tokens, created_at,
@@ -123,16 +118,7 @@ impl Db {
                                 tokens_out)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
              ON CONFLICT (day, key_id, model, agent) DO NOTHING",
-            params![
-                row.day,
-                row.key_id,
-                row.model,
-                row.agent,
-                to_sql_count(row.requests),
-                to_sql_count(row.errors),
-                to_sql_count(row.tokens_in),
-                to_sql_count(row.tokens_out)
-            ],
+            row_params(row),
         )?;
         Ok(inserted > 0)
     }
@@ -158,11 +144,5 @@ impl Db {
             ],
         )?;
         Ok(inserted > 0)
-    }
-
-    /// Whether the database answers.
-    pub fn ping(&self) -> Result<(), StoreError> {
-        self.conn.query_row("SELECT 1", [], |_| Ok(()))?;
-        Ok(())
     }
 }

@@ -1,57 +1,26 @@
-//! Everything that reads the store: finding a session, listing sessions, rebuilding history,
-//! reading whole turns back.
+//! Reading sessions and turns on SQLite: finding a session, listing sessions, rebuilding
+//! history, reading whole turns back, and the last turn that can still be undone.
 //!
 //! Promises: a session is found by exact id, then exact name, then unique id prefix (the one
 //! resolver every command uses); an ambiguous prefix is an error that lists the candidates.
 //! Listings carry turn and message counts and the latest turn's usage. History is rebuilt
 //! from stored turns in order, skipping undone ones; [`Db::turns`] gives every turn with
-//! its record (times, usage, status, messages). A stored row that does not decode is an
-//! error naming it, never a panic or a silent gap.
+//! its record (times, usage, status, messages, file changes); [`Db::last_undoable_turn`]
+//! gives the newest turn that is not undone with its changes sorted by path and its
+//! messages. A stored row that does not decode is an error naming it, never a panic or a
+//! silent gap.
 
 use std::path::Path;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use qore_core::{History, Message, Usage};
+use qore_core::{History, Message};
 use rusqlite::{params, OptionalExtension, Row};
 
-use crate::store::path_text;
-use crate::store::Db;
-use crate::{StoreError, TurnId, TurnRecord, TurnStatus};
+use crate::codec::from_json;
+use crate::lookup::{id_range, the_one, MOST_CANDIDATES};
+use crate::sessions::{path_text, take_turn, SessionRow, TurnRow};
+use crate::{FileChange, SessionInfo, StoreError, StoredTurn, TurnId, UndoableTurn};
 
-/// A turn as stored: its id, its 1-based place in the session, whether it was undone, and
-/// the whole record (its messages as stored: a failed turn's partial answer is not there).
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredTurn {
-    pub id: TurnId,
-    pub seq: i64,
-    pub undone: bool,
-    pub record: TurnRecord,
-}
-
-/// A session as listed: its row plus its turn and message counts and the latest reported
-/// usage.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SessionInfo {
-    pub id: String,
-    pub name: Option<String>,
-    pub title: Option<String>,
-    pub project_dir: Option<String>,
-    pub agent: Option<String>,
-    pub model: Option<String>,
-    /// Milliseconds since the Unix epoch.
-    pub created_at: i64,
-    /// Milliseconds since the Unix epoch, strictly increasing across the store.
-    pub updated_at: i64,
-    pub parent_id: Option<String>,
-    /// All stored turns, undone ones included.
-    pub turn_count: i64,
-    /// All stored messages, those of undone turns included.
-    pub message_count: i64,
-    pub last_usage: Option<Usage>,
-}
-
-/// How many sessions an ambiguous prefix lists (then "…").
-const MOST_CANDIDATES: usize = 20;
+use super::Db;
 
 const SELECT_INFO: &str = "
 SELECT s.id, s.name, s.title, s.project_dir, s.agent, s.model, s.created_at, s.updated_at,
@@ -65,9 +34,7 @@ SELECT s.id, s.name, s.title, s.project_dir, s.agent, s.model, s.created_at, s.u
          ORDER BY t.seq DESC LIMIT 1)
 FROM sessions s";
 
-struct RawInfo(SessionInfo, Option<String>);
-
-fn raw_info(row: &Row<'_>) -> rusqlite::Result<RawInfo> {
+fn session_row(row: &Row<'_>) -> rusqlite::Result<SessionRow> {
     let info = SessionInfo {
         id: row.get(0)?,
         name: row.get(1)?,
@@ -82,27 +49,7 @@ fn raw_info(row: &Row<'_>) -> rusqlite::Result<RawInfo> {
         message_count: row.get(10)?,
         last_usage: None,
     };
-    Ok(RawInfo(info, row.get(11)?))
-}
-
-fn decoded(raw: RawInfo) -> Result<SessionInfo, StoreError> {
-    let RawInfo(mut info, usage) = raw;
-    if let Some(text) = usage {
-        info.last_usage = Some(from_json(&text, || {
-            format!("usage of session {}", info.id)
-        })?);
-    }
-    Ok(info)
-}
-
-pub(crate) fn from_json<T: serde::de::DeserializeOwned>(
-    text: &str,
-    what: impl FnOnce() -> String,
-) -> Result<T, StoreError> {
-    serde_json::from_str(text).map_err(|source| StoreError::Corrupt {
-        what: what(),
-        source,
-    })
+    Ok(SessionRow(info, row.get(11)?))
 }
 
 impl Db {
@@ -115,40 +62,23 @@ impl Db {
         if let Some(info) = exact.into_iter().next() {
             return Ok(info);
         }
-        let key_lower = key.to_lowercase();
-        // Ids are ASCII: every id starting with the key sorts between the key and the key
-        // followed by the highest character, so the primary key's index finds them.
-        let upper = format!("{key_lower}\u{10FFFF}");
-        let mut found = if key.is_empty() {
-            Vec::new()
-        } else {
-            self.query_infos(
+        let found = match id_range(key) {
+            None => Vec::new(),
+            Some((lower, upper)) => self.query_infos(
                 &format!(
                     "{SELECT_INFO} WHERE s.id >= ?1 AND s.id < ?2 AND substr(s.id, 1, length(?1)) = ?1
                      ORDER BY s.id LIMIT {}",
                     MOST_CANDIDATES + 1
                 ),
-                params![key_lower, upper],
-            )?
+                params![lower, upper],
+            )?,
         };
-        match found.len() {
-            0 => Err(StoreError::NotFound(key.to_owned())),
-            1 => Ok(found.remove(0)),
-            n => {
-                let mut candidates: Vec<String> = found
-                    .into_iter()
-                    .take(MOST_CANDIDATES)
-                    .map(|s| s.id)
-                    .collect();
-                if n > MOST_CANDIDATES {
-                    candidates.push("…".to_owned());
-                }
-                Err(StoreError::Ambiguous {
-                    prefix: key.to_owned(),
-                    candidates,
-                })
-            }
-        }
+        the_one(
+            found,
+            key,
+            || StoreError::NotFound(key.to_owned()),
+            |s| s.id.clone(),
+        )
     }
 
     /// Sessions newest first (by last write), those of `project` only when given.
@@ -182,15 +112,13 @@ impl Db {
     /// The session's conversation: every stored message of its turns that are not undone, in
     /// order. `session` is an exact id.
     pub fn history(&self, session: &str) -> Result<History, StoreError> {
-        let mut query = self.conn.prepare(
+        let messages = self.query_messages(
             "SELECT m.id, m.content FROM messages m JOIN turns t ON t.id = m.turn_id
              WHERE t.session_id = ?1 AND t.undone = 0 ORDER BY t.seq, m.seq",
+            [session],
         )?;
-        let rows = query.query_map([session], |row| Ok((row.get::<_, i64>(0)?, row.get(1)?)))?;
         let mut history = History::new();
-        for row in rows {
-            let (id, content): (i64, String) = row?;
-            let message: Message = from_json(&content, || format!("message {id}"))?;
+        for message in messages {
             history.push(message);
         }
         if history.is_empty() && !self.session_exists(session)? {
@@ -219,53 +147,95 @@ impl Db {
              FROM turns WHERE session_id = ?1 ORDER BY seq",
         )?;
         let rows = query.query_map([session], |row| {
-            let columns: TurnColumns = (
-                row.get(0)?,
-                row.get(1)?,
-                row.get(2)?,
-                row.get(3)?,
-                row.get(4)?,
-                row.get(5)?,
-                row.get(6)?,
-                row.get(7)?,
-                row.get(8)?,
-            );
-            Ok(columns)
+            Ok(TurnRow {
+                id: row.get(0)?,
+                seq: row.get(1)?,
+                undone: row.get(2)?,
+                usage: row.get(3)?,
+                model: row.get(4)?,
+                agent: row.get(5)?,
+                started_at: row.get(6)?,
+                finished_at: row.get(7)?,
+                status: row.get(8)?,
+            })
         })?;
         let mut messages = self.turn_messages(session)?.into_iter().peekable();
         let mut turns = Vec::new();
         for row in rows {
-            let (id, seq, undone, usage, model, agent, started, finished, status) = row?;
-            let mut own = Vec::new();
-            while let Some((_, message)) = messages.next_if(|(turn, _)| *turn == id) {
-                own.push(message);
-            }
-            let mut own = own.into_iter();
-            let user = own.next().ok_or_else(|| {
-                StoreError::MalformedTurn(format!("stored turn {id} has no messages"))
-            })?;
-            let status = status_of(&status).ok_or_else(|| {
-                StoreError::MalformedTurn(format!("stored turn {id} has status '{status}'"))
-            })?;
-            let record = TurnRecord {
-                user,
-                replies: own.collect(),
-                usage: from_json(&usage, || format!("usage of turn {id}"))?,
-                model,
-                agent,
-                started_at: time_of(started),
-                finished_at: time_of(finished),
-                status,
-                file_changes: self.file_changes(id)?,
-            };
-            turns.push(StoredTurn {
-                id: TurnId(id),
-                seq,
-                undone,
-                record,
-            });
+            let row = row?;
+            let id = row.id;
+            let own = take_turn(&mut messages, id);
+            turns.push(row.decode(own, || self.file_changes(id))?);
         }
         Ok(turns)
+    }
+
+    /// The newest turn of `session` (an exact id) that is not undone; `None` when every turn
+    /// is undone or there is none.
+    pub fn last_undoable_turn(&self, session: &str) -> Result<Option<UndoableTurn>, StoreError> {
+        let found: Option<(Option<i64>, Option<i64>)> = (self.conn)
+            .query_row(
+                "SELECT t.id, t.seq FROM sessions s LEFT JOIN turns t
+                   ON t.id = (SELECT id FROM turns WHERE session_id = s.id AND undone = 0
+                              ORDER BY seq DESC LIMIT 1)
+                 WHERE s.id = ?1",
+                [session],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .optional()?;
+        let (id, seq) = match found {
+            None => return Err(StoreError::NotFound(session.to_owned())),
+            Some((Some(id), Some(seq))) => (id, seq),
+            Some(_) => return Ok(None),
+        };
+        Ok(Some(UndoableTurn {
+            id: TurnId(id),
+            seq,
+            file_changes: self.file_changes(id)?,
+            messages: self.messages_of_turn(id)?,
+        }))
+    }
+
+    /// A turn's changes (a cached statement: reading a session's turns reads them for every
+    /// turn).
+    fn file_changes(&self, turn: i64) -> Result<Vec<FileChange>, StoreError> {
+        let mut query = self.conn.prepare_cached(
+            "SELECT path, before, after_hash, restorable FROM file_changes
+             WHERE turn_id = ?1 ORDER BY path",
+        )?;
+        let rows = query.query_map([turn], |row| {
+            Ok(FileChange {
+                path: row.get(0)?,
+                before: row.get(1)?,
+                after_hash: row.get(2)?,
+                restorable: row.get(3)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// A turn's messages, in order.
+    fn messages_of_turn(&self, turn: i64) -> Result<Vec<Message>, StoreError> {
+        self.query_messages(
+            "SELECT id, content FROM messages WHERE turn_id = ?1 ORDER BY seq",
+            [turn],
+        )
+    }
+
+    /// The messages of (message id, content) rows.
+    fn query_messages(
+        &self,
+        sql: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<Vec<Message>, StoreError> {
+        let mut query = self.conn.prepare(sql)?;
+        let rows = query.query_map(params, |row| Ok((row.get::<_, i64>(0)?, row.get(1)?)))?;
+        let mut messages = Vec::new();
+        for row in rows {
+            let (id, content): (i64, String) = row?;
+            messages.push(from_json(&content, || format!("message {id}"))?);
+        }
+        Ok(messages)
     }
 
     /// Every message of a session's turns as (turn id, message), in turn then message order.
@@ -298,35 +268,7 @@ impl Db {
         params: impl rusqlite::Params,
     ) -> Result<Vec<SessionInfo>, StoreError> {
         let mut query = self.conn.prepare(sql)?;
-        let raws = query.query_map(params, raw_info)?;
-        raws.map(|raw| decoded(raw?)).collect()
+        let rows = query.query_map(params, session_row)?;
+        rows.map(|row| row?.decode()).collect()
     }
-}
-
-type TurnColumns = (
-    i64,
-    i64,
-    bool,
-    String,
-    Option<String>,
-    Option<String>,
-    i64,
-    i64,
-    String,
-);
-
-pub(crate) fn status_of(word: &str) -> Option<TurnStatus> {
-    [
-        TurnStatus::Finished,
-        TurnStatus::Failed,
-        TurnStatus::Cancelled,
-    ]
-    .into_iter()
-    .find(|status| status.as_str() == word)
-}
-
-/// The time `millis` milliseconds after the Unix epoch (the epoch for a negative value): a
-/// stored time as a `SystemTime`.
-pub fn time_of(millis: i64) -> SystemTime {
-    UNIX_EPOCH + Duration::from_millis(u64::try_from(millis).unwrap_or(0))
 }

@@ -1,69 +1,19 @@
-//! [`SqliteStore`]: the [`Store`] on one SQLite file, the embedded default.
-//!
-//! Promises: one connection (WAL, foreign keys, a busy timeout, IMMEDIATE transactions: see
-//! `schema`) behind a mutex; each call runs on tokio's blocking pool, so a slow disk never
-//! stalls the async workers. Several processes may open the same file: SQLite's write lock
-//! serialises them, so turns, usage and limit counters stay exact across processes on one
-//! machine. The SQL itself is in the modules beside this one (`store`, `read`, `keys`,
-//! `usage`, `responses`, `file_changes`, `limits`, `copy`).
+//! The [`Store`] interface of [`SqliteStore`]: each method hands its (owned) arguments to the
+//! blocking pool, where the module holding its SQL runs on the connection (see the parent
+//! module's promises).
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::path::Path;
 
 use async_trait::async_trait;
 use qore_core::History;
 
 use crate::interface::{LimitCheck, LimitVerdict, ResponseCopy, SessionCopy, Store};
-use crate::store::Db;
 use crate::{
-    data_dir, KeyRecord, KeysVersion, NewKey, NewResponse, NewSession, ResponseRecord,
-    SessionImport, SessionInfo, StoreError, StoredTurn, TurnId, TurnRecord, UndoableTurn, UsageRow,
-    DB_FILE,
+    KeyRecord, KeysVersion, NewKey, NewResponse, NewSession, ResponseRecord, SessionImport,
+    SessionInfo, StoreError, StoredTurn, TurnId, TurnRecord, UndoableTurn, UsageRow,
 };
 
-/// The store on one SQLite file. Cheap to clone: clones share the connection.
-#[derive(Clone)]
-pub struct SqliteStore {
-    db: Arc<Mutex<Db>>,
-    path: PathBuf,
-}
-
-impl SqliteStore {
-    /// Open (creating and migrating as needed) the database at `path`.
-    pub fn open(path: impl AsRef<Path>) -> Result<SqliteStore, StoreError> {
-        let path = path.as_ref().to_owned();
-        let db = Db::open(&path)?;
-        Ok(SqliteStore {
-            db: Arc::new(Mutex::new(db)),
-            path,
-        })
-    }
-
-    /// Open `qore.db` in [`data_dir`](crate::data_dir).
-    pub fn open_default() -> Result<SqliteStore, StoreError> {
-        SqliteStore::open(data_dir()?.join(DB_FILE))
-    }
-
-    /// The database file.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Run `work` on the connection, on the blocking pool.
-    async fn run<T, F>(&self, work: F) -> Result<T, StoreError>
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut Db) -> Result<T, StoreError> + Send + 'static,
-    {
-        let db = Arc::clone(&self.db);
-        let joined = tokio::task::spawn_blocking(move || {
-            let mut db = db.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            work(&mut db)
-        })
-        .await;
-        joined.map_err(|e| StoreError::Task(e.to_string()))?
-    }
-}
+use super::SqliteStore;
 
 #[async_trait]
 impl Store for SqliteStore {
@@ -198,8 +148,9 @@ impl Store for SqliteStore {
     }
 
     async fn put_response(&self, new: &NewResponse<'_>) -> Result<ResponseRecord, StoreError> {
-        let owned = OwnedResponse::of(new);
-        self.run(move |db| db.put_response(&owned.borrowed())).await
+        // Owned, to cross onto the blocking pool; the write sets the time.
+        let owned = new.record(0);
+        self.run(move |db| db.put_response(&owned.as_new())).await
     }
 
     async fn response(&self, id: &str) -> Result<Option<ResponseRecord>, StoreError> {
@@ -234,39 +185,5 @@ impl Store for SqliteStore {
     async fn copy_response(&self, copy: &ResponseCopy) -> Result<bool, StoreError> {
         let copy = copy.clone();
         self.run(move |db| db.copy_response(&copy)).await
-    }
-}
-
-/// A [`NewResponse`] that owns its text, to cross onto the blocking pool.
-struct OwnedResponse {
-    id: String,
-    key_id: String,
-    session_id: Option<String>,
-    turn_id: Option<TurnId>,
-    pending: Option<String>,
-    object: String,
-}
-
-impl OwnedResponse {
-    fn of(new: &NewResponse<'_>) -> OwnedResponse {
-        OwnedResponse {
-            id: new.id.to_owned(),
-            key_id: new.key_id.to_owned(),
-            session_id: new.session_id.map(str::to_owned),
-            turn_id: new.turn_id,
-            pending: new.pending.map(str::to_owned),
-            object: new.object.to_owned(),
-        }
-    }
-
-    fn borrowed(&self) -> NewResponse<'_> {
-        NewResponse {
-            id: &self.id,
-            key_id: &self.key_id,
-            session_id: self.session_id.as_deref(),
-            turn_id: self.turn_id,
-            pending: self.pending.as_deref(),
-            object: &self.object,
-        }
     }
 }

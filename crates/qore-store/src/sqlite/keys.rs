@@ -1,0 +1,246 @@
+//! `qore serve`'s API keys on SQLite (the records and the check of a new key are the crate's
+//! `keys` module).
+//!
+//! Promises: a hash stored twice is [`StoreError::InvalidKey`], a name taken
+//! [`StoreError::KeyNameTaken`]; [`Db::key`] finds a key by exact name, exact id, then unique
+//! id prefix; revoking keeps the first revocation time; [`Db::keys_version`] changes whenever
+//! a key is created or revoked, by this handle or by another process on the same file, and
+//! costs one aggregate query over the table; every method is one plain SQL statement.
+
+use std::time::SystemTime;
+
+use rusqlite::{params, Row};
+
+use crate::codec::{from_sql_count, millis, to_sql_count};
+use crate::keys::{checked_key, KeyRow};
+use crate::lookup::{the_one, MOST_CANDIDATES};
+use crate::{KeyRecord, KeysVersion, NewKey, StoreError};
+
+use super::Db;
+
+const SELECT_KEY: &str = "SELECT id, name, hash, models, rpm, tpm, budget_tokens, created_at,
+                                 revoked_at FROM api_keys";
+
+impl Db {
+    /// Store a new key (valid from now) and return its record.
+    pub fn create_key(&self, new: &NewKey) -> Result<KeyRecord, StoreError> {
+        let (record, models_json) = checked_key(new)?;
+        let limit = |value: Option<u64>| value.map(to_sql_count);
+        let inserted = self.conn.execute(
+            "INSERT INTO api_keys (id, name, hash, models, rpm, tpm, budget_tokens, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                record.id,
+                record.name,
+                record.hash,
+                models_json,
+                limit(record.rpm),
+                limit(record.tpm),
+                limit(record.budget_tokens),
+                record.created_at
+            ],
+        );
+        match inserted {
+            Ok(_) => Ok(record),
+            Err(rusqlite::Error::SqliteFailure(e, Some(message)))
+                if e.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE =>
+            {
+                if message.contains("api_keys.name") {
+                    Err(StoreError::KeyNameTaken(record.name))
+                } else {
+                    Err(StoreError::InvalidKey("this key is already stored".into()))
+                }
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Every key, revoked ones included, oldest first.
+    pub fn keys(&self) -> Result<Vec<KeyRecord>, StoreError> {
+        self.query_keys(&format!("{SELECT_KEY} ORDER BY created_at, id"), params![])
+    }
+
+    /// The key whose hash this is, revoked or not.
+    pub fn key_by_hash(&self, hash: &str) -> Result<Option<KeyRecord>, StoreError> {
+        let found = self.query_keys(&format!("{SELECT_KEY} WHERE hash = ?1"), params![hash])?;
+        Ok(found.into_iter().next())
+    }
+
+    /// The key named `name_or_id`: exact name, exact id, else the one id starting with it.
+    pub fn key(&self, name_or_id: &str) -> Result<KeyRecord, StoreError> {
+        let exact = self.query_keys(
+            &format!("{SELECT_KEY} WHERE name = ?1 OR id = ?1 ORDER BY name = ?1 DESC"),
+            params![name_or_id.trim()],
+        )?;
+        if let Some(key) = exact.into_iter().next() {
+            return Ok(key);
+        }
+        let prefix = name_or_id.trim().to_lowercase();
+        let found = if prefix.is_empty() {
+            Vec::new()
+        } else {
+            self.query_keys(
+                &format!(
+                    "{SELECT_KEY} WHERE substr(id, 1, length(?1)) = ?1 ORDER BY id LIMIT {}",
+                    MOST_CANDIDATES + 1
+                ),
+                params![prefix],
+            )?
+        };
+        the_one(
+            found,
+            name_or_id,
+            || StoreError::NoSuchKey(name_or_id.to_owned()),
+            |k| format!("{} ({})", k.id, k.name),
+        )
+    }
+
+    /// Revoke the key named `name_or_id` (see [`Db::key`]) and return its record. A key
+    /// already revoked keeps its first revocation time.
+    pub fn revoke_key(&self, name_or_id: &str) -> Result<KeyRecord, StoreError> {
+        let key = self.key(name_or_id)?;
+        self.conn.execute(
+            "UPDATE api_keys SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
+            params![key.id, millis(SystemTime::now())],
+        )?;
+        self.key(&key.id)
+    }
+
+    /// A value that changes whenever a key is created or revoked (here or by another
+    /// process): poll it and reload [`Db::keys`] when it differs.
+    pub fn keys_version(&self) -> Result<KeysVersion, StoreError> {
+        Ok(self.conn.query_row(
+            "SELECT count(*), count(revoked_at), coalesce(max(created_at), 0),
+                    coalesce(max(revoked_at), 0) FROM api_keys",
+            [],
+            |row| {
+                Ok(KeysVersion {
+                    count: row.get(0)?,
+                    revoked: row.get(1)?,
+                    latest_created: row.get(2)?,
+                    latest_revoked: row.get(3)?,
+                })
+            },
+        )?)
+    }
+
+    fn query_keys(
+        &self,
+        sql: &str,
+        params: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<KeyRecord>, StoreError> {
+        let mut query = self.conn.prepare(sql)?;
+        let raw = query
+            .query_map(params, key_row)?
+            .collect::<Result<Vec<_>, _>>()?;
+        raw.into_iter().map(KeyRow::decode).collect()
+    }
+}
+
+fn key_row(row: &Row<'_>) -> rusqlite::Result<KeyRow> {
+    let count = |i: usize| -> rusqlite::Result<Option<u64>> {
+        Ok(row.get::<_, Option<i64>>(i)?.map(from_sql_count))
+    };
+    Ok(KeyRow(
+        KeyRecord {
+            id: row.get(0)?,
+            name: row.get(1)?,
+            hash: row.get(2)?,
+            models: Vec::new(),
+            rpm: count(4)?,
+            tpm: count(5)?,
+            budget_tokens: count(6)?,
+            created_at: row.get(7)?,
+            revoked_at: row.get(8)?,
+        },
+        row.get(3)?,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hash(n: u8) -> String {
+        format!("{n:02x}").repeat(32)
+    }
+
+    fn new_key(name: &str, n: u8) -> NewKey {
+        NewKey {
+            name: name.into(),
+            hash: hash(n),
+            models: vec!["claude-*".into(), "local/*".into()],
+            rpm: Some(3),
+            ..NewKey::default()
+        }
+    }
+
+    #[test]
+    fn a_key_round_trips_and_is_found_by_name_id_prefix_and_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Db::open(dir.path().join("q.db")).unwrap();
+        let created = store.create_key(&new_key("ci", 1)).unwrap();
+        assert_eq!(store.keys().unwrap(), vec![created.clone()]);
+        assert_eq!(store.key_by_hash(&hash(1)).unwrap(), Some(created.clone()));
+        assert_eq!(store.key_by_hash(&hash(2)).unwrap(), None);
+        for name in ["ci", &created.id, &created.id[..20]] {
+            assert_eq!(store.key(name).unwrap(), created, "{name}");
+        }
+        assert!(matches!(store.key("nope"), Err(StoreError::NoSuchKey(_))));
+    }
+
+    #[test]
+    fn bad_keys_are_refused_with_the_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Db::open(dir.path().join("q.db")).unwrap();
+        store.create_key(&new_key("ci", 1)).unwrap();
+        let cases = [
+            (new_key("ci", 2), "'ci' already exists"),
+            (new_key("  ", 3), "must not be empty"),
+            (
+                NewKey {
+                    hash: "ABC".into(),
+                    ..new_key("x", 4)
+                },
+                "64 lowercase hex",
+            ),
+            (
+                NewKey {
+                    models: vec![" ".into()],
+                    ..new_key("y", 5)
+                },
+                "pattern must not be empty",
+            ),
+            (
+                NewKey {
+                    rpm: Some(u64::MAX),
+                    ..new_key("z", 6)
+                },
+                "too large",
+            ),
+            (new_key("other", 1), "already stored"),
+        ];
+        for (key, reason) in cases {
+            let why = store.create_key(&key).unwrap_err().to_string();
+            assert!(why.contains(reason), "{}: {why}", key.name);
+        }
+        assert_eq!(store.keys().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn revoking_keeps_the_key_and_changes_the_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Db::open(dir.path().join("q.db")).unwrap();
+        let empty = store.keys_version().unwrap();
+        store.create_key(&new_key("a", 1)).unwrap();
+        let one = store.keys_version().unwrap();
+        assert_ne!(empty, one);
+        assert_eq!(store.keys_version().unwrap(), one);
+        let revoked = store.revoke_key("a").unwrap();
+        assert!(revoked.is_revoked());
+        assert_ne!(store.keys_version().unwrap(), one);
+        let again = store.revoke_key(&revoked.id).unwrap();
+        assert_eq!(again.revoked_at, revoked.revoked_at);
+        assert!(store.key_by_hash(&hash(1)).unwrap().unwrap().is_revoked());
+    }
+}
