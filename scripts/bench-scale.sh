@@ -11,9 +11,11 @@
 # - pg-3: `scripts/scale.sh up` (the script docs/deploy.md gives users): PostgreSQL (Debian's,
 #   via pg.sh), three `qore serve --store postgres://…` processes and HAProxy in front;
 # - load: `bench_load run` (crates/qore-serve/examples/bench_load), BENCH_STREAMS (1000)
-#   concurrent streaming Chat Completions requests, each with an API key that has an rpm
-#   limit (so each request is admitted by the store) and `x-qore-session: bench-N` (N the
-#   worker: each request appends one turn to its worker's session). Warm-up, then a window.
+#   concurrent streaming Chat Completions requests. Scenario "rpm key, session": each with an
+#   API key that has an rpm limit (so each request is admitted by the store) and
+#   `x-qore-session: bench-N` (N the worker: each request appends one turn to its worker's
+#   session); "key without limits, no session": nothing asked of the store per request but
+#   usage (batched). Warm-up, then a window.
 #
 # Measured per target: ok/errors/unfinished, requests/s, time to first byte and to the last
 # byte (p50, p99), and the ratios pg-3 / sqlite-1. Database work, as deltas over the run:
@@ -57,6 +59,7 @@ while [ $# -gt 0 ]; do
 done
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/bench-scale.XXXXXX")"
+chmod 755 "$WORK"  # as root, pg.sh runs PostgreSQL as another user, who must reach WORK/scale/pg
 STARTED=()
 LOAD_PID=""
 cleanup() {
@@ -118,8 +121,9 @@ fi
 export QORE_CONFIG_DIR="$WORK/config"
 unset QORE_STORE_URL QORE_LOG
 
-key_for() {  # STORE: a key with an rpm limit (admitted by the store on every request)
-  "$QORE" serve keys create "bench-$RANDOM" --rpm 100000000 --store "$1"
+key_for() {  # STORE [ARGS]: a key (with --rpm, admitted by the store on every request)
+  local store="$1"; shift
+  "$QORE" serve keys create "bench-$RANDOM" "$@" --store "$store" 2>/dev/null
 }
 
 wait_ok() {  # URL KEY: until a request with KEY is answered 200 (keys reach processes within 1 s)
@@ -135,7 +139,8 @@ wait_ok() {  # URL KEY: until a request with KEY is answered 200 (keys reach pro
 
 # --- sqlite-1: one process, SQLite
 SQLITE_DB="$WORK/single/qore.db"
-SQLITE_KEY="$(key_for "$SQLITE_DB")"
+SQLITE_KEY="$(key_for "$SQLITE_DB" --rpm 100000000)"
+SQLITE_PLAIN="$(key_for "$SQLITE_DB")"
 QORE_DATA_DIR="$WORK/single" "${SRV[@]}" "$QORE" serve --store "$SQLITE_DB" --listen 127.0.0.1:0 \
   --drain-timeout 2 >"$WORK/single.out" 2>"$WORK/single.err" &
 SINGLE_PID=$!
@@ -150,7 +155,8 @@ say "sqlite-1 at $SINGLE_URL"
 LB="$(QORE_BIN="$QORE" QORE_DATA_DIR="$WORK/scale-data" "${SRV[@]}" bash "$HERE/scale.sh" up "$WORK/scale" \
   --processes "$PROCS" -- --drain-timeout 2)" || die "scale.sh up failed"
 PG_STORE="$(cat "$WORK/scale/store")"
-PG_KEY="$(key_for "$PG_STORE")"
+PG_KEY="$(key_for "$PG_STORE" --rpm 100000000)"
+PG_PLAIN="$(key_for "$PG_STORE")"
 wait_ok "$LB" "$PG_KEY" || die "the load balancer does not answer with the new key"
 say "pg-3 at $LB"
 
@@ -193,24 +199,32 @@ EOF
 
 RAW="$WORK/raw.jsonl"
 : >"$RAW"
-measure() {  # TARGET URL KEY MODEL DELTAS SCENARIO
+measure() {  # TARGET URL KEY MODEL DELTAS SCENARIO [HEADER...]
   say "$6 -> $1"
-  snapshot "$1" before >>"$RAW"
-  "${LOAD[@]}" "$EX/bench_load" run --target "$1" --scenario "$6" --url "$2/v1" --model "$4" \
-    --mode stream --concurrency "$STREAMS" --seconds "$SECS" --warmup "$WARMUP" --grace 30 \
-    --timeout 120 --expect-deltas "$5" --threads 1 \
-    --header "x-api-key: $3" --header "x-qore-session: bench-{worker}" >>"$RAW" &
+  local target="$1" url="$2" key="$3" model="$4" deltas="$5" scenario="$6" h headers=()
+  shift 6
+  for h in "$@"; do headers+=(--header "$h"); done
+  snapshot "$target" before >>"$RAW"
+  "${LOAD[@]}" "$EX/bench_load" run --target "$target" --scenario "$scenario" --url "$url/v1" \
+    --model "$model" --mode stream --concurrency "$STREAMS" --seconds "$SECS" \
+    --warmup "$WARMUP" --grace 30 --timeout 120 --expect-deltas "$deltas" --threads 1 \
+    --header "x-api-key: $key" "${headers[@]}" >>"$RAW" &
   LOAD_PID=$!
   wait "$LOAD_PID" || die "bench_load failed"
   LOAD_PID=""
   sleep 1  # usage rows are written in batches: let the last ones land
-  snapshot "$1" after >>"$RAW"
+  snapshot "$target" after >>"$RAW"
 }
 
-measure sqlite-1 "$SINGLE_URL" "$SQLITE_KEY" bench/fixed "$CHUNKS" "streams x$STREAMS"
-measure pg-3 "$LB" "$PG_KEY" bench/fixed "$CHUNKS" "streams x$STREAMS"
+SESSION="x-qore-session: bench-{worker}"
+MAIN="streams x$STREAMS, rpm key, session"
+PLAIN="streams x$STREAMS, key without limits, no session"
+measure sqlite-1 "$SINGLE_URL" "$SQLITE_KEY" bench/fixed "$CHUNKS" "$MAIN" "$SESSION"
+measure pg-3 "$LB" "$PG_KEY" bench/fixed "$CHUNKS" "$MAIN" "$SESSION"
+measure sqlite-1 "$SINGLE_URL" "$SQLITE_PLAIN" bench/fixed "$CHUNKS" "$PLAIN"
+measure pg-3 "$LB" "$PG_PLAIN" bench/fixed "$CHUNKS" "$PLAIN"
 if [ "$LONG" -gt 0 ]; then
-  measure pg-3 "$LB" "$PG_KEY" long/fixed "$LONG" "streams x$STREAMS, $LONG deltas"
+  measure pg-3 "$LB" "$PG_KEY" long/fixed "$LONG" "$MAIN, $LONG deltas" "$SESSION"
 fi
 
 {
@@ -221,7 +235,7 @@ fi
   echo "- Machine: $CORES cores ($(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ //')), $(uname -sr)"
   echo "- Pinning: $PINNING"
   echo "- qore: \`${QORE#"$ROOT/"}\`; PostgreSQL $(psql_q 'SHOW server_version' | cut -d' ' -f1) (pg.sh defaults); $(haproxy -v 2>/dev/null | head -n 1 | cut -d' ' -f1-3)"
-  echo "- Load: $STREAMS concurrent streams, each request with a key (rpm-limited) and \`x-qore-session: bench-N\` (one turn appended per request); window ${SECS} s after ${WARMUP} s of warm-up"
+  echo "- Load: $STREAMS concurrent streams; \"rpm key, session\": each request with a key that has an rpm limit (admitted by the store) and \`x-qore-session: bench-N\` (N the worker: one turn appended per request); \"key without limits, no session\": the store is asked for nothing per request but usage; window ${SECS} s after ${WARMUP} s of warm-up, per scenario and target"
   echo
   "$EX/bench_load" scale-report "$RAW"
 } >"$WORK/report.md"

@@ -18,11 +18,12 @@
 #
 # The load balancer (HAProxy from Debian, installed by scripts/scale-env.sh):
 # - round robin over the processes that are ready (GET /readyz 200: the process runs, is not
-#   draining and its store answers), checked every 500 ms, down after one failed check, up
-#   after one good one; a refused connection marks a process down at once, and the request
-#   is sent to another one (`retries 3`, `option redispatch 1`);
-# - when no process is ready (the database is down), requests still go to the live ones
-#   (GET /healthz), which answer 503 with Retry-After in the caller's dialect;
+#   draining and its store answers), checked every 500 ms (2 s to answer), down after two
+#   failed checks, up after one good one; a refused connection marks a process down at once,
+#   and the request is sent to another one (`retries 3`, `option redispatch 1`);
+# - when no process is ready (the database is down), requests still go to every process
+#   (unchecked: a dead one refuses and the request moves on), which answer 503 with
+#   Retry-After in the caller's dialect;
 # - timeouts for long streams: connect 1 s, client and server 10 min between bytes;
 # - each answer says which process served it: `x-qore-backend: qI` (I as in DIR/qore-I.pid).
 #
@@ -94,8 +95,8 @@ defaults
     timeout http-request 30s
     timeout http-keep-alive 30s
     timeout queue 10s
-    timeout check 1s
-    default-server inter 500ms fastinter 250ms downinter 500ms fall 1 rise 1 observe layer4 error-limit 1 on-error mark-down
+    timeout check 2s
+    default-server inter 500ms fastinter 250ms downinter 500ms fall 2 rise 1 observe layer4 error-limit 1 on-error mark-down
 
 frontend qore
     bind 127.0.0.1:$port
@@ -116,16 +117,15 @@ EOF
     done
     cat <<EOF
 
-# When none is ready (the database is down): the live ones, which answer 503 and
-# Retry-After in the caller's dialect rather than HAProxy's own page.
+# When none is ready (the database is down, or checks time out under overload): every
+# process, unchecked; a dead one refuses the connection and the request is sent to another.
+# They answer 503 and Retry-After in the caller's dialect rather than HAProxy's own page.
 backend live
     balance roundrobin
-    option httpchk GET /healthz
-    http-check expect status 200
 EOF
     for i in $(seq "$n"); do
       url="$(cat "$dir/qore-$i.url")"
-      echo "    server q$i ${url#http://} check maxconn $maxconn"
+      echo "    server q$i ${url#http://} maxconn $maxconn"
     done
   } >"$dir/haproxy.cfg"
 }

@@ -117,7 +117,7 @@ fn database(out: &mut String, runs: &[Run]) {
         "Growth of each counter from just before the run to just after it (warm-up included), \
          divided by the requests the servers counted (`qore_requests_total`) or by the turns \
          stored in that time. Statements and transactions: qore's own counters (each statement \
-         one round trip); commits, rows and active time: PostgreSQL's `pg_stat_database` (its \
+         one round trip; `–` where the store does not count them); commits, rows and active time: PostgreSQL's `pg_stat_database` (its \
          counters include the few queries of the snapshot itself).\n\n",
     );
     out.push_str(
@@ -131,6 +131,8 @@ fn database(out: &mut String, runs: &[Run]) {
             continue;
         };
         let requests = grew(before, after, &["requests"]).unwrap_or(0.0);
+        // A store that counts nothing (SQLite's) shows no counts, not zeros.
+        let counted = |field: &str| grew(before, after, &[field]).filter(|x| *x > 0.0);
         let turns = grew(before, after, &["turns"]).unwrap_or(0.0);
         let mut tables: Vec<String> = Vec::new();
         if let Some(map) = after["tables"].as_object() {
@@ -146,9 +148,9 @@ fn database(out: &mut String, runs: &[Run]) {
             "| {} | {} | {requests:.0} | {turns:.0} | {} | {} | {} | {} | {} | {} | {} | {} |",
             run["scenario"].as_str().unwrap_or("?"),
             run["target"].as_str().unwrap_or("?"),
-            per(grew(before, after, &["statements"]), requests),
-            per(grew(before, after, &["transactions"]), requests),
-            per(grew(before, after, &["transactions"]), turns),
+            per(counted("statements"), requests),
+            per(counted("transactions"), requests),
+            per(counted("transactions"), turns),
             per(grew(before, after, &["pg", "xact_commit"]), requests),
             per(grew(before, after, &["pg", "tup_inserted"]), turns),
             per(grew(before, after, &["pg", "tup_updated"]), turns),
