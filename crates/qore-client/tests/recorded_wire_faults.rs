@@ -1,9 +1,10 @@
 //! Two streams from the field, recorded in the fixtures' format under
 //! `tests/data/wire_faults/` and replayed through the real client over loopback, sliced
 //! irregularly: GitHub Copilot's Responses endpoint, which changes `item_id` on every event
-//! of one item, and an Anthropic stream a proxy spliced, starting a second message inside
-//! one still open. Expectations are computed from the recorded bytes, never with the code
-//! under test.
+//! of one item, an Anthropic stream a proxy spliced, starting a second message (another id)
+//! inside one still open, and an Anthropic stream repeating the `message_start` of the open
+//! message (its own id), a duplicate that changes nothing. Expectations are computed from
+//! the recorded bytes, never with the code under test.
 
 mod support;
 
@@ -46,6 +47,21 @@ fn fields<'a>(events: &'a [Value], kind: &str, field: &str) -> Vec<&'a str> {
         .filter(|e| e["type"] == kind)
         .filter_map(|e| e[field].as_str())
         .collect()
+}
+
+/// The message the recordings answer: their text, then their one call (`call` names it by
+/// `name` and by its `id_field`) with the recorded `arguments`.
+fn text_and_call(text: &str, call: &Value, id_field: &str, arguments: &Value) -> Vec<ContentBlock> {
+    vec![
+        ContentBlock::text(text),
+        ContentBlock::ToolUse {
+            id: call[id_field].as_str().expect("recorded id").to_owned(),
+            name: call["name"].as_str().expect("recorded name").to_owned(),
+            input: arguments.clone(),
+            raw_input: None,
+            signature: None,
+        },
+    ]
 }
 
 fn client(server: &ReplayServer, protocol: &str) -> Client {
@@ -94,19 +110,64 @@ async fn rotating_item_ids_give_each_delta_once() {
         let StreamOutcome::Finished { message, .. } = outcome else {
             panic!("seed {seed}: {outcome:?}");
         };
-        let expected = vec![
-            ContentBlock::text(text.as_str()),
-            ContentBlock::ToolUse {
-                id: added["item"]["call_id"]
-                    .as_str()
-                    .expect("call_id")
-                    .to_owned(),
-                name: added["item"]["name"].as_str().expect("name").to_owned(),
-                input: arguments.clone(),
-                raw_input: None,
-                signature: None,
-            },
-        ];
+        let expected = text_and_call(&text, &added["item"], "call_id", &arguments);
+        assert_eq!(message.blocks, expected, "seed {seed}");
+    }
+}
+
+/// The `message.id` of every recorded `message_start`, in order.
+fn message_ids(events: &[Value]) -> Vec<&str> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "message_start")
+        .filter_map(|e| e["message"]["id"].as_str())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_repeated_anthropic_message_start_is_a_duplicate_and_the_answer_completes() {
+    let ex = recorded("anthropic_repeated_message_start.yaml");
+    let wire = recorded_events(&ex);
+    let ids = message_ids(&wire);
+    assert_eq!(ids.len(), 2, "the recording repeats message_start");
+    assert_eq!(ids[0], ids[1], "of the open message");
+    let repeat = wire.iter().rposition(|e| e["type"] == "message_start");
+    assert!(repeat < wire.iter().position(|e| e["type"] == "message_stop"));
+    let text: String = wire
+        .iter()
+        .filter_map(|e| e["delta"]["text"].as_str())
+        .collect();
+    let arguments: String = wire
+        .iter()
+        .filter_map(|e| e["delta"]["partial_json"].as_str())
+        .collect();
+    let arguments: Value = serde_json::from_str(&arguments).expect("recorded arguments");
+    let call = wire
+        .iter()
+        .find(|e| e["content_block"]["type"] == "tool_use")
+        .expect("a call");
+    // Usage comes from the first message_start and each message_delta, never the repeat.
+    let usages = 1 + wire.iter().filter(|e| e["type"] == "message_delta").count();
+
+    for seed in 1..=4 {
+        let (events, outcome) = replay(&ex, "anthropic", seed).await;
+        let starts: Vec<_> = events
+            .iter()
+            .filter_map(|e| match e {
+                ResponseEvent::MessageStart { id, .. } => Some(id.as_deref()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(starts, vec![Some(ids[0])], "seed {seed}: {events:?}");
+        let usage_events = events
+            .iter()
+            .filter(|e| matches!(e, ResponseEvent::Usage { .. }))
+            .count();
+        assert_eq!(usage_events, usages, "seed {seed}: {events:?}");
+        let StreamOutcome::Finished { message, .. } = outcome else {
+            panic!("seed {seed}: not finished: {outcome:?}");
+        };
+        let expected = text_and_call(&text, &call["content_block"], "id", &arguments);
         assert_eq!(message.blocks, expected, "seed {seed}");
     }
 }
@@ -133,6 +194,8 @@ async fn a_spliced_anthropic_stream_fails_without_inventing_a_tool_call() {
     let second_start = wire.iter().rposition(|e| e["type"] == "message_start");
     assert_eq!(starts, 2, "the recording splices a second message");
     assert!(second_start < first_stop, "inside the first one");
+    let ids = message_ids(&wire);
+    assert_ne!(ids[0], ids[1], "of another id");
 
     for seed in 1..=4 {
         let (events, outcome) = replay(&ex, "anthropic", seed).await;

@@ -16,9 +16,11 @@
 //! - usage from `message_start` and `message_delta` is reported as it comes; a later zero
 //!   never replaces an earlier non-zero count;
 //! - an `error` event fails the turn (status `None`, the provider's type and message), and so
-//!   does a second `message_start` before the first message stopped (a spliced or replayed
-//!   stream): both are provider errors, and the blocks still open are dropped, never
-//!   finished (no tool call made up from half its arguments); a stream that ends without
+//!   does a `message_start` of another message (or of one without an id) before the first
+//!   message stopped (a spliced or replayed stream): both are provider errors, and the
+//!   blocks still open are dropped, never finished (no tool call made up from half its
+//!   arguments); a repeated `message_start` naming the open message's id is a duplicate and
+//!   is ignored (no second start, no usage from it); a stream that ends without
 //!   `message_stop` is a `Network` error; anything after `message_stop` (a gateway's
 //!   `[DONE]`) is ignored.
 
@@ -41,8 +43,11 @@ use blocks::OpenBlock;
 #[derive(Debug, Default)]
 pub struct MessagesStreamDecoder {
     started: bool,
-    /// A `message_start` event was decoded (a second one means a spliced stream).
+    /// A `message_start` event was decoded (a second one of another id means a spliced
+    /// stream).
     message_started: bool,
+    /// The id that `message_start` named (a repeat with this id is a duplicate).
+    message_id: Option<String>,
     /// Content blocks started and not yet stopped, in start order.
     open: Vec<OpenBlock>,
     /// How many blocks started (the index of a block whose event names none).
@@ -86,17 +91,22 @@ impl MessagesStreamDecoder {
         match event.kind {
             EventKind::MessageStart => {
                 let message = event.message;
+                let id = message.as_ref().and_then(|m| m.id.as_deref());
+                if self.message_started && id.is_some() && id == self.message_id.as_deref() {
+                    return;
+                }
                 if self.message_started {
                     let error = ErrorInfo::provider(
                         "the stream started a second message before the first one ended \
-                         (message_start before message_stop: a spliced or replayed stream)",
+                         (message_start of another id before message_stop: a spliced or \
+                         replayed stream)",
                     );
                     self.fail(error, raw, out);
                     return;
                 }
                 self.message_started = true;
+                self.message_id = id.map(str::to_owned);
                 if !self.started {
-                    let id = message.as_ref().and_then(|m| m.id.as_deref());
                     let model = message.as_ref().and_then(|m| m.model.as_deref());
                     self.start(id.map(str::to_owned), model.map(str::to_owned), out);
                 }
