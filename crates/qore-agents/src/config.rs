@@ -119,13 +119,10 @@ impl Config {
                 ErrorInfo::config(format!("unknown protocol {:?}", provider.protocol))
             })?;
         // Without a [body], the codec writes the request: give it the cache marks.
-        if agent.body.is_none()
-            && protocol.name() == "anthropic"
-            && !agent.cache_breakpoints.is_empty()
-        {
-            protocol = Arc::new(qore_client::protocols::anthropic::Anthropic {
-                cache_breakpoints: true,
-            });
+        if agent.body.is_none() && !agent.cache_breakpoints.is_empty() {
+            if let Some(marking) = protocol.with_cache_marks() {
+                protocol = marking;
+            }
         }
         let model = model
             .map(str::to_owned)

@@ -34,6 +34,7 @@ mod render_cached;
 pub mod request_overrides;
 pub mod routing;
 pub mod shape;
+mod streams;
 pub mod system_prompt;
 pub mod validate;
 

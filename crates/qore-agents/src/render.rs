@@ -94,6 +94,8 @@ pub struct AgentRenderer {
     pub(crate) body: Option<BodyTemplate>,
     /// Whether the protocol's requests carry the model in the body.
     carries_model: bool,
+    /// Whether the wire has prompt-cache marks ([`Protocol::with_cache_marks`]).
+    cache_marks: bool,
     /// The last offered tools' definitions, and the last context of a cached render as
     /// templates see it (its history empty), by a key of what they come from.
     pub(crate) definitions: Memo<Arc<Vec<Value>>>,
@@ -122,6 +124,7 @@ impl AgentRenderer {
         let endpoint = (agent.endpoint.as_deref()).map(|e| e.replace("${MODEL}", &model));
         let probe = probe_body(&*protocol, &[], &RequestOptions::default());
         let carries_model = matches!(probe, Ok(Value::Object(o)) if o.contains_key("model"));
+        let protocol_marks = protocol.with_cache_marks().is_some();
         Ok(AgentRenderer {
             agent: agent.clone(),
             protocol,
@@ -129,6 +132,7 @@ impl AgentRenderer {
             endpoint,
             body,
             carries_model,
+            cache_marks: protocol_marks,
             definitions: Default::default(),
             header: Default::default(),
         })
@@ -142,18 +146,6 @@ impl AgentRenderer {
             body.without_native_fragments();
         }
         self
-    }
-
-    /// Whether the answer streams: the body's literal `stream` when it has one, else not for
-    /// an endpoint naming Gemini's whole-answer `:generateContent`, else yes.
-    pub fn streams(&self) -> bool {
-        match self.agent.body.as_ref().and_then(|b| b.get("stream")) {
-            Some(toml::Value::Boolean(stream)) => *stream,
-            _ => !self
-                .endpoint
-                .as_deref()
-                .is_some_and(|e| e.contains(":generateContent")),
-        }
     }
 
     /// Whether requests come from the profile's `[body]` (else the default encoder).
@@ -250,8 +242,7 @@ impl AgentRenderer {
         cache: &CacheSettings,
         extra: &serde_json::Map<String, Value>,
     ) -> Result<Vec<u8>, ErrorInfo> {
-        let anthropic = self.protocol.name() == "anthropic";
-        let mark = |key: &str| anthropic && cache.breakpoints.contains(&key);
+        let mark = |key: &str| self.cache_marks && cache.breakpoints.contains(&key);
         let cache_control = || {
             let mut control = serde_json::json!({"type": "ephemeral"});
             if let Some(ttl) = cache.ttl {
@@ -338,33 +329,5 @@ impl BodyRenderer for AgentRenderer {
 
     fn render_fim(&self, request: &FimRequest<'_>) -> Option<Result<Vec<u8>, ErrorInfo>> {
         Some(self.fim_body(request))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn streaming_follows_the_body_then_the_endpoint() {
-        use crate::profile::ProfileFile;
-        use crate::Catalog;
-        let variant =
-            |text: &str| ProfileFile::parse(std::path::Path::new("v.toml"), text).unwrap();
-        let catalog = Catalog::with_user_files(vec![
-            variant("name = \"whole\"\nextends = \"gemini-chat\"\nendpoint = \"/v1beta/models/${MODEL}:generateContent\"\n"),
-            variant("name = \"quiet\"\nextends = \"openai-chat\"\n[body]\nstream = false\n"),
-        ]);
-        let streams = |name: &str| {
-            let agent = catalog.get(name).unwrap();
-            let protocol = qore_client::protocols::by_name("gemini").unwrap();
-            AgentRenderer::new(agent, protocol, "m".into(), Partials::default())
-                .unwrap()
-                .streams()
-        };
-        assert!(streams("gemini-chat"));
-        assert!(!streams("whole"));
-        assert!(streams("openai-chat"));
-        assert!(!streams("quiet"));
     }
 }

@@ -53,9 +53,7 @@ pub fn apply(
     let name = &renderer.agent.name;
     let protocol = &*renderer.protocol;
     if let (Some(stream), Some(endpoint)) = (overrides.stream, &renderer.endpoint) {
-        let model = &renderer.model;
-        let by_path = protocol.chat_path(model, true) != protocol.chat_path(model, false);
-        if by_path && stream != renderer.streams() {
+        if renderer.endpoint_decides_streaming() && stream != renderer.streams() {
             return Err(ErrorInfo::config(format!(
                 "--no-stream: agent {name:?} sets its endpoint ({endpoint}), which decides \
                  whether the answer streams; use an agent without `endpoint`"

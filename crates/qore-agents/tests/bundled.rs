@@ -139,20 +139,28 @@ fn bundled_bodies_match_the_codecs() {
 }
 
 #[test]
+fn only_a_wire_with_cache_marks_gets_them() {
+    // The marks are the wire's capability: Anthropic Messages has them, no other wire.
+    for name in qore_client::protocols::NAMES {
+        let protocol = qore_client::protocols::by_name(name).unwrap();
+        let marking = protocol.with_cache_marks();
+        assert_eq!(marking.is_some(), *name == "anthropic", "{name}");
+    }
+}
+
+#[test]
 fn anthropic_cache_breakpoints_mark_what_the_codec_marks() {
     use qore_agents::profile::ProfileFile;
-    use qore_client::protocols::anthropic::Anthropic;
     use std::path::Path;
-    use std::sync::Arc;
 
     let profile = "name = \"cached\"\nextends = \"claude-chat\"\ncache_breakpoints = [\"system\", \"tools\", \"last_user_message\"]\n";
     let catalog = Catalog::with_user_files(vec![
         ProfileFile::parse(Path::new("c.toml"), profile).unwrap()
     ]);
     let agent = catalog.get("cached").unwrap();
-    let codec = Arc::new(Anthropic {
-        cache_breakpoints: true,
-    });
+    let codec = qore_client::protocols::by_name("anthropic")
+        .and_then(|p| p.with_cache_marks())
+        .unwrap();
     let renderer =
         AgentRenderer::new(agent, codec.clone(), "m".into(), Partials::default()).unwrap();
     let history = hostile_history_for("anthropic");

@@ -174,6 +174,13 @@ pub trait Protocol: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// This wire marking prompt-cache breakpoints (`cache_control` on the last system
+    /// block, the last tool and the last block of the last user turn), when its bodies have
+    /// such marks; `None` (the default): the wire has none.
+    fn with_cache_marks(&self) -> Option<std::sync::Arc<dyn Protocol>> {
+        None
+    }
+
     /// The default request body for `request`.
     fn encode(&self, request: &ChatRequest<'_>) -> Result<serde_json::Value, ErrorInfo>;
 

@@ -70,6 +70,12 @@ impl Protocol for Anthropic {
         vec![("anthropic-version".to_owned(), API_VERSION.to_owned())]
     }
 
+    fn with_cache_marks(&self) -> Option<std::sync::Arc<dyn Protocol>> {
+        Some(std::sync::Arc::new(Anthropic {
+            cache_breakpoints: true,
+        }))
+    }
+
     fn encode(&self, request: &ChatRequest<'_>) -> Result<serde_json::Value, ErrorInfo> {
         request::encode(request, self.cache_breakpoints)
     }
