@@ -9,7 +9,8 @@
 //!   lines are then replaced by `new_string` (blank lines at its start and end dropped),
 //!   re-indented by the difference between the file's indentation and `old_string`'s, with
 //!   the file's line endings;
-//! - the file is written atomically (temp file + rename in the same directory) and the result
+//! - the file is opened once and written atomically over exactly what was read, through the
+//!   write path `write_file` uses (a file swapped in between is refused), and the result
 //!   carries a unified diff of the change;
 //! - binary, non-UTF-8, missing and sandbox-refused files are refused;
 //! - the change is recorded when the options carry a recorder. Destructive; not
@@ -23,7 +24,8 @@ use serde_json::json;
 
 use crate::diff::unified_diff;
 use crate::util::{looks_binary, parse_args, run_blocking_to_end};
-use crate::{record_change, spec, Sandbox, ToolOptions};
+use crate::write_file::write_through;
+use crate::{spec, Sandbox, ToolOptions};
 
 const NAME: &str = "edit_file";
 
@@ -106,46 +108,37 @@ fn edit(sandbox: &Sandbox, options: &ToolOptions, args: Args) -> ToolOutput {
     if args.old_string == args.new_string {
         return ToolOutput::error("old_string and new_string are the same; nothing would change");
     }
-    let path = match sandbox.resolve_writable(&args.path) {
-        Ok(p) => p,
-        Err(e) => return ToolOutput::error(e.to_string()),
-    };
-    let rel = sandbox.relative(&path);
-    let bytes = match sandbox.metadata(&path) {
-        Ok(m) if m.is_dir() => return ToolOutput::error(format!("`{rel}` is a directory")),
-        Ok(m) if !m.is_file() => {
-            return ToolOutput::error(format!("`{rel}` is not a regular file"))
-        }
-        Ok(_) => match sandbox.read(&path) {
-            Ok(b) => b,
-            Err(e) => return ToolOutput::error(format!("cannot read `{rel}`: {e}")),
-        },
-        Err(_) => {
-            return ToolOutput::error(format!(
+    let mut done = None;
+    let written = write_through(sandbox, options, &args.path, |rel, bytes| {
+        let Some(bytes) = bytes else {
+            return Err(ToolOutput::error(format!(
                 "`{rel}` does not exist; use create_file to create it"
-            ))
+            )));
+        };
+        if looks_binary(bytes) {
+            return Err(ToolOutput::error(format!(
+                "`{rel}` looks like a binary file; it cannot be edited"
+            )));
         }
-    };
-    if looks_binary(&bytes) {
-        return ToolOutput::error(format!(
-            "`{rel}` looks like a binary file; it cannot be edited"
-        ));
+        let Ok(old) = std::str::from_utf8(bytes) else {
+            return Err(ToolOutput::error(format!(
+                "`{rel}` is not valid UTF-8; edit_file only edits UTF-8 text"
+            )));
+        };
+        let (new, how) = replace(old, &args.old_string, &args.new_string)
+            .map_err(|why| ToolOutput::error(format!("`{rel}` was not changed: {why}")))?;
+        let bytes = new.clone().into_bytes();
+        done = Some((old.to_string(), new, how));
+        Ok(bytes)
+    });
+    match (written, done) {
+        (Ok((rel, _)), Some((old, new, how))) => {
+            let diff = unified_diff(&rel, &old, &new, options.diff_max_lines);
+            ToolOutput::text(format!("Edited `{rel}` ({how}).\n{diff}"))
+        }
+        (Err(out), _) => out,
+        (Ok((rel, _)), None) => ToolOutput::error(format!("`{rel}` was not changed")),
     }
-    let Ok(old) = String::from_utf8(bytes) else {
-        return ToolOutput::error(format!(
-            "`{rel}` is not valid UTF-8; edit_file only edits UTF-8 text"
-        ));
-    };
-    let (new, how) = match replace(&old, &args.old_string, &args.new_string) {
-        Ok(done) => done,
-        Err(message) => return ToolOutput::error(format!("`{rel}` was not changed: {message}")),
-    };
-    if let Err(e) = sandbox.replace(&path, new.as_bytes()) {
-        return ToolOutput::error(format!("cannot write `{rel}`: {e}"));
-    }
-    record_change(options, &rel, Some(old.as_bytes()), new.as_bytes());
-    let diff = unified_diff(&rel, &old, &new, options.diff_max_lines);
-    ToolOutput::text(format!("Edited `{rel}` ({how}).\n{diff}"))
 }
 
 /// `text` with `old` replaced by `new`, and how it matched; or why nothing was replaced.

@@ -103,25 +103,9 @@ fn read(
         Err(e) => return ToolOutput::error(e.to_string()),
     };
     let rel = sandbox.relative(&path);
-    match sandbox.metadata(&path) {
-        Ok(m) if m.is_dir() => {
-            return ToolOutput::error(format!("`{rel}` is a directory; use list_files to see it"))
-        }
-        Ok(m) if !m.is_file() => {
-            return ToolOutput::error(format!(
-                "`{rel}` is not a regular file (a pipe, socket or device); it cannot be read"
-            ))
-        }
-        Ok(_) => {}
-        Err(_) => {
-            return ToolOutput::error(format!(
-                "`{rel}` does not exist; use find_file or list_files to find the right path"
-            ))
-        }
-    }
     let mut file = match sandbox.open_file(&path) {
         Ok(f) => f,
-        Err(e) => return ToolOutput::error(format!("cannot read `{rel}`: {e}")),
+        Err(e) => return ToolOutput::error(not_opened(&rel, &e)),
     };
     match file_looks_binary(&mut file) {
         Ok(true) => {
@@ -233,6 +217,21 @@ fn read(
         ));
     }
     ToolOutput::text(text)
+}
+
+/// Why `rel` could not be opened for reading, with what to do instead.
+fn not_opened(rel: &str, err: &std::io::Error) -> String {
+    use std::io::ErrorKind;
+    match err.kind() {
+        ErrorKind::IsADirectory => format!("`{rel}` is a directory; use list_files to see it"),
+        ErrorKind::InvalidInput => {
+            format!("`{rel}` is not a regular file (a pipe, socket or device); it cannot be read")
+        }
+        ErrorKind::NotFound => {
+            format!("`{rel}` does not exist; use find_file or list_files to find the right path")
+        }
+        _ => format!("cannot read `{rel}`: {err}"),
+    }
 }
 
 /// `text` (the start of a line of `len` bytes, `complete` when it is all of it) cut to

@@ -50,3 +50,33 @@ fn binary_sniffing_leaves_the_file_at_its_start() {
     file.read_to_string(&mut all).unwrap();
     assert_eq!(all, "text\n");
 }
+
+/// Opened once and judged by the handle: a directory or a FIFO (with a writer holding it
+/// open, so a blocking open would go through) is refused, without blocking.
+#[test]
+fn only_regular_files_open() {
+    let (dir, sb) = sandbox();
+    std::fs::create_dir(dir.path().join("d")).unwrap();
+    let mut cases = vec![("d", io::ErrorKind::IsADirectory)];
+    #[cfg(unix)]
+    let _writer = {
+        let made = std::process::Command::new("mkfifo")
+            .arg(dir.path().join("pipe"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        cases.push(("pipe", io::ErrorKind::InvalidInput));
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(dir.path().join("pipe"))
+            .unwrap()
+    };
+    for (name, kind) in cases {
+        let path = sb.root().join(name);
+        let err = sb.open_file(&path).unwrap_err();
+        assert_eq!(err.kind(), kind, "{name}: {err}");
+        let err = sb.open_change(&path).err().unwrap();
+        assert_eq!(err.kind(), kind, "{name}: {err}");
+    }
+}

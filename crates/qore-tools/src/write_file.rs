@@ -1,9 +1,12 @@
 //! `create_file` and `write_file`: put whole contents into a file of the project.
 //!
 //! Promises: `create_file` refuses a path that exists (checked atomically: the file is
-//! opened with create-new, which also never follows a symlink); `write_file` creates or
-//! replaces, atomically (temp file + rename in the same directory, the old permissions kept),
-//! and shows a unified diff when it replaced a text file; both create missing parent
+//! opened with create-new, which also never follows a symlink); `write_file` creates (the
+//! same way) or replaces, atomically (temp file + rename in the same directory, the old
+//! permissions kept), and shows a unified diff when it replaced a text file; a file swapped
+//! for a symlink or another file between the open and the write is refused, nothing written;
+//! both, and `edit_file`, write through [`write_through`], the one write path; both create
+//! missing parent
 //! directories, go through [`Sandbox::resolve_writable`] (so nothing outside the root, in
 //! `.git`, ignored, or a `.qoreignore` file is written) and refuse directories; both record
 //! what they changed when the options carry a recorder. Destructive; not parallel-safe.
@@ -78,25 +81,54 @@ impl Tool for CreateFile {
 }
 
 fn create(sandbox: &Sandbox, options: &ToolOptions, args: Args) -> ToolOutput {
-    let path = match sandbox.resolve_writable(&args.path) {
-        Ok(p) => p,
-        Err(e) => return ToolOutput::error(e.to_string()),
-    };
-    let rel = sandbox.relative(&path);
-    if path.symlink_metadata().is_ok() {
-        return ToolOutput::error(format!(
+    let content = args.content;
+    let written = write_through(sandbox, options, &args.path, |rel, old| match old {
+        Some(_) => Err(ToolOutput::error(format!(
             "`{rel}` already exists; use edit_file to change it or write_file to replace it"
-        ));
+        ))),
+        None => Ok(content.clone().into_bytes()),
+    });
+    match written {
+        Ok((rel, _)) => ToolOutput::text(format!("Created `{rel}` ({}).", size(&content))),
+        Err(out) => out,
     }
-    match sandbox.create_new(&path, args.content.as_bytes()) {
+}
+
+/// Resolves `path` for writing, opens what is there once ([`Sandbox::open_change`]), makes
+/// the new contents from the old ones with `make` (given the path for messages and the old
+/// contents, `None` for no file), writes them over exactly what was opened and records the
+/// change: the one write path of `create_file`, `write_file` and `edit_file`. Returns the
+/// path for messages and the old contents.
+pub(crate) fn write_through(
+    sandbox: &Sandbox,
+    options: &ToolOptions,
+    path: &str,
+    make: impl FnOnce(&str, Option<&[u8]>) -> Result<Vec<u8>, ToolOutput>,
+) -> Result<(String, Option<Vec<u8>>), ToolOutput> {
+    use std::io::ErrorKind;
+    let path = sandbox
+        .resolve_writable(path)
+        .map_err(|e| ToolOutput::error(e.to_string()))?;
+    let rel = sandbox.relative(&path);
+    let change = sandbox.open_change(&path).map_err(|e| {
+        ToolOutput::error(match e.kind() {
+            ErrorKind::IsADirectory => format!("`{rel}` is a directory; give a file path"),
+            ErrorKind::InvalidInput => format!("`{rel}` is not a regular file"),
+            _ => format!("cannot read `{rel}`: {e}"),
+        })
+    })?;
+    let new = make(&rel, change.old())?;
+    let old = change.old().map(<[u8]>::to_vec);
+    match sandbox.write_change(&path, change, &new) {
         Ok(()) => {
-            record_change(options, &rel, None, args.content.as_bytes());
-            ToolOutput::text(format!("Created `{rel}` ({}).", size(&args.content)))
+            record_change(options, &rel, old.as_deref(), &new);
+            Ok((rel, old))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => ToolOutput::error(format!(
-            "`{rel}` already exists; use edit_file to change it or write_file to replace it"
-        )),
-        Err(e) => ToolOutput::error(format!("cannot create `{rel}`: {e}")),
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => Err(ToolOutput::error(format!(
+            "`{rel}` was created by someone else while it was being written; nothing was \
+             written: read it and try again"
+        ))),
+        Err(e) => Err(ToolOutput::error(format!("cannot write `{rel}`: {e}"))),
     }
 }
 
@@ -141,32 +173,17 @@ impl Tool for WriteFile {
 }
 
 fn write(sandbox: &Sandbox, options: &ToolOptions, args: Args) -> ToolOutput {
-    let path = match sandbox.resolve_writable(&args.path) {
-        Ok(p) => p,
-        Err(e) => return ToolOutput::error(e.to_string()),
+    let content = args.content;
+    let (rel, old) = match write_through(sandbox, options, &args.path, |_, _| {
+        Ok(content.clone().into_bytes())
+    }) {
+        Ok(written) => written,
+        Err(out) => return out,
     };
-    let rel = sandbox.relative(&path);
-    let old = match sandbox.metadata(&path) {
-        Ok(m) if m.is_dir() => {
-            return ToolOutput::error(format!("`{rel}` is a directory; give a file path"))
-        }
-        Ok(m) if !m.is_file() => {
-            return ToolOutput::error(format!("`{rel}` is not a regular file"))
-        }
-        Ok(_) => match sandbox.read(&path) {
-            Ok(bytes) => Some(bytes),
-            Err(e) => return ToolOutput::error(format!("cannot read `{rel}`: {e}")),
-        },
-        Err(_) => None,
-    };
-    if let Err(e) = sandbox.replace(&path, args.content.as_bytes()) {
-        return ToolOutput::error(format!("cannot write `{rel}`: {e}"));
-    }
-    record_change(options, &rel, old.as_deref(), args.content.as_bytes());
-    let size = size(&args.content);
+    let size = size(&content);
     match old {
         None => ToolOutput::text(format!("Created `{rel}` ({size}).")),
-        Some(old) if old == args.content.as_bytes() => ToolOutput::text(format!(
+        Some(old) if old == content.as_bytes() => ToolOutput::text(format!(
             "`{rel}` already had these contents; nothing changed."
         )),
         Some(old) if looks_binary(&old) => {
@@ -174,7 +191,7 @@ fn write(sandbox: &Sandbox, options: &ToolOptions, args: Args) -> ToolOutput {
         }
         Some(old) => {
             let old = String::from_utf8_lossy(&old);
-            let diff = unified_diff(&rel, &old, &args.content, options.diff_max_lines);
+            let diff = unified_diff(&rel, &old, &content, options.diff_max_lines);
             ToolOutput::text(format!("Replaced `{rel}` ({size}).\n{diff}"))
         }
     }

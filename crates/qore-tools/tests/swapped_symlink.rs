@@ -78,21 +78,91 @@ fn a_path_swapped_for_a_symlink_leading_out_is_refused() {
     }
 }
 
+/// A file swapped for a symlink (to the secret outside, or to another file inside) before
+/// or after the tools opened it for a change.
 #[test]
-fn writing_over_a_swapped_file_replaces_the_link_not_its_target() {
+fn writing_over_a_file_swapped_for_a_symlink_is_refused() {
+    // (the moment of the swap, where the link points: outside (else to a file inside))
+    let cases = [
+        ("before the open", true),
+        ("before the open", false),
+        ("between the open and the write", true),
+        ("between the open and the write", false),
+        ("before replace", true),
+        ("before replace", false),
+    ];
+    for (when, out) in cases {
+        let p = Project::new();
+        p.write("a.txt", "inside\n");
+        p.write("other.txt", "other\n");
+        let sb = p.sandbox();
+        let path = sb.resolve_writable("a.txt").unwrap();
+        let target = if out {
+            p.outside.join("secret.txt")
+        } else {
+            p.root.join("other.txt")
+        };
+        let swap = || {
+            std::fs::remove_file(&path).unwrap();
+            symlink(&target, &path);
+        };
+        let result = match when {
+            "before the open" => {
+                swap();
+                sb.open_change(&path).map(drop)
+            }
+            "between the open and the write" => {
+                let change = sb.open_change(&path).unwrap();
+                assert_eq!(change.old(), Some(&b"inside\n"[..]));
+                swap();
+                sb.write_change(&path, change, b"new\n")
+            }
+            _ => {
+                swap();
+                sb.replace(&path, b"new\n")
+            }
+        };
+        let err = result.expect_err(&format!("{when}, out={out}: the write went through"));
+        assert_eq!(err.kind(), io::ErrorKind::PermissionDenied, "{when}: {err}");
+        assert!(
+            err.to_string().contains("nothing was written"),
+            "{when}: {err}"
+        );
+        assert!(
+            path.symlink_metadata().unwrap().is_symlink(),
+            "{when}: the link stays"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&target).unwrap(),
+            if out { "TOP SECRET\n" } else { "other\n" }
+        );
+    }
+}
+
+#[test]
+fn writing_over_a_file_swapped_for_another_is_refused() {
     let p = Project::new();
     p.write("a.txt", "inside\n");
     let sb = p.sandbox();
-    let path = sb.resolve("a.txt").unwrap();
+    let path = sb.resolve_writable("a.txt").unwrap();
+    let change = sb.open_change(&path).unwrap();
     std::fs::remove_file(&path).unwrap();
+    p.write("a.txt", "someone else's\n");
+    let err = sb.write_change(&path, change, b"new\n").unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::PermissionDenied, "{err}");
+    assert_eq!(p.read("a.txt"), "someone else's\n");
+}
+
+#[test]
+fn creating_never_replaces_what_appeared() {
+    let p = Project::new();
+    let sb = p.sandbox();
+    let path = sb.resolve_writable("new.txt").unwrap();
+    let change = sb.open_change(&path).unwrap();
+    assert_eq!(change.old(), None);
     symlink(&p.outside.join("secret.txt"), &path);
-    // The temp file is renamed over the link itself; the secret is untouched.
-    sb.replace(&path, b"new\n").unwrap();
-    assert!(!path.symlink_metadata().unwrap().file_type().is_symlink());
-    assert_eq!(p.read("a.txt"), "new\n");
-    // Creating refuses whatever is there, a link included.
-    std::fs::remove_file(&path).unwrap();
-    symlink(&p.outside.join("secret.txt"), &path);
+    let err = sb.write_change(&path, change, b"x").unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
     let err = sb.create_new(&path, b"x").unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
     assert_eq!(
