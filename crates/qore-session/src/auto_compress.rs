@@ -10,10 +10,12 @@
 //!   ([`crate::compress`]); an open session then continues in the new one (its id becomes
 //!   the new session's; its history is the summary and the recent turns), keeping its
 //!   target, tools, layers and token calibration, and its compression callback is told;
-//! - automatic: before a send in a session with more turns than compression keeps, when
-//!   the estimate of the request (system prompt, history,
+//! - automatic: before a send, when the estimate of the request (system prompt, history,
 //!   the new message, tool definitions) passes the threshold share of the context window,
-//!   the session compresses first. The threshold is `QORE_COMPRESS_AT` (`80%`, `0.8`,
+//!   the session compresses first, keeping its last two turns, or fewer when those alone
+//!   (with the system prompt and tool definitions) pass the threshold, so the next send does
+//!   not compress again; the summary request then says it holds those newest turns. With
+//!   no older turn to summarise, nothing compresses. The threshold is `QORE_COMPRESS_AT` (`80%`, `0.8`,
 //!   `off`; default [`DEFAULT_THRESHOLD`]); a bad value is one warning and the default. A
 //!   failed compression never fails the turn: one warning line (the notes sink), and the
 //!   request goes out uncompressed. Ephemeral sessions do not compress (nothing to link);
@@ -29,8 +31,7 @@ use qore_client::CancellationToken;
 use qore_core::{ContentBlock, ErrorInfo, Message, Role};
 
 use crate::compress::{
-    self, bundled_instructions, parse_threshold, CompressError, CompressOptions, Compressed, Keep,
-    DEFAULT_THRESHOLD,
+    self, parse_threshold, CompressError, CompressOptions, Compressed, Keep, DEFAULT_THRESHOLD,
 };
 use crate::manager::{roster_agent, Roster};
 use crate::session::{Session, SessionSetup, SharedStore, State};
@@ -100,35 +101,30 @@ impl Compressor {
     }
 
     /// Compress the stored session `key` (id, name or unique id prefix) into a new one,
-    /// keeping `keep` (default: [`CompressOptions`]'s).
+    /// keeping `keep` (default: [`CompressOptions`]'s), `squeezed` of them summarised
+    /// instead ([`CompressOptions::squeezed`]): [`compress::compress`] with this target.
     pub(crate) async fn compress(
         &self,
         key: &str,
         keep: Option<Keep>,
+        squeezed: usize,
         cancel: &CancellationToken,
     ) -> Result<Compressed, SessionError> {
         let store = (self.store.as_ref()).ok_or_else(|| SessionError::Ephemeral(key.to_owned()))?;
         let target = self.target().await?;
-        let mut options = CompressOptions {
+        let defaults = CompressOptions::default();
+        let instructions = target.agent.as_ref().and_then(|a| a.system.clone());
+        let options = CompressOptions {
+            keep: keep.unwrap_or(defaults.keep),
+            instructions: instructions.unwrap_or(defaults.instructions),
             agent: target.agent.as_ref().map(|a| a.name.clone()),
             stream: target.options.stream,
             max_tokens: target.options.max_tokens,
-            ..CompressOptions::default()
+            squeezed,
         };
-        let instructions = target.agent.as_ref().and_then(|a| a.system.clone());
-        options.instructions = instructions.unwrap_or_else(|| bundled_instructions().to_owned());
-        options.keep = keep.unwrap_or(options.keep);
-        let plan = compress::plan(store.as_ref(), key, options.keep).await?;
-        let summary = compress::summarise(
-            &target.client,
-            &target.model,
-            &plan.older,
-            &options,
-            cancel.clone(),
-        )
-        .await?;
-        let written = compress::write(store.as_ref(), &plan, summary, &target.model, options.agent);
-        Ok(written.await?)
+        let (client, model) = (&target.client, &target.model);
+        let done = compress::compress(store.as_ref(), key, client, model, &options, cancel.clone());
+        Ok(done.await?)
     }
 }
 
@@ -157,7 +153,7 @@ impl Session {
         cancel: &CancellationToken,
     ) -> Result<Compressed, SessionError> {
         let mut state = self.state.lock().await;
-        self.compress_locked(compressor, &mut state, keep, cancel)
+        self.compress_locked(compressor, &mut state, keep, 0, cancel)
             .await
     }
 
@@ -166,6 +162,7 @@ impl Session {
         compressor: &Compressor,
         state: &mut State,
         keep: Option<Keep>,
+        squeezed: usize,
         cancel: &CancellationToken,
     ) -> Result<Compressed, SessionError> {
         let Some(id) = self.id() else {
@@ -173,7 +170,7 @@ impl Session {
                 "an ephemeral session cannot be compressed: nothing is saved to link a summary to",
             )));
         };
-        let compressed = compressor.compress(id, keep, cancel).await?;
+        let compressed = compressor.compress(id, keep, squeezed, cancel).await?;
         if let Some(store) = &compressor.store {
             state.history = store.history(&compressed.session_id).await?;
         }
@@ -199,7 +196,8 @@ impl Session {
         let (Some(threshold), Some(_)) = (compressor.threshold, self.id()) else {
             return;
         };
-        if stated_turns(state) <= kept_turns() {
+        let turns = turn_sizes(state);
+        if turns.is_empty() {
             return;
         }
         let estimate = estimate(state, Some(user));
@@ -208,7 +206,18 @@ impl Session {
         if !compress::should_compress(estimate, window, threshold) {
             return;
         }
-        let compressed = self.compress_locked(compressor, state, None, cancel).await;
+        let frame = raw_frame(state, None);
+        let fits = |raw: u64| {
+            let alone = state.estimator.estimate_raw(frame + raw);
+            !compress::should_compress(alone, window, threshold)
+        };
+        let kept = newest_fitting(&turns, kept_turns(), fits);
+        if kept == turns.len() {
+            return;
+        }
+        let squeezed = kept_turns().min(turns.len()) - kept;
+        let keep = Some(Keep::Turns(kept));
+        let compressed = (self.compress_locked(compressor, state, keep, squeezed, cancel)).await;
         if let (Err(error), false) = (compressed, cancel.is_cancelled()) {
             (compressor.notes)(&format!(
                 "qore: warning: the session was not compressed ({error}); sending it whole"
@@ -217,15 +226,33 @@ impl Session {
     }
 }
 
-/// How many turns the history holds: its user messages that are not only tool results.
-fn stated_turns(state: &State) -> usize {
+/// The heuristic count of each turn of the history, oldest first: a turn starts at a user
+/// message that is not only tool results.
+fn turn_sizes(state: &State) -> Vec<u64> {
     let tool_result = |b: &ContentBlock| matches!(b, ContentBlock::ToolResult { .. });
-    (state.history.iter())
-        .filter(|m| m.role == Role::User && !m.blocks.iter().all(tool_result))
+    let mut sizes: Vec<u64> = Vec::new();
+    for message in state.history.iter() {
+        let starts = message.role == Role::User && !message.blocks.iter().all(tool_result);
+        match sizes.last_mut() {
+            Some(size) if !starts => *size += estimate_message(message),
+            _ => sizes.push(estimate_message(message)),
+        }
+    }
+    sizes
+}
+
+/// How many of the newest turns (`sizes`, oldest first), at most `most`, fit together.
+fn newest_fitting(sizes: &[u64], most: usize, fits: impl Fn(u64) -> bool) -> usize {
+    let mut total = 0;
+    (sizes.iter().rev().take(most))
+        .take_while(|size| {
+            total += **size;
+            fits(total)
+        })
         .count()
 }
 
-/// The turns automatic compression keeps as they are.
+/// The turns automatic compression keeps as they are when they fit the threshold.
 fn kept_turns() -> usize {
     match CompressOptions::default().keep {
         Keep::Turns(n) => n,
@@ -241,11 +268,15 @@ fn estimate(state: &State, user: Option<&Message>) -> u64 {
 /// The heuristic count of a request carrying the system prompt, the history, `user` (when
 /// given) and the tool definitions; nothing is copied.
 pub(crate) fn raw_request(state: &State, user: Option<&Message>) -> u64 {
+    raw_frame(state, user) + estimate_messages(state.history.messages())
+}
+
+/// [`raw_request`] without the history: the system prompt, `user` and the tool definitions.
+fn raw_frame(state: &State, user: Option<&Message>) -> u64 {
     let system =
         (state.layers.system_prompt()).map_or(0, |s| estimate_message(&Message::system(s)));
     let tools = (state.tools.as_ref()).map_or(0, |t| estimate_tools(t.registry.specs()));
-    let user = user.map_or(0, estimate_message);
-    system + estimate_messages(state.history.messages()) + user + tools
+    system + user.map_or(0, estimate_message) + tools
 }
 
 /// The context window of the session's model (see the module doc); the listing is asked

@@ -9,9 +9,13 @@
 //!   summary turn followed by exact copies of the recent turns (same messages, same JSON,
 //!   same usage, timings and status). The new session's history, the summary and then the
 //!   recent turns, is what the model sees next. If writing the new session fails half way,
-//!   it is removed; the original is untouched either way. Its steps are public, [`plan`]
-//!   (read), [`summarise`] (the request) and [`write()`], over any [`Store`] backend; nothing
-//!   of the store is held during the summary request.
+//!   it is removed; the original is untouched either way. It is the one compression path
+//!   (`/compress`, `qore sessions compress` and the automatic one all run it); its steps are
+//!   public, [`plan`] (read), [`summarise`] (the request) and [`write()`], over any [`Store`]
+//!   backend; nothing of the store is held during the summary request.
+//! - When the newest turns are summarised though compression would keep them
+//!   ([`CompressOptions::squeezed`]: they alone pass the threshold), the summary request
+//!   says so, and says when no turn goes on after the summary.
 //! - The summary turn is a user message (the original's title, and a note naming the
 //!   original and how many turns were summarised) answered by the summary as the
 //!   assistant's message.
@@ -32,7 +36,7 @@ use qore_store::{NewSession, SessionInfo, Store, StoreError, TurnRecord, TurnSta
 #[path = "compress_request.rs"]
 mod request;
 
-pub use request::{is_context_overflow, shrink_steps, summary_history, transcript, Shrink};
+pub use request::{is_context_overflow, shrink_steps, summary_history, transcript, Newest, Shrink};
 
 use crate::tokens::estimate_messages;
 
@@ -82,6 +86,9 @@ pub struct CompressOptions {
     /// Stream the summary (the agent's choice) or ask for one body.
     pub stream: bool,
     pub max_tokens: Option<u32>,
+    /// How many of the newest turns are summarised though compression keeps them as they
+    /// are otherwise, because they alone pass the threshold; the summary request says so.
+    pub squeezed: usize,
 }
 
 /// Keeps the last two turns, so the model still sees the exchange it is in the middle of.
@@ -93,6 +100,7 @@ impl Default for CompressOptions {
             agent: None,
             stream: true,
             max_tokens: None,
+            squeezed: 0,
         }
     }
 }
@@ -166,11 +174,12 @@ pub fn split_turns(turns: &[TurnRecord], keep: Keep) -> (&[TurnRecord], &[TurnRe
     turns.split_at(turns.len() - kept)
 }
 
-/// Ask `model` on `client` for a summary of `turns`, smaller after each overflow.
+/// Ask `model` on `client` for a summary of `plan`'s older turns, smaller after each
+/// overflow.
 pub async fn summarise(
     client: &Client,
     model: &str,
-    turns: &[TurnRecord],
+    plan: &Plan,
     options: &CompressOptions,
     cancel: CancellationToken,
 ) -> Result<Summary, CompressError> {
@@ -181,8 +190,12 @@ pub async fn summarise(
     };
     let mut last_overflow = None;
     let mut attempts = 0;
-    for shrink in shrink_steps(turns.len()) {
-        let history = summary_history(&options.instructions, turns, shrink);
+    let newest = Newest {
+        kept: plan.recent.len(),
+        squeezed: options.squeezed,
+    };
+    for shrink in shrink_steps(plan.older.len()) {
+        let history = summary_history(&options.instructions, &plan.older, shrink, newest);
         let request = ChatRequest {
             model,
             history: &history,
@@ -323,7 +336,7 @@ pub async fn compress(
     cancel: CancellationToken,
 ) -> Result<Compressed, CompressError> {
     let plan = plan(store, session, options.keep).await?;
-    let summary = summarise(client, model, &plan.older, options, cancel).await?;
+    let summary = summarise(client, model, &plan, options, cancel).await?;
     write(store, &plan, summary, model, options.agent.clone()).await
 }
 

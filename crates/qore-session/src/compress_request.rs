@@ -5,7 +5,9 @@
 //! - [`summary_history`] is the compressor's instructions as the system message and one user
 //!   message holding the transcript of the older turns: every text, every tool call (name
 //!   and arguments) and every tool result; thinking is left out and an image is a
-//!   placeholder, so any wire and any model can read it, whatever wrote the session.
+//!   placeholder, so any wire and any model can read it, whatever wrote the session. It
+//!   says whether kept turns follow the summary ([`Newest`]), and when the newest turns are
+//!   in the transcript though compression keeps them otherwise, that they are.
 //! - [`shrink_steps`] is the order of retries after an overflow: first the tool results of
 //!   the older half of the turns are dropped, then all tool results, then the oldest turns
 //!   (half, three quarters, … until one is left). A dropped part leaves a note saying what
@@ -153,12 +155,44 @@ fn write_message(
     }
 }
 
+/// What follows the summarised turns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Newest {
+    /// Turns kept as they are after the summary (not in the transcript).
+    pub kept: usize,
+    /// The newest turns of the transcript, summarised though compression keeps them
+    /// otherwise: they alone pass the threshold.
+    pub squeezed: usize,
+}
+
 /// The request that asks for the summary: `instructions` as the system message, then the
-/// transcript of `turns` (with `shrink` applied) in one user message.
-pub fn summary_history(instructions: &str, turns: &[TurnRecord], shrink: Shrink) -> History {
+/// transcript of `turns` (with `shrink` applied) in one user message, saying what follows
+/// them (`newest`).
+pub fn summary_history(
+    instructions: &str,
+    turns: &[TurnRecord],
+    shrink: Shrink,
+    newest: Newest,
+) -> History {
+    let after = match newest.kept {
+        0 => "It goes on after your summary with no earlier turn: your summary is all that is \
+              left of them."
+            .to_owned(),
+        _ => "It goes on after your summary with its most recent turns, which are not shown \
+              here."
+            .to_owned(),
+    };
+    let squeezed = match newest.squeezed {
+        0 => String::new(),
+        n => format!(
+            " Its newest {n} turns are in it too, though they would be kept as they are: they \
+             alone are too large for the context window. Summarise them in the most detail; \
+             the conversation goes on from them."
+        ),
+    };
     let text = format!(
-        "Summarise this conversation ({} turns). It goes on after your summary with its most \
-         recent turns, which are not shown here.\n\n<conversation>\n{}</conversation>",
+        "Summarise this conversation ({} turns). {after}{squeezed}\n\n<conversation>\n{}\
+         </conversation>",
         turns.len(),
         transcript(turns, shrink)
     );

@@ -53,14 +53,38 @@ fn overflow_retries_drop_older_tool_results_then_older_turns() {
 #[test]
 fn the_summary_request_is_the_instructions_then_the_transcript() {
     let turns = [turn("one")];
-    let history = summary_history("Be brief.", &turns, Shrink::default());
-    let messages = history.messages();
-    assert_eq!(messages.len(), 2);
-    assert_eq!(messages[0], Message::system("Be brief."));
-    assert_eq!(messages[1].role, Role::User);
-    assert!(messages[1]
-        .text()
-        .contains("<conversation>\n[user]\nquestion one"));
+    let newest = |kept, squeezed| Newest { kept, squeezed };
+    // (what follows, what the request says, what it must not say)
+    let cases = [
+        (newest(2, 0), "with its most recent turns", "newest"),
+        (
+            newest(1, 1),
+            "Its newest 1 turns are in it too",
+            "no earlier turn",
+        ),
+        (newest(0, 2), "with no earlier turn", "most recent turns"),
+        (
+            newest(0, 2),
+            "Its newest 2 turns are in it too",
+            "not shown",
+        ),
+    ];
+    for (newest, says, not) in cases {
+        let history = summary_history("Be brief.", &turns, Shrink::default(), newest);
+        let messages = history.messages();
+        assert_eq!(messages.len(), 2);
+        assert_eq!(messages[0], Message::system("Be brief."));
+        assert_eq!(messages[1].role, Role::User);
+        let text = messages[1].text();
+        assert!(
+            text.contains("<conversation>\n[user]\nquestion one"),
+            "{text}"
+        );
+        assert!(
+            text.contains(says) && !text.contains(not),
+            "{newest:?}: {text}"
+        );
+    }
 }
 
 #[test]

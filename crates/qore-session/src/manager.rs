@@ -164,7 +164,7 @@ impl SessionManager {
             Compressing::Open(session) => {
                 session.compress_now(&self.compressor, keep, cancel).await
             }
-            Compressing::Stored(key) => self.compressor.compress(key, keep, cancel).await,
+            Compressing::Stored(key) => self.compressor.compress(key, keep, 0, cancel).await,
         }
     }
 

@@ -90,7 +90,8 @@ async fn the_send_past_the_threshold_continues_in_a_compressed_session() {
 async fn the_window_comes_from_the_model_listing_once_and_a_failed_listing_sends_whole() {
     let listing = r#"{"object":"list","data":[{"id":"tiny","context_length":1200}]}"#;
     let cases = [
-        // Past the threshold, each send compresses again (the long turn is a kept one).
+        // Past the threshold: the long turn is summarised with the rest at the next send,
+        // being too large to keep, and the send after that does not compress again.
         (Reply::json(200, listing), 2),
         (
             Reply::json(404, r#"{"error":{"message":"no such route"}}"#),
@@ -100,7 +101,7 @@ async fn the_window_comes_from_the_model_listing_once_and_a_failed_listing_sends
     for (models, summaries) in cases {
         let mut replies = answers();
         replies.insert(3, models);
-        replies.push(chat_answer("fifth"));
+        replies.extend([chat_answer("fifth"), chat_answer("sixth")]);
         let chat = ReplayServer::start(replies).await.unwrap();
         let squeeze = ReplayServer::start_repeating(chat_answer(SUMMARY))
             .await
@@ -110,8 +111,9 @@ async fn the_window_comes_from_the_model_listing_once_and_a_failed_listing_sends
             say(&fx.session, text).await;
         }
         let long = long_message(600);
-        say(&fx.session, &long).await;
-        say(&fx.session, "five").await;
+        for text in [long.as_str(), "five", "six"] {
+            say(&fx.session, text).await;
+        }
         let paths: Vec<String> = chat.requests().iter().map(|r| r.path.clone()).collect();
         assert_eq!(
             paths.iter().filter(|p| p.ends_with("/models")).count(),
@@ -124,6 +126,16 @@ async fn the_window_comes_from_the_model_listing_once_and_a_failed_listing_sends
         let last = sent_messages(chat.requests().last().unwrap());
         let carries_one = last.iter().any(|(_, text)| text == "one");
         assert_eq!(carries_one, summaries == 0, "{last:?}");
+        if summaries > 0 {
+            // The second summary request holds the long turn and says it was a kept one.
+            let asked = sent_messages(&squeeze.requests()[1]);
+            let text = &asked[1].1;
+            assert!(text.contains("word599"), "{text}");
+            assert!(text.contains("Its newest 2 turns are in it too"), "{text}");
+            assert!(text.contains("with no earlier turn"), "{text}");
+            let kept: Vec<&str> = last[2..].iter().map(|(_, t)| t.as_str()).collect();
+            assert_eq!(kept, [SUMMARY, "five", "fifth", "six"]);
+        }
     }
 }
 
