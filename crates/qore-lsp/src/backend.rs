@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 
 use qore_client::RetryPolicy;
 use qore_session::{SessionManager, Target};
@@ -25,6 +25,7 @@ use tower_lsp_server::{Client, LanguageServer};
 use crate::documents::Documents;
 use crate::ignored::Roots;
 use crate::inflight::Inflight;
+use crate::lock::lock;
 use crate::settings::{actions_from_config, Settings};
 
 /// The command a quick-refactor code action runs.
@@ -60,13 +61,6 @@ pub struct Backend {
     pub(crate) inflight: Inflight,
     /// Reached targets by job, agent setting and (for a routed agent) file.
     targets: Mutex<HashMap<TargetKey, Target>>,
-}
-
-/// Lock `mutex`, taking the value even if a panicking thread poisoned it.
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The file path of `uri`, or the URI's text as a path for other schemes.

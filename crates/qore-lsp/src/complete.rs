@@ -30,8 +30,9 @@ use tower_lsp_server::ls_types::{
     TextDocumentIdentifier, TextDocumentPositionParams, TextEdit,
 };
 
-use crate::backend::{lock, path_of, Backend, Job};
+use crate::backend::{path_of, Backend, Job};
 use crate::documents::{cursor, Documents};
+use crate::lock::lock;
 
 /// LSP 3.17's RequestFailed: the request was valid, the provider failed it.
 pub const REQUEST_FAILED: i64 = -32803;

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 
 use qore_client::CancellationToken;
 
-use crate::backend::lock;
+use crate::lock::lock;
 
 /// The requests in flight, by document URI.
 #[derive(Debug, Default)]

@@ -20,6 +20,7 @@ pub mod error;
 pub mod frame;
 pub mod ignored;
 pub mod inflight;
+mod lock;
 pub mod refactor;
 pub mod settings;
 pub mod transport;

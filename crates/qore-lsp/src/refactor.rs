@@ -25,9 +25,10 @@ use tower_lsp_server::ls_types::{
     ExecuteCommandParams, MessageType, Position, Range, TextEdit, Uri, WorkspaceEdit,
 };
 
-use crate::backend::{lock, path_of, Backend, Job, REFACTOR_COMMAND};
+use crate::backend::{path_of, Backend, Job, REFACTOR_COMMAND};
 use crate::complete::{provider_error, REQUEST_FAILED};
 use crate::documents::cursor;
+use crate::lock::lock;
 
 /// The argument of `qore.refactor`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
