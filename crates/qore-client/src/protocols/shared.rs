@@ -1,14 +1,23 @@
 //! Pieces several protocol modules use the same way, kept here so each exists once:
-//! request-body helpers of the OpenAI-shaped wires, [`one_field`] (what a request setting
-//! adds), the reading of `{"error": …}` members, stream error frames and undecodable
-//! frames, and [`delegate_chat!`], the chat side of a protocol that speaks Chat Completions
-//! for chat.
+//! request-body helpers of the OpenAI-shaped wires (tool results' text among them), [`one_field`] (what a request setting
+//! adds), the reading of `{"error": …}` members, stream error frames, undecodable
+//! frames and streams cut short ([`stream_end`]), the borrowed-string visitors of the wire shapes ([`visit_strings!`],
+//! [`LooseText`], [`Arguments`]), and [`delegate_chat!`], the chat side of a protocol that
+//! speaks Chat Completions for chat.
 //!
 //! Promise: each helper does exactly what the modules using it did inline before; a wire
 //! whose rule differs (another key, another fallback) keeps its own code.
 
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
 use base64::Engine as _;
-use qore_core::{ContentBlock, ErrorInfo, ImageData, ImageSource, ProviderDetail, ToolSpec};
+use qore_core::{
+    ContentBlock, ErrorInfo, ImageData, ImageSource, ProviderDetail, ToolResultPart, ToolSpec,
+};
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::codec::{FimRequest, RequestOptions};
@@ -53,6 +62,27 @@ pub fn image_url(image: &ImageSource) -> String {
             base64::engine::general_purpose::STANDARD.encode(bytes)
         ),
     }
+}
+
+/// The text of a tool result as the Chat-shaped wires send it: `Error: ` first when it
+/// failed, then its parts in order, each image replaced by the text `image` returns for it
+/// (having kept the image its own way), or by the error `image` gives.
+pub fn tool_result_text<E>(
+    content: &[ToolResultPart],
+    is_error: bool,
+    mut image: impl FnMut(&ImageSource) -> Result<&'static str, E>,
+) -> Result<String, E> {
+    let mut text = String::new();
+    if is_error {
+        text.push_str("Error: ");
+    }
+    for part in content {
+        match part {
+            ToolResultPart::Text { text: t } => text.push_str(t),
+            ToolResultPart::Image(source) => text.push_str(image(source)?),
+        }
+    }
+    Ok(text)
 }
 
 /// Tools in the Chat Completions shape: `{"type": "function", "function": {"name",
@@ -150,6 +180,18 @@ pub fn in_stream_error(
     })
 }
 
+/// The end of a stream: fine when it `ended` (its last event came, or an error did), else
+/// a network error naming the `missing` last event.
+pub fn stream_end(ended: bool, missing: &str) -> Result<(), ErrorInfo> {
+    if ended {
+        Ok(())
+    } else {
+        Err(ErrorInfo::network(format!(
+            "the stream ended before the response was complete (no {missing})"
+        )))
+    }
+}
+
 /// A frame (or body) that is not the JSON its wire promises: a provider error naming `what`
 /// could not be read and why, keeping the raw text verbatim.
 pub fn undecodable(what: &str, err: &serde_json::Error, raw: &str) -> ErrorInfo {
@@ -158,6 +200,139 @@ pub fn undecodable(what: &str, err: &serde_json::Error, raw: &str) -> ErrorInfo 
         error_type: None,
         body: Some(raw.to_owned()),
     })
+}
+
+/// The string methods of a borrowing [`Visitor`] whose value wraps a `Cow<'a, str>`: a
+/// string borrowed from the frame when it holds no escapes, owned otherwise, each passed
+/// through `$wrap` (a function from the `Cow` to the visitor's value).
+macro_rules! visit_strings {
+    ($wrap:expr) => {
+        fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+            Ok($wrap(std::borrow::Cow::Borrowed(v)))
+        }
+
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            Ok($wrap(std::borrow::Cow::Owned(v.to_owned())))
+        }
+
+        fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Self::Value, E> {
+            Ok($wrap(std::borrow::Cow::Owned(v)))
+        }
+    };
+}
+
+pub(crate) use visit_strings;
+
+/// A string field that never fails its frame: a JSON string (borrowed when it can be);
+/// `null`, absence, a number, a boolean or an array read as no text. An object reads as its
+/// own `text` field when `TEXT_OF_OBJECT` (the Responses wire's early reasoning events), as
+/// no text otherwise.
+#[derive(Debug, Default)]
+pub struct LooseText<'a, const TEXT_OF_OBJECT: bool = false>(pub Option<Cow<'a, str>>);
+
+impl<'a, const TEXT_OF_OBJECT: bool> LooseText<'a, TEXT_OF_OBJECT> {
+    /// The string, if there is one and it is not empty.
+    pub fn non_empty(&self) -> Option<&str> {
+        self.0.as_deref().filter(|s| !s.is_empty())
+    }
+
+    /// The string, if there is one.
+    pub fn take(self) -> Option<Cow<'a, str>> {
+        self.0
+    }
+}
+
+struct LooseTextVisitor<'a, const TEXT_OF_OBJECT: bool>(PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a, const TEXT_OF_OBJECT: bool> Visitor<'de>
+    for LooseTextVisitor<'a, TEXT_OF_OBJECT>
+{
+    type Value = LooseText<'a, TEXT_OF_OBJECT>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string (other values read as no text)")
+    }
+
+    visit_strings!(|text| LooseText(Some(text)));
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut text = None;
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            if TEXT_OF_OBJECT && key == "text" {
+                text = map.next_value::<LooseText<'a, true>>()?.0;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(LooseText(text))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(LooseText(None))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(LooseText(None))
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(LooseText(None))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(LooseText(None))
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(LooseText(None))
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(LooseText(None))
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(LooseText(None))
+    }
+}
+
+impl<'de: 'a, 'a, const TEXT_OF_OBJECT: bool> Deserialize<'de> for LooseText<'a, TEXT_OF_OBJECT> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(LooseTextVisitor(PhantomData))
+    }
+}
+
+/// Tool-call arguments: a JSON-encoded string on the wire (borrowed when it can be), but
+/// some servers send the object (or array) itself; it becomes its JSON text.
+pub struct Arguments<'a>(pub Cow<'a, str>);
+
+struct ArgumentsVisitor<'a>(PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> Visitor<'de> for ArgumentsVisitor<'a> {
+    type Value = Arguments<'a>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("tool-call arguments as a string or a JSON value")
+    }
+
+    visit_strings!(Arguments);
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        let value = Value::deserialize(de::value::MapAccessDeserializer::new(map))?;
+        Ok(Arguments(Cow::Owned(value.to_string())))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        let value = Value::deserialize(de::value::SeqAccessDeserializer::new(seq))?;
+        Ok(Arguments(Cow::Owned(value.to_string())))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Arguments<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ArgumentsVisitor(PhantomData))
+    }
 }
 
 /// The chat side of a [`crate::Protocol`] that speaks Chat Completions for chat: paths,
@@ -212,3 +387,7 @@ macro_rules! delegate_chat {
 }
 
 pub(crate) use delegate_chat;
+
+#[cfg(test)]
+#[path = "shared_tests.rs"]
+mod tests;

@@ -9,12 +9,9 @@
 //! absent instead of failing the whole frame.
 
 use std::borrow::Cow;
-use std::fmt;
-use std::marker::PhantomData;
 
 use qore_core::Usage;
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 
 /// The `type` of a streamed event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -190,78 +187,4 @@ where
 
 /// An optional string field: a JSON string borrowed when it can be; `null`, absence or a
 /// value of any other type read as `None`.
-#[derive(Debug, Default)]
-pub struct Text<'a>(pub Option<Cow<'a, str>>);
-
-impl<'a> Text<'a> {
-    /// The string, if there is one and it is not empty.
-    pub fn non_empty(&self) -> Option<&str> {
-        self.0.as_deref().filter(|s| !s.is_empty())
-    }
-
-    pub fn take(self) -> Option<Cow<'a, str>> {
-        self.0
-    }
-}
-
-struct TextVisitor<'a>(PhantomData<&'a ()>);
-
-impl<'de: 'a, 'a> Visitor<'de> for TextVisitor<'a> {
-    type Value = Text<'a>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a string (other values are ignored)")
-    }
-
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(Text(Some(Cow::Borrowed(v))))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Text(Some(Cow::Owned(v.to_owned()))))
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-        Ok(Text(Some(Cow::Owned(v))))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(Text(None))
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(Text(None))
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(Text(None))
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(Text(None))
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(Text(None))
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(Text(None))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Text(None))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Text(None))
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(TextVisitor(PhantomData))
-    }
-}
+pub use crate::protocols::shared::LooseText as Text;

@@ -131,13 +131,7 @@ impl StreamDecoder for CompletionDecoder {
     }
 
     fn finish(&mut self, _out: &mut VecDeque<ResponseEvent>) -> Result<(), ErrorInfo> {
-        if self.stopped || self.failed {
-            Ok(())
-        } else {
-            Err(ErrorInfo::network(
-                "the stream ended before the response was complete (no `stop: true` chunk)",
-            ))
-        }
+        shared::stream_end(self.stopped || self.failed, "`stop: true` chunk")
     }
 }
 

@@ -22,7 +22,7 @@
 //! Output is deterministic (sorted object keys).
 
 use base64::Engine as _;
-use qore_core::{ContentBlock, ErrorInfo, ImageData, ImageSource, Message, Role, ToolResultPart};
+use qore_core::{ContentBlock, ErrorInfo, ImageData, ImageSource, Message, Role};
 use serde_json::{json, Map, Value};
 
 use crate::codec::{ChatRequest, FimRequest, RequestOptions};
@@ -111,17 +111,11 @@ fn encode_user(
                 content,
                 is_error,
             } => {
-                let mut text = String::new();
-                if *is_error {
-                    text.push_str("Error: ");
-                }
                 let mut result_images = Vec::new();
-                for part in content {
-                    match part {
-                        ToolResultPart::Text { text: t } => text.push_str(t),
-                        ToolResultPart::Image(image) => result_images.push(base64_image(image)?),
-                    }
-                }
+                let text = shared::tool_result_text(content, *is_error, |image| {
+                    result_images.push(base64_image(image)?);
+                    Ok("")
+                })?;
                 let mut result = Map::new();
                 result.insert("role".into(), json!("tool"));
                 result.insert("content".into(), json!(text));

@@ -3,7 +3,7 @@
 use super::*;
 use crate::protocols::test_support::{fim_options, fim_request};
 use crate::RequestOptions;
-use qore_core::{History, ToolSpec};
+use qore_core::{History, ToolResultPart, ToolSpec};
 
 fn encode_with(history: &History, tools: &[ToolSpec], options: &RequestOptions) -> Value {
     let request = ChatRequest {

@@ -229,13 +229,7 @@ impl StreamDecoder for OllamaStreamDecoder {
     }
 
     fn finish(&mut self, _out: &mut VecDeque<ResponseEvent>) -> Result<(), ErrorInfo> {
-        if self.done || self.failed {
-            Ok(())
-        } else {
-            Err(ErrorInfo::network(
-                "the stream ended before the response was complete (no `done: true` line)",
-            ))
-        }
+        shared::stream_end(self.done || self.failed, "`done: true` line")
     }
 }
 

@@ -4,7 +4,7 @@
 //! over 600 bytes that serde moves through several `Option` layers per chunk, which showed up
 //! as the largest cost of stream decoding (memmove, measured with perf). Here the chunk and its
 //! choices are visited with [`DeserializeSeed`]s that hand each choice's `delta` (or
-//! `message`) to [`ChatStreamDecoder`] as soon as it is read; only the small leaf shapes of
+//! `message`) to a [`ChoiceSink`] (the stream decoder) as soon as it is read; only the small leaf shapes of
 //! [`super::wire`] are built. Keys we do not act on are skipped unread ([`IgnoredAny`]).
 //!
 //! A choice's `index` normally comes before its `delta`; when it comes after, the delta is
@@ -18,8 +18,20 @@ use qore_core::ResponseEvent;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
-use super::stream::ChatStreamDecoder;
 use super::wire::{Delta, WireUsage};
+
+/// What a chunk's first choice is handed to as it is read (the stream decoder). This module
+/// knows only this, never the decoder itself.
+pub trait ChoiceSink {
+    /// Whether the response's `MessageStart` is queued already.
+    fn started(&self) -> bool;
+    /// Queue the `MessageStart` of this response; returns its position in `out`.
+    fn start(&mut self, out: &mut VecDeque<ResponseEvent>) -> usize;
+    /// The first choice's delta (or whole message).
+    fn delta(&mut self, delta: &Delta<'_>, out: &mut VecDeque<ResponseEvent>);
+    /// The first choice finished, for `reason`.
+    fn finish_reason(&mut self, reason: &str, out: &mut VecDeque<ResponseEvent>);
+}
 
 /// What a chunk carried besides its choices, for the decoder to finish the chunk with.
 pub struct ChunkTail<'a> {
@@ -55,12 +67,12 @@ enum ChoiceField {
 }
 
 /// Visits a chunk object; choices go to the decoder as they are read.
-pub struct ChunkSeed<'s> {
-    pub decoder: &'s mut ChatStreamDecoder,
+pub struct ChunkSeed<'s, S> {
+    pub decoder: &'s mut S,
     pub out: &'s mut VecDeque<ResponseEvent>,
 }
 
-impl<'de> DeserializeSeed<'de> for ChunkSeed<'_> {
+impl<'de, S: ChoiceSink> DeserializeSeed<'de> for ChunkSeed<'_, S> {
     type Value = ChunkTail<'de>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
@@ -68,7 +80,7 @@ impl<'de> DeserializeSeed<'de> for ChunkSeed<'_> {
     }
 }
 
-impl<'de> Visitor<'de> for ChunkSeed<'_> {
+impl<'de, S: ChoiceSink> Visitor<'de> for ChunkSeed<'_, S> {
     type Value = ChunkTail<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -109,12 +121,12 @@ impl<'de> Visitor<'de> for ChunkSeed<'_> {
     }
 }
 
-struct ChoicesSeed<'s> {
-    decoder: &'s mut ChatStreamDecoder,
+struct ChoicesSeed<'s, S> {
+    decoder: &'s mut S,
     out: &'s mut VecDeque<ResponseEvent>,
 }
 
-impl<'de> DeserializeSeed<'de> for ChoicesSeed<'_> {
+impl<'de, S: ChoiceSink> DeserializeSeed<'de> for ChoicesSeed<'_, S> {
     type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
@@ -122,7 +134,7 @@ impl<'de> DeserializeSeed<'de> for ChoicesSeed<'_> {
     }
 }
 
-impl<'de> Visitor<'de> for ChoicesSeed<'_> {
+impl<'de, S: ChoiceSink> Visitor<'de> for ChoicesSeed<'_, S> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -146,12 +158,12 @@ impl<'de> Visitor<'de> for ChoicesSeed<'_> {
     }
 }
 
-struct ChoiceSeed<'s> {
-    decoder: &'s mut ChatStreamDecoder,
+struct ChoiceSeed<'s, S> {
+    decoder: &'s mut S,
     out: &'s mut VecDeque<ResponseEvent>,
 }
 
-impl<'de> DeserializeSeed<'de> for ChoiceSeed<'_> {
+impl<'de, S: ChoiceSink> DeserializeSeed<'de> for ChoiceSeed<'_, S> {
     type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
@@ -159,7 +171,7 @@ impl<'de> DeserializeSeed<'de> for ChoiceSeed<'_> {
     }
 }
 
-impl<'de> Visitor<'de> for ChoiceSeed<'_> {
+impl<'de, S: ChoiceSink> Visitor<'de> for ChoiceSeed<'_, S> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -201,5 +213,20 @@ impl<'de> Visitor<'de> for ChoiceSeed<'_> {
             decoder.finish_reason(&reason, out);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The chunk visitor is the lower module: it names nothing of the stream decoder above it.
+    #[test]
+    fn names_nothing_of_the_stream_decoder() {
+        let source = include_str!("chunk.rs");
+        for upper in [
+            concat!("super::", "stream"),
+            concat!("ChatStream", "Decoder"),
+        ] {
+            assert!(!source.contains(upper), "chunk.rs names {upper}");
+        }
     }
 }

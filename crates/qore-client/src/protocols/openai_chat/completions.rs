@@ -118,13 +118,10 @@ impl StreamDecoder for TextCompletionDecoder {
     }
 
     fn finish(&mut self, _out: &mut VecDeque<ResponseEvent>) -> Result<(), ErrorInfo> {
-        if self.done || self.stopped || self.failed {
-            Ok(())
-        } else {
-            Err(ErrorInfo::network(
-                "the stream ended before the response was complete (no finish_reason, no [DONE])",
-            ))
-        }
+        shared::stream_end(
+            self.done || self.stopped || self.failed,
+            "finish_reason, no [DONE]",
+        )
     }
 }
 

@@ -25,7 +25,9 @@
 //! Output is deterministic (sorted object keys), so re-encoding the same history gives the
 //! same bytes: the prefix of a continuation is byte-identical to the previous request.
 
-use qore_core::{ContentBlock, ErrorInfo, ImageSource, Message, Role, ToolResultPart};
+use std::convert::Infallible;
+
+use qore_core::{ContentBlock, ErrorInfo, ImageSource, Message, Role};
 use serde_json::{json, Map, Value};
 
 use crate::codec::ChatRequest;
@@ -76,19 +78,10 @@ fn encode_user(blocks: &[ContentBlock], out: &mut Vec<Value>) {
                 content,
                 is_error,
             } => {
-                let mut text = String::new();
-                if *is_error {
-                    text.push_str("Error: ");
-                }
-                for part in content {
-                    match part {
-                        ToolResultPart::Text { text: t } => text.push_str(t),
-                        ToolResultPart::Image(image) => {
-                            text.push_str("[image follows in the next user message]");
-                            result_images.push(image_part(image));
-                        }
-                    }
-                }
+                let Ok(text) = shared::tool_result_text(content, *is_error, |image| {
+                    result_images.push(image_part(image));
+                    Ok::<_, Infallible>("[image follows in the next user message]")
+                });
                 out.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": text}));
             }
             ContentBlock::Text { text, .. } => parts.push(json!({"type": "text", "text": text})),
@@ -162,7 +155,7 @@ pub fn assistant_message(blocks: &[ContentBlock], replay_reasoning: bool) -> Val
 mod tests {
     use super::*;
     use crate::RequestOptions;
-    use qore_core::{History, ImageData, ToolSpec};
+    use qore_core::{History, ImageData, ToolResultPart, ToolSpec};
 
     fn encode_history(history: &History, tools: &[ToolSpec], replay: bool) -> Value {
         let options = RequestOptions {

@@ -18,10 +18,11 @@ use std::borrow::Cow;
 
 use serde::de::DeserializeSeed as _;
 
-use super::chunk::ChunkSeed;
+use super::chunk::{ChoiceSink, ChunkSeed};
 use super::fast;
 use super::wire::{Content, Delta, ToolCallDelta, WireUsage};
 use crate::codec::StreamDecoder;
+use crate::protocols::shared;
 use crate::transport::sse::SseFrame;
 
 /// Decoder state for one response.
@@ -59,20 +60,6 @@ impl ChatStreamDecoder {
         }
     }
 
-    pub(super) fn started(&self) -> bool {
-        self.started
-    }
-
-    /// Queue the `MessageStart` of this response; returns its position in `out`.
-    pub(super) fn start(&mut self, out: &mut VecDeque<ResponseEvent>) -> usize {
-        self.started = true;
-        out.push_back(ResponseEvent::MessageStart {
-            id: None,
-            model: None,
-        });
-        out.len() - 1
-    }
-
     /// Decode one chunk (or a whole response body) into `out`.
     fn chunk(
         &mut self,
@@ -105,62 +92,6 @@ impl ChatStreamDecoder {
             }
         }
         Ok(())
-    }
-
-    /// The choice finished: end its tool calls and report why (once).
-    pub(super) fn finish_reason(&mut self, reason: &str, out: &mut VecDeque<ResponseEvent>) {
-        self.close_calls(out);
-        if !self.stopped {
-            self.stopped = true;
-            let reason = stop_reason(reason, self.refused);
-            out.push_back(ResponseEvent::Stop { reason });
-        }
-    }
-
-    pub(super) fn delta(&mut self, delta: &Delta<'_>, out: &mut VecDeque<ResponseEvent>) {
-        if let Some(text) = delta
-            .reasoning_content
-            .as_ref()
-            .or(delta.reasoning.as_ref())
-        {
-            if !text.is_empty() {
-                out.push_back(ResponseEvent::ThinkingDelta {
-                    text: text.as_ref().into(),
-                });
-            }
-        }
-        match &delta.content {
-            Some(Content::Text(text)) if !text.is_empty() => {
-                out.push_back(ResponseEvent::TextDelta {
-                    text: text.as_ref().into(),
-                })
-            }
-            Some(Content::Parts(parts)) => {
-                for part in parts {
-                    match (part.kind.as_deref(), &part.text, &part.thinking) {
-                        (Some("thinking"), _, Some(thinking)) => push_thinking(thinking, out),
-                        (Some("text") | None, Some(text), _) if !text.is_empty() => {
-                            out.push_back(ResponseEvent::TextDelta {
-                                text: text.as_ref().into(),
-                            })
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            _ => {}
-        }
-        if let Some(refusal) = &delta.refusal {
-            if !refusal.is_empty() {
-                self.refused = true;
-                out.push_back(ResponseEvent::TextDelta {
-                    text: refusal.as_ref().into(),
-                });
-            }
-        }
-        for call in delta.tool_calls.iter().flatten() {
-            self.tool_call(call, out);
-        }
     }
 
     fn tool_call(&mut self, delta: &ToolCallDelta<'_>, out: &mut VecDeque<ResponseEvent>) {
@@ -326,6 +257,78 @@ fn undecodable(err: serde_json::Error, raw: &str) -> ErrorInfo {
     )
 }
 
+impl ChoiceSink for ChatStreamDecoder {
+    fn started(&self) -> bool {
+        self.started
+    }
+
+    /// Queue the `MessageStart` of this response; returns its position in `out`.
+    fn start(&mut self, out: &mut VecDeque<ResponseEvent>) -> usize {
+        self.started = true;
+        out.push_back(ResponseEvent::MessageStart {
+            id: None,
+            model: None,
+        });
+        out.len() - 1
+    }
+
+    /// The choice finished: end its tool calls and report why (once).
+    fn finish_reason(&mut self, reason: &str, out: &mut VecDeque<ResponseEvent>) {
+        self.close_calls(out);
+        if !self.stopped {
+            self.stopped = true;
+            let reason = stop_reason(reason, self.refused);
+            out.push_back(ResponseEvent::Stop { reason });
+        }
+    }
+
+    fn delta(&mut self, delta: &Delta<'_>, out: &mut VecDeque<ResponseEvent>) {
+        if let Some(text) = delta
+            .reasoning_content
+            .as_ref()
+            .or(delta.reasoning.as_ref())
+        {
+            if !text.is_empty() {
+                out.push_back(ResponseEvent::ThinkingDelta {
+                    text: text.as_ref().into(),
+                });
+            }
+        }
+        match &delta.content {
+            Some(Content::Text(text)) if !text.is_empty() => {
+                out.push_back(ResponseEvent::TextDelta {
+                    text: text.as_ref().into(),
+                })
+            }
+            Some(Content::Parts(parts)) => {
+                for part in parts {
+                    match (part.kind.as_deref(), &part.text, &part.thinking) {
+                        (Some("thinking"), _, Some(thinking)) => push_thinking(thinking, out),
+                        (Some("text") | None, Some(text), _) if !text.is_empty() => {
+                            out.push_back(ResponseEvent::TextDelta {
+                                text: text.as_ref().into(),
+                            })
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+        if let Some(refusal) = &delta.refusal {
+            if !refusal.is_empty() {
+                self.refused = true;
+                out.push_back(ResponseEvent::TextDelta {
+                    text: refusal.as_ref().into(),
+                });
+            }
+        }
+        for call in delta.tool_calls.iter().flatten() {
+            self.tool_call(call, out);
+        }
+    }
+}
+
 impl StreamDecoder for ChatStreamDecoder {
     fn body(&mut self, body: &[u8], out: &mut VecDeque<ResponseEvent>) -> Result<(), ErrorInfo> {
         let text = String::from_utf8_lossy(body);
@@ -368,13 +371,7 @@ impl StreamDecoder for ChatStreamDecoder {
 
     fn finish(&mut self, out: &mut VecDeque<ResponseEvent>) -> Result<(), ErrorInfo> {
         self.close_calls(out);
-        if self.done || self.stopped {
-            Ok(())
-        } else {
-            Err(ErrorInfo::network(
-                "the stream ended before the response was complete (no finish_reason, no [DONE])",
-            ))
-        }
+        shared::stream_end(self.done || self.stopped, "finish_reason, no [DONE]")
     }
 }
 

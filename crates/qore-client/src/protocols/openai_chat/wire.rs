@@ -9,9 +9,12 @@ use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 use smallvec::SmallVec;
+
+use crate::protocols::shared::visit_strings;
+pub use crate::protocols::shared::Arguments;
 
 /// A choice's `delta` (streamed) or `message` (whole response): the same shape.
 #[derive(Deserialize)]
@@ -88,10 +91,6 @@ pub struct ContentPart<'a> {
     pub thinking: Option<Content<'a>>,
 }
 
-/// Tool-call arguments: a JSON-encoded string on the wire, but some servers send the
-/// object itself; both become text.
-pub struct Arguments<'a>(pub Cow<'a, str>);
-
 struct TextOrParts<'a>(PhantomData<&'a ()>);
 
 impl<'de: 'a, 'a> Visitor<'de> for TextOrParts<'a> {
@@ -101,17 +100,7 @@ impl<'de: 'a, 'a> Visitor<'de> for TextOrParts<'a> {
         f.write_str("a string or an array of content parts")
     }
 
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(Content::Text(Cow::Borrowed(v)))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Content::Text(Cow::Owned(v.to_owned())))
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-        Ok(Content::Text(Cow::Owned(v)))
-    }
+    visit_strings!(Content::Text);
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut parts = Vec::new();
@@ -125,43 +114,5 @@ impl<'de: 'a, 'a> Visitor<'de> for TextOrParts<'a> {
 impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_any(TextOrParts(PhantomData))
-    }
-}
-
-struct ArgumentsVisitor<'a>(PhantomData<&'a ()>);
-
-impl<'de: 'a, 'a> Visitor<'de> for ArgumentsVisitor<'a> {
-    type Value = Arguments<'a>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("tool-call arguments as a string or a JSON value")
-    }
-
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(Arguments(Cow::Borrowed(v)))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Arguments(Cow::Owned(v.to_owned())))
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-        Ok(Arguments(Cow::Owned(v)))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        let value = serde_json::Value::deserialize(de::value::MapAccessDeserializer::new(map))?;
-        Ok(Arguments(Cow::Owned(value.to_string())))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        let value = serde_json::Value::deserialize(de::value::SeqAccessDeserializer::new(seq))?;
-        Ok(Arguments(Cow::Owned(value.to_string())))
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Arguments<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(ArgumentsVisitor(PhantomData))
     }
 }

@@ -24,7 +24,7 @@
 use std::borrow::Cow;
 
 use super::wire::{Arguments, LooseText, WireEvent};
-use crate::protocols::json_scan::Scanner;
+use crate::protocols::{json_scan::Scanner, shared};
 
 /// Decode `data` if it has a shape the fast path reads; `None` otherwise (see the module
 /// doc).
@@ -93,7 +93,7 @@ pub fn parse(data: &str) -> Option<WireEvent<'_>> {
 /// object with a `text`, any other value) are left to serde.
 fn loose_text<'a>(r: &mut Scanner<'a>) -> Option<Option<LooseText<'a>>> {
     let text: Option<Cow<'a, str>> = r.opt_str()?;
-    Some(text.map(|text| LooseText(Some(text))))
+    Some(text.map(|text| shared::LooseText(Some(text))))
 }
 
 #[cfg(test)]

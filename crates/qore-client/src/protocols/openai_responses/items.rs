@@ -322,12 +322,12 @@ impl Items {
     fn message_part(&mut self, part: WirePart<'_>, out: &mut VecDeque<ResponseEvent>) {
         match part.kind.as_deref() {
             Some("refusal") => {
-                if let Some(text) = part.refusal.and_then(|r| r.into_text()) {
+                if let Some(text) = part.refusal.and_then(|r| r.take()) {
                     self.push_text(text, true, out);
                 }
             }
             Some("output_text" | "text" | "input_text") | None => {
-                if let Some(text) = part.text.and_then(|t| t.into_text()) {
+                if let Some(text) = part.text.and_then(|t| t.take()) {
                     self.push_text(text, false, out);
                 }
             }

@@ -80,6 +80,6 @@ fn part_texts<'a>(parts: Option<Vec<WirePart<'a>>>, kind: &str) -> Vec<Cow<'a, s
         .into_iter()
         .flatten()
         .filter(|p| p.kind.as_deref().is_none_or(|k| k == kind))
-        .filter_map(|p| p.text.and_then(|t| t.into_text()))
+        .filter_map(|p| p.text.and_then(|t| t.take()))
         .collect()
 }

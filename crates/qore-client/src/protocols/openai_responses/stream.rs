@@ -103,8 +103,8 @@ impl ResponsesDecoder {
             output_index: event.output_index,
             content_index: event.content_index,
         };
-        let text = event.text.and_then(|t| t.into_text());
-        let delta = event.delta.and_then(|d| d.into_text());
+        let text = event.text.and_then(|t| t.take());
+        let delta = event.delta.and_then(|d| d.take());
         let items = &mut self.items;
         match kind {
             "response.output_item.added" => {
@@ -133,7 +133,7 @@ impl ResponsesDecoder {
                 }
             }
             "response.refusal.done" => {
-                if let Some(text) = event.refusal.and_then(|r| r.into_text()) {
+                if let Some(text) = event.refusal.and_then(|r| r.take()) {
                     items.text_done(at, text, true, out);
                 }
             }
@@ -316,13 +316,7 @@ impl StreamDecoder for ResponsesDecoder {
     }
 
     fn finish(&mut self, _out: &mut Out) -> Result<(), ErrorInfo> {
-        if self.ended {
-            Ok(())
-        } else {
-            Err(ErrorInfo::network(
-                "the stream ended before the response was complete (no response.completed)",
-            ))
-        }
+        shared::stream_end(self.ended, "response.completed")
     }
 }
 

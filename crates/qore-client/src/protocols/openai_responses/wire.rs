@@ -8,11 +8,10 @@
 //! it (the echoed instructions and tools) is skipped unread, as are all unknown fields.
 
 use std::borrow::Cow;
-use std::fmt;
-use std::marker::PhantomData;
 
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
+
+pub use crate::protocols::shared::Arguments;
 
 /// One streamed event (`{"type": "response.output_text.delta", ...}`).
 #[derive(Deserialize)]
@@ -131,121 +130,4 @@ pub struct TokenDetails {
 
 /// Text that is a string on the wire, tolerated as an object with a `text` field or as any
 /// other value (which reads as no text) so one odd field never fails the whole frame.
-pub struct LooseText<'a>(pub Option<Cow<'a, str>>);
-
-impl<'a> LooseText<'a> {
-    pub fn into_text(self) -> Option<Cow<'a, str>> {
-        self.0
-    }
-}
-
-struct LooseTextVisitor<'a>(PhantomData<&'a ()>);
-
-impl<'de: 'a, 'a> Visitor<'de> for LooseTextVisitor<'a> {
-    type Value = LooseText<'a>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("text")
-    }
-
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(LooseText(Some(Cow::Borrowed(v))))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(LooseText(Some(Cow::Owned(v.to_owned()))))
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-        Ok(LooseText(Some(Cow::Owned(v))))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut text = None;
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            if key == "text" {
-                text = map.next_value::<LooseText<'a>>()?.0;
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        Ok(LooseText(text))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(LooseText(None))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(LooseText(None))
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(LooseText(None))
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(LooseText(None))
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(LooseText(None))
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(LooseText(None))
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(LooseText(None))
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for LooseText<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(LooseTextVisitor(PhantomData))
-    }
-}
-
-/// Function-call arguments: a JSON-encoded string on the wire; a server that sends the
-/// object itself gets it back as JSON text.
-pub struct Arguments<'a>(pub Cow<'a, str>);
-
-struct ArgumentsVisitor<'a>(PhantomData<&'a ()>);
-
-impl<'de: 'a, 'a> Visitor<'de> for ArgumentsVisitor<'a> {
-    type Value = Arguments<'a>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("function-call arguments as a string or a JSON value")
-    }
-
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(Arguments(Cow::Borrowed(v)))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Arguments(Cow::Owned(v.to_owned())))
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-        Ok(Arguments(Cow::Owned(v)))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        let value = serde_json::Value::deserialize(de::value::MapAccessDeserializer::new(map))?;
-        Ok(Arguments(Cow::Owned(value.to_string())))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        let value = serde_json::Value::deserialize(de::value::SeqAccessDeserializer::new(seq))?;
-        Ok(Arguments(Cow::Owned(value.to_string())))
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Arguments<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(ArgumentsVisitor(PhantomData))
-    }
-}
+pub type LooseText<'a> = crate::protocols::shared::LooseText<'a, true>;
