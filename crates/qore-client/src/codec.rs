@@ -181,6 +181,13 @@ pub trait Protocol: Send + Sync + 'static {
         None
     }
 
+    /// Whether this wire's servers say what they are at `GET /props` (llama.cpp's server:
+    /// its context size, default output cap, chat template's tool support); `false` (the
+    /// default): they are not asked.
+    fn server_props(&self) -> bool {
+        false
+    }
+
     /// The default request body for `request`.
     fn encode(&self, request: &ChatRequest<'_>) -> Result<serde_json::Value, ErrorInfo>;
 

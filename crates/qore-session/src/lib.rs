@@ -46,6 +46,7 @@ pub mod outcome;
 pub mod provider_target;
 mod run_turn;
 pub mod sanitize;
+pub mod server_rules;
 pub mod session;
 pub mod skills;
 pub mod target;

@@ -3,14 +3,15 @@
 //! encoder. This is how `qore serve` answers a request whose `model` is not an agent.
 //!
 //! Promises: an unknown provider is a config error naming the known ones; the local model
-//! server is started when needed and `local/default` names its one model; its requests carry
-//! the local output cap, as `qore run`'s do.
+//! server is started when needed and `local/default` names its one model; requests carry the
+//! output cap the server's `/props` asks for ([`ServerRules`]), as `qore run`'s do.
 
 use qore_agents::config::Config;
 use qore_client::protocols;
 use qore_client::{local, Client, RequestOptions};
 use qore_core::ErrorInfo;
 
+use crate::server_rules::ServerRules;
 use crate::target::doing;
 use crate::Target;
 
@@ -51,8 +52,9 @@ pub async fn reach_provider(
         (true, "default") => local::MODEL_ID.to_owned(),
         _ => model.to_owned(),
     };
+    let rules = ServerRules::of(&client, is_local, false).await;
     let options = RequestOptions {
-        max_tokens: local::max_tokens(None, is_local),
+        max_tokens: rules.max_tokens(None),
         ..RequestOptions::default()
     };
     Ok(Target {

@@ -11,8 +11,10 @@
 //!   the provider file's;
 //! - without an agent: the endpoint's URL, else the local model server (started when needed),
 //!   and the model named, else the local model, else the server's only model;
-//! - requests to the local model server carry an output cap ([`local::max_tokens`]) unless
-//!   the agent's `[body]` sets its own;
+//! - what the server's `/props` says ([`ServerRules`]: asked of the local server, and of a
+//!   llama.cpp one with `probe_tools`) sets the output cap (unless the spec or the agent's
+//!   `[body]` sets one), the tool calling and, when the profile says none, the context
+//!   window; the local server is started when the provider is at its address;
 //! - notes for the user (the profile's typos, the local server being used) go to the
 //!   [`Notes`] sink, never to a terminal directly; a failure says what was being done.
 
@@ -23,9 +25,11 @@ use std::time::Duration;
 use qore_agents::config::Config;
 use qore_agents::profile::ToolProtocolSetting;
 use qore_agents::request_overrides::{self, RequestOverrides};
-use qore_client::protocols::{self, llamacpp};
+use qore_client::protocols;
 use qore_client::{local, Client, ClientConfig, ModelInfo, RequestOptions, Timeouts};
 use qore_core::ErrorInfo;
+
+use crate::server_rules::ServerRules;
 
 /// Where notes for the user go (the CLI prints them on stderr).
 pub type Notes = Arc<dyn Fn(&str) + Send + Sync>;
@@ -77,7 +81,8 @@ pub struct AgentSettings {
     pub enable_tools: bool,
     pub text_tools: bool,
     pub stream: bool,
-    /// The model's context window as the profile sets it (`context_window`).
+    /// The model's context window as the profile sets it (`context_window`), else as the
+    /// server says it (`/props`).
     pub context_window: Option<u64>,
     /// A code-completion agent (tagged `completion`): it fills in the middle, it does not chat.
     pub completion: bool,
@@ -152,26 +157,22 @@ async fn reach_as(
     notes: &Notes,
     completer: bool,
 ) -> Result<Target, ErrorInfo> {
-    let options = |stream: bool, local: bool| RequestOptions {
+    let options = |stream: bool, rules: &ServerRules| RequestOptions {
         stream,
-        max_tokens: local::max_tokens(spec.max_tokens, local),
+        max_tokens: rules.max_tokens(spec.max_tokens),
         temperature: spec.temperature,
         ..RequestOptions::default()
     };
     if let Some(name) = &spec.agent {
         let project = project_dir(spec);
-        let (client, settings, model, local) =
+        let (client, settings, model, rules, local) =
             reach_agent(config, name, spec, project.as_deref(), notes, completer).await?;
-        let tool_calling = match spec.probe_tools && local {
-            true => llamacpp::supports_tools(&client).await,
-            false => None,
-        };
         return Ok(Target {
             client,
             model,
-            tool_calling,
+            tool_calling: rules.tools.filter(|_| spec.probe_tools),
             local,
-            options: options(settings.stream, local),
+            options: options(settings.stream, &rules),
             agent: Some(settings),
             system: None,
         });
@@ -185,8 +186,9 @@ async fn reach_as(
             (listed.id, listed.capabilities.tools)
         }
     };
-    if spec.probe_tools && (local || client.protocol().name() == llamacpp::NAME) {
-        tool_calling = tool_calling.or(llamacpp::supports_tools(&client).await);
+    let rules = ServerRules::of(&client, local, spec.probe_tools).await;
+    if spec.probe_tools {
+        tool_calling = tool_calling.or(rules.tools);
     }
     Ok(Target {
         client,
@@ -194,7 +196,7 @@ async fn reach_as(
         tool_calling,
         agent: None,
         local,
-        options: options(!spec.no_stream, local),
+        options: options(!spec.no_stream, &rules),
         system: spec.system.clone(),
     })
 }
@@ -224,7 +226,7 @@ async fn reach_agent(
     project: Option<&Path>,
     notes: &Notes,
     completer: bool,
-) -> Result<(Client, AgentSettings, String, bool), ErrorInfo> {
+) -> Result<(Client, AgentSettings, String, ServerRules, bool), ErrorInfo> {
     let resolved = config.resolve(name, spec.model.as_deref())?;
     let agent = &resolved.renderer.agent;
     // The profile's typos, once: those of the files this agent is made of.
@@ -238,18 +240,28 @@ async fn reach_agent(
              `qore agents list` shows the chat ones"
         )));
     }
-    let local = resolved.provider.name == "local";
+    // The local server is started when the provider is at its address; what it allows is
+    // what it says, as for any server.
+    let local = resolved.provider.url == local::base_url();
     if local {
         (local::ensure_running().await).map_err(|e| doing("starting the local model server", e))?;
     }
+    let asked = Client::new(
+        resolved.renderer.protocol.clone(),
+        resolved.provider.client_config(None)?,
+    )?;
+    let rules = ServerRules::of(&asked, local, spec.probe_tools).await;
     let system = match &spec.system {
         Some(system) => Some(system.clone()),
         None => config.system_prompt(agent, project)?,
     };
-    // The local server's default cap is for a request with none: a profile's own wins.
+    // A server's default cap is for a request with none: a profile's own wins.
     let caps = (agent.body.as_ref()).is_some_and(request_overrides::caps_tokens);
     let overrides = RequestOverrides {
-        max_tokens: local::max_tokens(spec.max_tokens, local && !caps),
+        max_tokens: match caps {
+            true => spec.max_tokens,
+            false => rules.max_tokens(spec.max_tokens),
+        },
         temperature: spec.temperature,
         stream: spec.no_stream.then_some(false),
     };
@@ -270,10 +282,10 @@ async fn reach_agent(
         enable_tools: renderer.agent.enable_tools,
         text_tools: renderer.agent.tool_protocol == ToolProtocolSetting::Text,
         stream: overrides.stream.unwrap_or(renderer.streams()),
-        context_window: renderer.agent.context_window,
+        context_window: renderer.agent.context_window.or(rules.context_window),
         completion,
     };
-    Ok((client, settings, renderer.model.clone(), local))
+    Ok((client, settings, renderer.model.clone(), rules, local))
 }
 
 /// A client for the endpoint `spec` names; `true` when it is the local model server.

@@ -67,6 +67,11 @@ impl Protocol for LlamaCpp {
     // Chat: paths, credentials, encoding, decoding, errors and listings of Chat Completions.
     delegate_chat!(chat);
 
+    /// `GET /props` (see [`props`]).
+    fn server_props(&self) -> bool {
+        true
+    }
+
     /// The server reads `tool_choice` as a string only (`auto`, `none`, `required`); an
     /// object naming a tool is not understood (the server falls back to `auto`), so a
     /// named tool is refused.
