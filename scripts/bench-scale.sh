@@ -15,7 +15,8 @@
 #   API key that has an rpm limit (so each request is admitted by the store) and
 #   `x-qore-session: bench-N` (N the worker: each request appends one turn to its worker's
 #   session); "key without limits, no session": nothing asked of the store per request but
-#   usage (batched). Warm-up, then a window.
+#   usage (batched); and (BENCH_SPLIT=1, the default) each of the two alone: "rpm key, no
+#   session" and "key without limits, session". Warm-up, then a window.
 #
 # Measured per target: ok/errors/unfinished, requests/s, time to first byte and to the last
 # byte (p50, p99), and the ratios pg-3 / sqlite-1. Database work, as deltas over the run:
@@ -31,7 +32,9 @@
 # same one core.
 #
 # Environment: BENCH_SECONDS (10), BENCH_WARMUP (2), BENCH_STREAMS (1000), BENCH_PROCESSES (3),
-# BENCH_LONG (200; 0 skips the long-stream row), BENCH_PIN (1), BENCH_NO_BUILD=1 (use the
+# BENCH_LONG (200; 0 skips the long-stream row), BENCH_PIN (1), BENCH_PG_SETTINGS (settings
+# the benchmark's cluster gets by ALTER SYSTEM, e.g. "synchronous_commit=off", named in the
+# report; default none), BENCH_NO_BUILD=1 (use the
 # binaries in target/release), BENCH_QORE_BIN (another qore binary).
 # Everything the script starts is stopped on exit (trap), and every wait is bounded.
 set -euo pipefail
@@ -155,6 +158,10 @@ say "sqlite-1 at $SINGLE_URL"
 LB="$(QORE_BIN="$QORE" QORE_DATA_DIR="$WORK/scale-data" "${SRV[@]}" bash "$HERE/scale.sh" up "$WORK/scale" \
   --processes "$PROCS" -- --drain-timeout 2)" || die "scale.sh up failed"
 PG_STORE="$(cat "$WORK/scale/store")"
+for setting in ${BENCH_PG_SETTINGS:-}; do  # e.g. synchronous_commit=off, to compare
+  bash "$HERE/pg.sh" psql "$WORK/scale/pg" -qtAc "ALTER SYSTEM SET ${setting%%=*} = '${setting#*=}'" >&2
+  bash "$HERE/pg.sh" psql "$WORK/scale/pg" -qtAc "SELECT pg_reload_conf()" >/dev/null
+done
 PG_KEY="$(key_for "$PG_STORE" --rpm 100000000)"
 PG_PLAIN="$(key_for "$PG_STORE")"
 wait_ok "$LB" "$PG_KEY" || die "the load balancer does not answer with the new key"
@@ -219,10 +226,18 @@ measure() {  # TARGET URL KEY MODEL DELTAS SCENARIO [HEADER...]
 SESSION="x-qore-session: bench-{worker}"
 MAIN="streams x$STREAMS, rpm key, session"
 PLAIN="streams x$STREAMS, key without limits, no session"
+RPM="streams x$STREAMS, rpm key, no session"
+TURN="streams x$STREAMS, key without limits, session"
 measure sqlite-1 "$SINGLE_URL" "$SQLITE_KEY" bench/fixed "$CHUNKS" "$MAIN" "$SESSION"
 measure pg-3 "$LB" "$PG_KEY" bench/fixed "$CHUNKS" "$MAIN" "$SESSION"
 measure sqlite-1 "$SINGLE_URL" "$SQLITE_PLAIN" bench/fixed "$CHUNKS" "$PLAIN"
 measure pg-3 "$LB" "$PG_PLAIN" bench/fixed "$CHUNKS" "$PLAIN"
+if [ "${BENCH_SPLIT:-1}" = 1 ]; then  # the store's two per-request parts, one at a time
+  measure sqlite-1 "$SINGLE_URL" "$SQLITE_KEY" bench/fixed "$CHUNKS" "$RPM"
+  measure pg-3 "$LB" "$PG_KEY" bench/fixed "$CHUNKS" "$RPM"
+  measure sqlite-1 "$SINGLE_URL" "$SQLITE_PLAIN" bench/fixed "$CHUNKS" "$TURN" "x-qore-session: turn-{worker}"
+  measure pg-3 "$LB" "$PG_PLAIN" bench/fixed "$CHUNKS" "$TURN" "x-qore-session: turn-{worker}"
+fi
 if [ "$LONG" -gt 0 ]; then
   measure pg-3 "$LB" "$PG_KEY" long/fixed "$LONG" "$MAIN, $LONG deltas" "$SESSION"
 fi
@@ -234,7 +249,7 @@ fi
   echo "- Commit: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo ' (work tree with changes)'), $(date -u +%Y-%m-%dT%H:%MZ)"
   echo "- Machine: $CORES cores ($(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ //')), $(uname -sr)"
   echo "- Pinning: $PINNING"
-  echo "- qore: \`${QORE#"$ROOT/"}\`; PostgreSQL $(psql_q 'SHOW server_version' | cut -d' ' -f1) (pg.sh defaults); $(haproxy -v 2>/dev/null | head -n 1 | cut -d' ' -f1-3)"
+  echo "- qore: \`${QORE#"$ROOT/"}\`; PostgreSQL $(psql_q 'SHOW server_version' | cut -d' ' -f1) (pg.sh's settings${BENCH_PG_SETTINGS:+, and $BENCH_PG_SETTINGS}: synchronous_commit $(psql_q 'SHOW synchronous_commit'), fsync $(psql_q 'SHOW fsync')); $(haproxy -v 2>/dev/null | head -n 1 | cut -d' ' -f1-3)"
   echo "- Load: $STREAMS concurrent streams; \"rpm key, session\": each request with a key that has an rpm limit (admitted by the store) and \`x-qore-session: bench-N\` (N the worker: one turn appended per request); \"key without limits, no session\": the store is asked for nothing per request but usage; window ${SECS} s after ${WARMUP} s of warm-up, per scenario and target"
   echo
   "$EX/bench_load" scale-report "$RAW"
