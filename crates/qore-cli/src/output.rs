@@ -16,6 +16,7 @@
 //! Failures always also print one human line on stderr.
 
 use qore_client::tool_loop::{CallReport, LoopEvent, LoopStop, ToolCall};
+pub use qore_client::transport::bad_answer::one_line;
 use qore_client::ModelInfo;
 use qore_core::{ErrorInfo, History, ResponseEvent, StopReason, ToolCallInput, Usage};
 use serde_json::{json, Value};
@@ -49,15 +50,6 @@ pub struct Output {
 /// Print one JSON line on stdout, flushed (skipped once stdout is closed).
 pub fn json_line(value: &Value) {
     outln!("{value}");
-}
-
-/// `text` on one line (whitespace runs collapsed), cut to `max` characters with `…`.
-pub fn one_line(text: &str, max: usize) -> String {
-    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match line.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &line[..cut]),
-        None => line,
-    }
 }
 
 /// A call's arguments for display: the parsed object, or the raw text when it is not JSON.

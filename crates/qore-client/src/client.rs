@@ -17,9 +17,10 @@ use crate::codec::{body_bytes, BodyRenderer, ChatRequest, FimRequest, Protocol};
 use crate::encode_cache::{encode_spliced, EncodeCache};
 use crate::stream::{Attempts, NewDecoder};
 use crate::transport::bad_answer;
-use crate::transport::http::{build_client, network_error, redact, Timeouts, REDACTED};
-use crate::transport::retry::{is_retryable_status, server_wait, RetryPolicy};
-use crate::{ModelInfo, ResponseStream};
+use crate::transport::get::Got;
+use crate::transport::http::{build_client, redact, Timeouts, REDACTED};
+use crate::transport::retry::{is_retryable_status, RetryPolicy};
+use crate::{transport, ModelInfo, ResponseStream};
 
 /// Where and how to reach a provider. Its `Debug` output shows whether there is an API key,
 /// never the key.
@@ -303,32 +304,20 @@ impl Client {
     }
 
     /// The models the server lists. "Try later" answers are retried like chat requests.
+    /// Every error fails the way a stream's does ([`crate::transport::get`]), the key
+    /// redacted from it.
     pub async fn list_models(&self) -> Result<Vec<ModelInfo>, ErrorInfo> {
         let url = self.resolve(self.protocol.models_path());
-        let mut headers = self.headers.clone();
-        headers.remove(CONTENT_TYPE);
+        let doing = format!("listing models at {url}");
         let mut attempt = 1;
         loop {
-            let request = async {
-                let response = self.http.get(&url).headers(headers.clone()).send().await?;
-                let status = response.status().as_u16();
-                let wait = server_wait(response.headers());
-                let head = bad_answer::Head::of(&response);
-                let body = response.bytes().await?;
-                Ok::<_, reqwest::Error>((status, wait, body, head))
-            };
-            let (status, wait, body, head) =
-                tokio::time::timeout(self.config.timeouts.idle, request)
-                    .await
-                    .map_err(|_| ErrorInfo::network(format!("listing models at {url} timed out")))?
-                    .map_err(|err| {
-                        network_error(&format!("listing models at {url} failed"), &err)
-                    })?;
+            let got = self.probe(&url, &doing).await?;
+            let status = got.head.status;
             if (200..300).contains(&status) {
-                return self.protocol.models(&body).map_err(bad_answer::tidied);
+                return self.protocol.models(&got.body).map_err(|e| self.tidied(e));
             }
-            let text = String::from_utf8_lossy(&body);
-            let wait = wait.or_else(|| self.protocol.retry_delay(&text));
+            let text = String::from_utf8_lossy(&got.body);
+            let wait = got.wait.or_else(|| self.protocol.retry_delay(&text));
             match self.config.retry.delay(attempt, wait) {
                 Some(delay) if is_retryable_status(status) => {
                     tokio::time::sleep(delay).await;
@@ -336,14 +325,8 @@ impl Client {
                 }
                 _ => {
                     let error = self.protocol.error(status, &text);
-                    let answer = head.with_body(&body);
-                    let mut error = bad_answer::http_answer(error, &answer);
-                    // The key goes before the message is shortened, so no part of it is left.
-                    redact(
-                        &mut error,
-                        self.config.api_key.as_deref().unwrap_or_default(),
-                    );
-                    return Err(bad_answer::tidied(error));
+                    let error = bad_answer::http_answer(error, &got.head.with_body(&got.body));
+                    return Err(self.tidied(error));
                 }
             }
         }
@@ -351,20 +334,31 @@ impl Client {
 
     /// An authenticated `GET` of `path`, resolved against the base URL like a protocol path
     /// (the endpoint override does not apply): the status and body as received, whatever the
-    /// status. For probes beside the chat wire, such as llama.cpp's `/health` and `/props`.
+    /// status, but a 2xx page or text is an error, as for [`Client::list_models`]. For probes
+    /// beside the chat wire, such as llama.cpp's `/health` and `/props`.
     pub async fn get(&self, path: &str) -> Result<(u16, bytes::Bytes), ErrorInfo> {
         let url = self.resolve(path);
+        let got = self.probe(&url, &format!("GET {url}")).await?;
+        Ok((got.head.status, got.body))
+    }
+
+    /// [`transport::get::get`] with this client's headers (no content type), its errors
+    /// [`Client::tidied`].
+    async fn probe(&self, url: &str, doing: &str) -> Result<Got, ErrorInfo> {
         let mut headers = self.headers.clone();
         headers.remove(CONTENT_TYPE);
-        let request = async {
-            let response = self.http.get(&url).headers(headers).send().await?;
-            let status = response.status().as_u16();
-            Ok::<_, reqwest::Error>((status, response.bytes().await?))
-        };
-        tokio::time::timeout(self.config.timeouts.idle, request)
-            .await
-            .map_err(|_| ErrorInfo::network(format!("GET {url} timed out")))?
-            .map_err(|err| network_error(&format!("GET {url} failed"), &err))
+        let got = transport::get::get(&self.http, url, headers, &self.config.timeouts, doing);
+        got.await.map_err(|e| self.tidied(e))
+    }
+
+    /// `error` without the API key, then [`bad_answer::tidied`] (the key goes first, so no
+    /// part of it is left by the shortening).
+    fn tidied(&self, mut error: ErrorInfo) -> ErrorInfo {
+        redact(
+            &mut error,
+            self.config.api_key.as_deref().unwrap_or_default(),
+        );
+        bad_answer::tidied(error)
     }
 }
 
@@ -389,33 +383,5 @@ pub fn join_endpoint(base_url: &str, endpoint: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    #[test]
-    fn endpoints_append_to_the_url_without_repeating_its_last_segments() {
-        let cases = [
-            // The vendors' documented URLs, from the seed's examples.
-            ("https://api.openai.com/v1", "/chat/completions", "https://api.openai.com/v1/chat/completions"),
-            ("https://api.anthropic.com", "/v1/messages", "https://api.anthropic.com/v1/messages"),
-            ("https://generativelanguage.googleapis.com/v1beta", "/models/g:streamGenerateContent?alt=sse", "https://generativelanguage.googleapis.com/v1beta/models/g:streamGenerateContent?alt=sse"),
-            ("https://api.mistral.ai", "/v1/chat/completions", "https://api.mistral.ai/v1/chat/completions"),
-            // The same with the URL already ending in the version.
-            ("https://api.mistral.ai/v1", "/v1/chat/completions", "https://api.mistral.ai/v1/chat/completions"),
-            ("https://generativelanguage.googleapis.com/v1beta", "v1beta/models/g:generateContent", "https://generativelanguage.googleapis.com/v1beta/models/g:generateContent"),
-            ("https://generativelanguage.googleapis.com", "v1beta/models/g:generateContent", "https://generativelanguage.googleapis.com/v1beta/models/g:generateContent"),
-            // Plain appends, trailing slashes, dot segments, queries, full URLs.
-            ("http://h:1/v1/", "chat/completions", "http://h:1/v1/chat/completions"),
-            ("http://h:1/llama/v1", "../infill", "http://h:1/llama/v1/../infill"),
-            ("http://h:1/api/v1", "/v1/x?a=/v1", "http://h:1/api/v1/x?a=/v1"),
-            ("http://h:1/v1", "/v1", "http://h:1/v1/v1"),
-            ("http://h:1/v1", "https://other/x", "https://other/x"),
-            ("http://h:1", "/custom/chat", "http://h:1/custom/chat"),
-        ];
-        for (base, endpoint, want) in cases {
-            assert_eq!(
-                super::join_endpoint(base, endpoint),
-                want,
-                "{base} + {endpoint}"
-            );
-        }
-    }
-}
+#[path = "client_tests.rs"]
+mod tests;

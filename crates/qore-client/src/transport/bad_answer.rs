@@ -10,8 +10,11 @@
 //!   proxy or CDN, plain text) gets a message naming the status with its reason, the host,
 //!   the page title (HTML) or first line (text), the content type and the size, e.g.
 //!   `HTTP 502 Bad Gateway from api.example.com: "502 Bad Gateway" (text/html, 20 KB)`;
-//! - [`not_a_stream`]: a 2xx answer that is an HTML page or plain text where an event stream
-//!   or JSON was expected is a provider error saying so in the same terms (not "empty");
+//! - [`not_a_stream`] / [`not_json`]: a 2xx answer that is an HTML page or plain text where
+//!   an event stream or JSON (a stream) or JSON (a model listing, a probe) was expected is a
+//!   provider error saying so in the same terms (not "empty", not undecodable JSON);
+//! - a content type is looked at by its essence ([`essence`]: lowercase, no parameters),
+//!   computed once, when the head comes ([`Head::of`]);
 //! - [`empty_response`]: a 2xx answer with nothing in it says that.
 
 use qore_core::{ErrorCategory, ErrorInfo, ProviderDetail};
@@ -59,7 +62,8 @@ pub fn host(url: &reqwest::Url) -> String {
     }
 }
 
-/// `text` on one line (whitespace runs collapsed), cut to `max` characters with `…`.
+/// `text` on one line (whitespace runs collapsed), cut to at most `max` characters, the last
+/// of them `…` when it was cut.
 pub fn one_line(text: &str, max: usize) -> String {
     let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
     match line.char_indices().nth(max.saturating_sub(1)) {
@@ -74,6 +78,7 @@ pub struct Head {
     pub status: u16,
     /// `host` or `host:port` the answer came from.
     pub host: String,
+    /// The content type's [`essence`] (`""` when the answer named none).
     pub content_type: String,
 }
 
@@ -87,7 +92,7 @@ impl Head {
         Head {
             status: response.status().as_u16(),
             host: host(response.url()),
-            content_type: content_type.to_owned(),
+            content_type: essence(content_type),
         }
     }
 
@@ -109,6 +114,7 @@ pub struct Answer<'a> {
     pub status: u16,
     /// `host` or `host:port` the answer came from.
     pub host: &'a str,
+    /// The content type's [`essence`].
     pub content_type: &'a str,
     /// The body bytes received (at most [`BODY_CAP`] of them are kept).
     pub body: &'a [u8],
@@ -130,8 +136,17 @@ pub fn http_answer(mut error: ErrorInfo, answer: &Answer<'_>) -> ErrorInfo {
 /// A 2xx answer whose content type says it is a page or plain text, not the API's stream or
 /// JSON.
 pub fn not_a_stream(answer: &Answer<'_>) -> ErrorInfo {
+    not_the_api(answer, "an event stream or JSON")
+}
+
+/// A 2xx answer whose content type says it is a page or plain text, not the API's JSON.
+pub fn not_json(answer: &Answer<'_>) -> ErrorInfo {
+    not_the_api(answer, "JSON")
+}
+
+fn not_the_api(answer: &Answer<'_>, expected: &str) -> ErrorInfo {
     ErrorInfo::provider(format!(
-        "{} is not an event stream or JSON but {}",
+        "{} is not {expected} but {}",
         head(answer),
         what(answer)
     ))
@@ -155,17 +170,18 @@ pub fn empty_response(status: u16, what: &str) -> ErrorInfo {
     })
 }
 
-/// Whether a 2xx answer's content type is a page or text, never the API's (whose streams are
-/// `text/event-stream` or NDJSON and whose bodies are JSON).
-pub fn is_page_or_text(content_type: &str) -> bool {
-    let essence = content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
+/// A content type's essence: its media type, lowercase, without parameters
+/// (`Text/HTML; charset=utf-8` is `text/html`).
+pub fn essence(content_type: &str) -> String {
+    let media_type = content_type.split(';').next().unwrap_or("");
+    media_type.trim().to_ascii_lowercase()
+}
+
+/// Whether a 2xx answer's content type ([`essence`]) is a page or text, never the API's
+/// (whose streams are `text/event-stream` or NDJSON and whose bodies are JSON).
+pub fn is_page_or_text(essence: &str) -> bool {
     matches!(
-        essence.as_str(),
+        essence,
         "text/html" | "application/xhtml+xml" | "text/plain"
     )
 }
@@ -184,7 +200,7 @@ fn head(answer: &Answer<'_>) -> String {
 /// `"Page title" (text/html, 20 KB)` or `"first line" (text/plain, 95 B)`.
 fn what(answer: &Answer<'_>) -> String {
     let text = String::from_utf8_lossy(answer.body);
-    let content_type = match answer.content_type.split(';').next().unwrap_or("").trim() {
+    let content_type = match answer.content_type {
         "" => "no content type",
         other => other,
     };
@@ -200,15 +216,13 @@ fn what(answer: &Answer<'_>) -> String {
     format!("{quoted} ({content_type}, {})", size(answer.size))
 }
 
-fn is_html(content_type: &str, text: &str) -> bool {
+fn is_html(essence: &str, text: &str) -> bool {
     let start = text
         .trim_start()
         .get(..15)
         .unwrap_or("")
         .to_ascii_lowercase();
-    content_type.to_ascii_lowercase().contains("html")
-        || start.starts_with("<!doctype html")
-        || start.starts_with("<html")
+    essence.contains("html") || start.starts_with("<!doctype html") || start.starts_with("<html")
 }
 
 /// The text of an HTML page's `<title>` on one line, the common entities (`&amp;`, `&lt;`,

@@ -2,6 +2,7 @@
 
 use super::*;
 
+/// An answer from `api.example.com`; `content_type` is an [`essence`], as [`Head::of`] keeps it.
 fn answer<'a>(status: u16, content_type: &'a str, body: &'a [u8]) -> Answer<'a> {
     Answer {
         status,
@@ -27,7 +28,7 @@ fn non_json_error_bodies_say_what_they_are() {
     let cases: &[(u16, &str, &[u8], &str)] = &[
         (
             502,
-            "text/html; charset=utf-8",
+            "text/html",
             page.as_bytes(),
             "HTTP 502 Bad Gateway from api.example.com: \"502 Bad Gateway\" (text/html, 20 KB)",
         ),
@@ -92,7 +93,23 @@ fn a_page_in_a_2xx_answer_is_named() {
         ("application/x-ndjson", false),
         ("", false),
     ] {
-        assert_eq!(is_page_or_text(content_type), page, "{content_type}");
+        assert_eq!(
+            is_page_or_text(&essence(content_type)),
+            page,
+            "{content_type}"
+        );
+    }
+}
+
+#[test]
+fn an_essence_is_the_lowercase_media_type() {
+    for (content_type, want) in [
+        ("Text/HTML; charset=UTF-8", "text/html"),
+        (" application/json ;x=1", "application/json"),
+        ("text/event-stream", "text/event-stream"),
+        ("", ""),
+    ] {
+        assert_eq!(essence(content_type), want, "{content_type}");
     }
 }
 

@@ -26,18 +26,18 @@ pub enum Framer {
 impl Framer {
     /// The framer for a 2xx body, or `None` when the body is one whole document: the server
     /// labelled it `application/json`, or it was not asked to stream and did not say it does.
+    /// `content_type` is the answer's [`essence`](super::bad_answer::essence).
     pub fn for_response(
         framing: Framing,
         content_type: &str,
         stream_requested: bool,
     ) -> Option<Self> {
-        let content_type = content_type.to_ascii_lowercase();
         let labelled = match framing {
             Framing::Sse => content_type.contains("event-stream"),
             Framing::Ndjson => content_type.contains("ndjson"),
         };
-        let streamed = labelled
-            || (stream_requested && !content_type.trim_start().starts_with("application/json"));
+        let streamed =
+            labelled || (stream_requested && !content_type.starts_with("application/json"));
         streamed.then(|| match framing {
             Framing::Sse => Framer::Sse(SseFramer::new()),
             Framing::Ndjson => Framer::Ndjson(NdjsonFramer::new()),
@@ -76,14 +76,17 @@ impl Framer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::bad_answer::essence;
 
     #[test]
     fn content_type_and_request_pick_the_framer() {
-        let pick = |framing, ct, stream| match Framer::for_response(framing, ct, stream) {
-            Some(Framer::Sse(_)) => "sse",
-            Some(Framer::Ndjson(_)) => "ndjson",
-            None => "whole",
-        };
+        // As the head keeps it: the essence of the content type.
+        let pick =
+            |framing, ct: &str, stream| match Framer::for_response(framing, &essence(ct), stream) {
+                Some(Framer::Sse(_)) => "sse",
+                Some(Framer::Ndjson(_)) => "ndjson",
+                None => "whole",
+            };
         assert_eq!(
             pick(Framing::Sse, "text/event-stream; charset=utf-8", false),
             "sse"

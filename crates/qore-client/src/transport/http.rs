@@ -79,15 +79,25 @@ pub(crate) fn redact_event(event: &mut ResponseEvent, secret: Option<&str>) {
 /// A request that got no answer, as an error; a connect timeout that ended it is named with
 /// its value (`connect`), so the user sees which setting was in force.
 pub(crate) fn request_failed(err: &reqwest::Error, connect: Option<Duration>) -> ErrorInfo {
-    match connect {
-        Some(limit) if err.is_connect() && err.is_timeout() => {
-            let context = format!(
-                "no connection within the connect timeout ({} s)",
-                limit.as_secs_f64()
-            );
-            network_error(&context, err)
-        }
-        _ => network_error("request failed", err),
+    failed_while(None, err, connect)
+}
+
+/// [`request_failed`], its message led by what was being done (`listing models at URL`).
+pub(crate) fn failed_while(
+    doing: Option<&str>,
+    err: &reqwest::Error,
+    connect: Option<Duration>,
+) -> ErrorInfo {
+    let what = match connect {
+        Some(limit) if err.is_connect() && err.is_timeout() => format!(
+            "no connection within the connect timeout ({} s)",
+            limit.as_secs_f64()
+        ),
+        _ => "request failed".to_owned(),
+    };
+    match doing {
+        Some(doing) => network_error(&format!("{doing}: {what}"), err),
+        None => network_error(&what, err),
     }
 }
 

@@ -1,10 +1,11 @@
-//! Shared transport mechanics: HTTP with timeouts, and stream framing.
-//!
+//! Shared transport mechanics: HTTP with timeouts (streams, and whole `GET`s beside them),
+//! stream framing, and what an answer that is not the API's becomes.
 //! Everything here is protocol-agnostic and lives once: codecs never open sockets or split
 //! bytes into frames themselves.
 
 pub mod bad_answer;
 pub mod framing;
+pub mod get;
 pub mod http;
 pub mod ndjson;
 pub mod retry;
