@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use comfy_table::{presets::NOTHING, Table};
 use qore_agents::config::{default_dir, Config};
 use qore_agents::profile::ProfileFile;
 use qore_agents::providers::KeySource;
@@ -90,6 +91,10 @@ pub fn agents(command: AgentsCommand) -> ExitCode {
     match command {
         AgentsCommand::List { all } => {
             let config = load();
+            let mut table = Table::new();
+            table
+                .load_preset(NOTHING)
+                .set_header(["NAME", "PROVIDER", "MODEL", "DESCRIPTION"]);
             for agent in config
                 .catalog
                 .all()
@@ -111,13 +116,18 @@ pub fn agents(command: AgentsCommand) -> ExitCode {
                     true => String::new(),
                     false => format!(" ({})", notes.join(", ")),
                 };
-                outln!(
-                    "{:<28} {:<18} {:<26} {}{notes}",
-                    agent.name,
-                    agent.provider.as_deref().unwrap_or("-"),
-                    model.map_or("-", String::as_str),
-                    agent.description
-                );
+                table.add_row([
+                    agent.name.clone(),
+                    agent.provider.clone().unwrap_or_else(|| "-".to_owned()),
+                    model.map_or("-", String::as_str).to_owned(),
+                    format!("{}{notes}", agent.description),
+                ]);
+            }
+            if let Some(first) = table.column_mut(0) {
+                first.set_padding((0, 1));
+            }
+            for line in table.lines() {
+                outln!("{}", line.trim_end());
             }
             print_problems(&config.catalog.errors, &[]);
             ExitCode::SUCCESS

@@ -30,6 +30,29 @@ async fn the_bundled_agents_validate_and_list() {
 }
 
 #[tokio::test]
+async fn agents_list_columns_stay_aligned_past_a_long_name() {
+    let long = "an-agent-whose-name-is-longer-than-any-column-width";
+    let profile = format!("name = \"{long}\"\nextends = \"openai-chat\"\n");
+    let config = ConfigDir::new(&[("agents/long.toml", profile.as_str())]);
+    let run = qore_in(&config, &["agents", "list"]).await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    // Each row's provider starts where the header's PROVIDER does.
+    let column = |line: &str, word: &str| line.find(word);
+    let header = run.stdout.lines().next().unwrap_or_default();
+    let at = column(header, "PROVIDER");
+    for (agent, provider) in [(long, " openai "), ("claude-chat", " anthropic ")] {
+        let row = (run.stdout.lines()).find(|l| l.starts_with(&format!("{agent} ")));
+        let row = row.unwrap_or_else(|| panic!("no row for {agent}: {}", run.stdout));
+        assert_eq!(
+            column(row, provider).map(|i| i + 1),
+            at,
+            "{agent}:\n{}",
+            run.stdout
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_broken_profile_is_refused_with_its_file_and_line_or_body_key() {
     let config = ConfigDir::new(&[
         ("agents/typo.toml", "name = \"typo\"\nextends = \"openai-chat\"\nenable_tool = true\n"),
