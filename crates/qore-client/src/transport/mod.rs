@@ -1,5 +1,6 @@
 //! Shared transport mechanics: HTTP with timeouts (streams, and whole `GET`s beside them),
 //! stream framing, and what an answer that is not the API's becomes.
+//!
 //! Everything here is protocol-agnostic and lives once: codecs never open sockets or split
 //! bytes into frames themselves.
 
