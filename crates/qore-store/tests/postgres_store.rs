@@ -150,7 +150,10 @@ async fn each_call_costs_the_statements_it_promises() {
     // Warm every statement up once.
     store.append_turn(&session, &turn).await.unwrap();
     store.admit(&limited).await.unwrap();
-    store.record_usage(std::slice::from_ref(&row)).await.unwrap();
+    store
+        .record_usage(std::slice::from_ref(&row))
+        .await
+        .unwrap();
     store.turns(&session).await.unwrap();
     // (call, statements sent, transactions committed)
     let mut cases = Vec::new();
@@ -159,12 +162,12 @@ async fn each_call_costs_the_statements_it_promises() {
     cases.push(("append_turn", before, store.counters(), 1, 1));
     let before = store.counters();
     store.admit(&limited).await.unwrap();
-    // BEGIN, the lock, the window; the count, COMMIT.
-    cases.push(("admit (admitted)", before, store.counters(), 5, 1));
+    // BEGIN, SET LOCAL synchronous_commit, the lock, the window; the count, COMMIT.
+    cases.push(("admit (admitted)", before, store.counters(), 6, 1));
     let before = store.counters();
     let refused = store.admit(&limited).await.unwrap();
     assert!(matches!(refused, qore_store::LimitVerdict::Requests { .. }));
-    cases.push(("admit (refused)", before, store.counters(), 4, 1));
+    cases.push(("admit (refused)", before, store.counters(), 5, 1));
     let before = store.counters();
     store.record_usage(&[row.clone(), row]).await.unwrap();
     cases.push(("record_usage", before, store.counters(), 1, 1));
