@@ -3,12 +3,15 @@
 //! answers of `qore run` (y, a, n, `n REASON`).
 //!
 //! Promises: Ctrl-C or Ctrl-D at the question denies the call and cancels the turn in
-//! flight (the session keeps its earlier turns).
+//! flight (the session keeps its earlier turns); `/approvals` lists the session's "always"
+//! answers and revokes one ([`approvals`]).
 
 use std::future::Future;
 use std::pin::Pin;
 
-use qore_client::tool_loop::{ApprovalDecision, ApprovalRequest, Approver};
+use qore_client::tool_loop::{ApprovalDecision, ApprovalRequest, Approver, SessionApprovals};
+use qore_core::ErrorInfo;
+use serde_json::{json, Value};
 
 use super::input::{Read, Terminal};
 use super::interrupt::Interrupts;
@@ -50,4 +53,27 @@ impl Approver for EditorApprover {
             }
         })
     }
+}
+
+/// `/approvals`: list `approvals`, or revoke the one of `revoke`; what to say (the JSON
+/// line's type and fields, the text).
+pub fn approvals(
+    approvals: &SessionApprovals,
+    revoke: Option<String>,
+) -> Result<(&'static str, Value, String), ErrorInfo> {
+    if let Some(tool) = revoke {
+        if !approvals.revoke(&tool) {
+            return Err(ErrorInfo::config(format!(
+                "{tool} is not allowed always in this session (/approvals lists them)"
+            )));
+        }
+        let text = format!("{tool} will be asked about again\n");
+        return Ok(("revoked", json!({"tool": tool}), text));
+    }
+    let tools = approvals.list();
+    let text = match tools.is_empty() {
+        true => "no tool is allowed always in this session\n".to_owned(),
+        false => format!("allowed always in this session: {}\n", tools.join(", ")),
+    };
+    Ok(("approvals", json!({"tools": tools}), text))
 }

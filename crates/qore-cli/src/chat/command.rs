@@ -36,6 +36,8 @@ pub enum Command {
     Tokens,
     /// Write the session to this file.
     Export(String),
+    /// List the session's "always" approvals, or revoke the one of this tool.
+    Approvals(Option<String>),
     Exit,
 }
 
@@ -45,6 +47,8 @@ enum Takes {
     Nothing,
     /// One argument (the rest of the line, trimmed), shown in help as the given word.
     One(&'static str),
+    /// Nothing, or `revoke` and one argument, shown in help as the given word.
+    Revoke(&'static str),
 }
 
 /// Name, argument, help line.
@@ -91,6 +95,11 @@ const COMMANDS: &[(&str, Takes, &str)] = &[
         Takes::One("FILE"),
         "write the session to FILE (qore's JSON; Markdown for .md)",
     ),
+    (
+        "approvals",
+        Takes::Revoke("TOOL"),
+        "list the tools allowed always in this session; `revoke TOOL` asks again",
+    ),
     ("exit", Takes::Nothing, "leave (Ctrl-D does the same)"),
 ];
 
@@ -118,6 +127,11 @@ pub fn parse(line: &str) -> Line {
         (Takes::Nothing, false) => Line::Invalid(format!("/{name} takes no argument")),
         (Takes::One(word), true) => Line::Invalid(format!("/{name} needs {word}: /{name} {word}")),
         (Takes::One(_), false) => Line::Command(with_argument(name, argument.to_owned())),
+        (Takes::Revoke(_), true) => Line::Command(Command::Approvals(None)),
+        (Takes::Revoke(word), false) => match argument.split_once(char::is_whitespace) {
+            Some(("revoke", tool)) => Line::Command(Command::Approvals(Some(tool.trim().into()))),
+            _ => Line::Invalid(format!("/{name} lists; /{name} revoke {word} revokes one")),
+        },
     }
 }
 
@@ -170,6 +184,7 @@ pub fn help() -> String {
         let usage = match takes {
             Takes::Nothing => format!("/{name}"),
             Takes::One(word) => format!("/{name} {word}"),
+            Takes::Revoke(word) => format!("/{name} [revoke {word}]"),
         };
         text.push_str(&format!("  {usage:<16} {about}\n"));
     }

@@ -44,6 +44,19 @@ fn lines_parse_into_messages_and_commands() {
             command(Command::Export("out.json".into())),
         ),
         ("/exit", command(Command::Exit)),
+        ("/approvals", command(Command::Approvals(None))),
+        (
+            "/approvals revoke  write_file ",
+            command(Command::Approvals(Some("write_file".into()))),
+        ),
+        (
+            "/approvals write_file",
+            invalid("/approvals lists; /approvals revoke TOOL revokes one"),
+        ),
+        (
+            "/approvals revoke",
+            invalid("/approvals lists; /approvals revoke TOOL revokes one"),
+        ),
         // Arguments wrong.
         ("/switch", invalid("/switch needs ID: /switch ID")),
         ("/export  ", invalid("/export needs FILE: /export FILE")),

@@ -5,13 +5,16 @@
 //! saving each turn); a session started here records the project, agent and model; `/agent`
 //! and `/model` reach the new model first and keep the old one when that fails, then go on
 //! with the same session (its id, history, token calibration and automatic compression)
-//! from the next message; every session gets fresh tools (an "always" approval lasts for
-//! one session) and the project's rules; `/tokens` and `/compress` are the session's own
+//! from the next message; every session gets fresh tools and the project's rules, and an
+//! "always" approval lasts for the session, for that tool, whatever rebuilds its tools
+//! (`/agent`, `/model`, `/compress`, `/undo`; not `/new` or `/switch`, which change the
+//! session), listed and revoked through [`Conversation::approvals`]; `/tokens` and `/compress` are the session's own
 //! ([`Session::token_use`], [`SessionManager::compress`]), and every session the chat is on
 //! tells the chat's compression callback when it continues in a compressed session.
 
 use std::path::PathBuf;
 
+use qore_client::tool_loop::SessionApprovals;
 use qore_client::CancellationToken;
 use qore_core::{ErrorInfo, History, Message, Usage};
 use qore_session::auto_compress::OnCompressed;
@@ -41,6 +44,8 @@ pub struct Conversation {
     target: Target,
     session: Session,
     tools: MakeTools,
+    /// The session's "always" approvals, shared by each set of tools it is given.
+    approvals: SessionApprovals,
     /// Told when the session continues in the session it was compressed into.
     on_compressed: OnCompressed,
     /// The usage the provider reported for the last turn.
@@ -58,7 +63,8 @@ impl Conversation {
         on_compressed: OnCompressed,
     ) -> Result<Conversation, ErrorInfo> {
         let target = manager.reach(&spec).await?;
-        let setup = setup(&spec, &target, &tools)?;
+        let approvals = SessionApprovals::default();
+        let setup = setup(&spec, &target, &tools, &approvals)?;
         let new = new_session(&spec, &target);
         let session = manager.start(opening, &new, setup).await.map_err(info)?;
         listen(&session, &on_compressed);
@@ -72,6 +78,7 @@ impl Conversation {
             target,
             session,
             tools,
+            approvals,
             on_compressed,
             last_usage,
         })
@@ -96,11 +103,18 @@ impl Conversation {
         project_dir(&self.spec)
     }
 
+    /// The session's "always" approvals.
+    pub fn approvals(&self) -> &SessionApprovals {
+        &self.approvals
+    }
+
     /// Start a new, empty session with the current model.
     pub async fn start_new(&mut self) -> Result<(), ErrorInfo> {
-        let setup = setup(&self.spec, &self.target, &self.tools)?;
+        let approvals = SessionApprovals::default();
+        let setup = setup(&self.spec, &self.target, &self.tools, &approvals)?;
         let new = new_session(&self.spec, &self.target);
         self.adopt(self.manager.create(&new, setup).await.map_err(info)?);
+        self.approvals = approvals;
         self.last_usage = None;
         Ok(())
     }
@@ -108,8 +122,10 @@ impl Conversation {
     /// Continue the stored session `key` names (id, unique id prefix or name).
     pub async fn switch(&mut self, key: &str) -> Result<SessionInfo, ErrorInfo> {
         let found = self.manager.find(key).await.map_err(info)?;
-        let setup = setup(&self.spec, &self.target, &self.tools)?;
+        let approvals = SessionApprovals::default();
+        let setup = setup(&self.spec, &self.target, &self.tools, &approvals)?;
         self.adopt(self.manager.open(&found.id, setup).await.map_err(info)?);
+        self.approvals = approvals;
         self.last_usage = found.last_usage;
         Ok(found)
     }
@@ -127,7 +143,7 @@ impl Conversation {
             .ok_or_else(|| ErrorInfo::config("no project directory to restore files in"))?;
         let undone = undo_last_turn(store.as_ref(), &id, &project).await;
         let report = undone.map_err(|error| ErrorInfo::config(error.to_string()))?;
-        let setup = setup(&self.spec, &self.target, &self.tools)?;
+        let setup = setup(&self.spec, &self.target, &self.tools, &self.approvals)?;
         self.adopt(self.manager.open(&id, setup).await.map_err(info)?);
         Ok(report)
     }
@@ -168,7 +184,7 @@ impl Conversation {
         }
         spec.model = model;
         let target = self.manager.reach(&spec).await?;
-        let setup = setup(&spec, &target, &self.tools)?;
+        let setup = setup(&spec, &target, &self.tools, &self.approvals)?;
         self.session.set_setup(setup, self.manager.notes()).await;
         let model = target.model.clone();
         (self.spec, self.target) = (spec, target);
@@ -204,14 +220,21 @@ fn listen(session: &Session, on_compressed: &OnCompressed) {
     session.on_compressed(move |done| on_compressed(done));
 }
 
-/// A session's setup: the target, the agent's prompt and the project's rules, fresh tools.
-fn setup(spec: &TargetSpec, target: &Target, tools: &MakeTools) -> Result<SessionSetup, ErrorInfo> {
+/// A session's setup: the target, the agent's prompt and the project's rules, fresh tools
+/// remembering their "always" approvals in `approvals`.
+fn setup(
+    spec: &TargetSpec,
+    target: &Target,
+    tools: &MakeTools,
+    approvals: &SessionApprovals,
+) -> Result<SessionSetup, ErrorInfo> {
     let mut setup = SessionSetup::new(target.clone());
     if let Some(project) = project_dir(spec) {
         setup.layers = Layers::with_project_rules(setup.layers, &project)?;
     }
     setup.tools = tools()?;
-    if let Some(tools) = &setup.tools {
+    if let Some(tools) = &mut setup.tools {
+        tools.policy = std::mem::take(&mut tools.policy).remembering(approvals.clone());
         tools.extend_layers(&mut setup.layers);
     }
     Ok(setup)

@@ -17,7 +17,7 @@ use qore_session::transcript::ExportFormat;
 use qore_session::{Opening, SessionManager, TurnOutcome};
 use serde_json::json;
 
-use super::approve::EditorApprover;
+use super::approve::{self, EditorApprover};
 use super::command::{self, Command, Line};
 use super::conversation::{Conversation, MakeTools};
 use super::input::{Input, Read, Terminal, HISTORY_FILE};
@@ -264,6 +264,8 @@ impl Chat {
             Command::Export(file) => self.export(&file).await,
             Command::Undo => self.undo().await,
             Command::Compress => self.compress().await,
+            Command::Approvals(revoke) => approve::approvals(self.conversation.approvals(), revoke)
+                .map(|(kind, fields, text)| self.say(kind, fields, &text)),
             Command::Exit => Ok(()),
         };
         if let Err(error) = done {

@@ -5,16 +5,18 @@
 //!   and argument pattern match decides (allow or deny);
 //! - then decisions remembered for this session ("allow this tool for the rest of the
 //!   session"); their scope is explicit in [`ApprovalDecision`], nothing is remembered
-//!   silently;
+//!   silently; they live in [`SessionApprovals`], which every policy of one session shares
+//!   (a front end that rebuilds the tools keeps them), and can be listed and revoked;
 //! - then the mode: `auto` runs everything; `read-only` refuses destructive tools with a
 //!   result that says why; `confirm` runs read-only tools and asks an [`Approver`] for the
 //!   destructive ones;
 //! - a denial becomes an error result telling the model the user declined, so it moves on
 //!   instead of asking again.
 
-use std::collections::HashSet;
+use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 
 use regex::Regex;
 use serde_json::Value;
@@ -124,12 +126,42 @@ pub enum Verdict {
     Ask,
 }
 
+/// The tools the user allowed for the rest of a session ("always"); clones share them.
+#[derive(Debug, Clone, Default)]
+pub struct SessionApprovals(Arc<Mutex<BTreeSet<String>>>);
+
+impl SessionApprovals {
+    fn tools(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The allowed tools, by name.
+    pub fn list(&self) -> Vec<String> {
+        self.tools().iter().cloned().collect()
+    }
+
+    /// Forget the approval of `tool`; whether there was one.
+    pub fn revoke(&self, tool: &str) -> bool {
+        self.tools().remove(tool)
+    }
+
+    fn allows(&self, tool: &str) -> bool {
+        self.tools().contains(tool)
+    }
+
+    fn allow(&self, tool: &str) {
+        self.tools().insert(tool.to_owned());
+    }
+}
+
 /// Mode, rules and what this session remembered.
 #[derive(Debug, Clone, Default)]
 pub struct ApprovalPolicy {
     pub mode: ApprovalMode,
     pub rules: Vec<ApprovalRule>,
-    allowed_for_session: HashSet<String>,
+    allowed_for_session: SessionApprovals,
 }
 
 impl ApprovalPolicy {
@@ -143,6 +175,18 @@ impl ApprovalPolicy {
     pub fn with_rule(mut self, rule: ApprovalRule) -> Self {
         self.rules.push(rule);
         self
+    }
+
+    /// The same policy remembering its "always" answers in `approvals` (shared with the
+    /// session's other policies) instead of its own.
+    pub fn remembering(mut self, approvals: SessionApprovals) -> Self {
+        self.allowed_for_session = approvals;
+        self
+    }
+
+    /// Where this policy remembers its "always" answers.
+    pub fn session_approvals(&self) -> &SessionApprovals {
+        &self.allowed_for_session
     }
 
     /// Decide a call of `tool` (whose `destructive` flag is given) with `arguments`.
@@ -161,7 +205,7 @@ impl ApprovalPolicy {
                 ))
             };
         }
-        if !destructive || self.allowed_for_session.contains(tool) {
+        if !destructive || self.allowed_for_session.allows(tool) {
             return Verdict::Run;
         }
         match self.mode {
@@ -179,7 +223,7 @@ impl ApprovalPolicy {
         match decision {
             ApprovalDecision::AllowOnce => Ok(()),
             ApprovalDecision::AllowSession => {
-                self.allowed_for_session.insert(tool.to_owned());
+                self.allowed_for_session.allow(tool);
                 Ok(())
             }
             ApprovalDecision::Deny { reason } => Err(match reason.as_deref().map(str::trim) {
@@ -263,6 +307,14 @@ mod tests {
         assert_eq!(policy.apply("w", &ApprovalDecision::AllowSession), Ok(()));
         assert_eq!(policy.verdict("w", true, &args), Verdict::Run);
         assert_eq!(policy.verdict("other", true, &args), Verdict::Ask);
+        // Another policy of the same session shares the answer, and a revocation.
+        let rebuilt = ApprovalPolicy::new(ApprovalMode::Confirm)
+            .remembering(policy.session_approvals().clone());
+        assert_eq!(rebuilt.verdict("w", true, &args), Verdict::Run);
+        assert_eq!(rebuilt.session_approvals().list(), ["w"]);
+        assert!(rebuilt.session_approvals().revoke("w"));
+        assert!(!rebuilt.session_approvals().revoke("w"));
+        assert_eq!(policy.verdict("w", true, &args), Verdict::Ask);
         let denied = policy
             .apply(
                 "x",

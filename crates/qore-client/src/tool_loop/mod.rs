@@ -14,7 +14,7 @@ mod text_turn;
 
 pub use approval::{
     ApprovalDecision, ApprovalMode, ApprovalPolicy, ApprovalRequest, ApprovalRule, Approver,
-    ArgumentMatch, Verdict,
+    ArgumentMatch, SessionApprovals, Verdict,
 };
 pub use execute::{run_calls, CallReport, RoundResults, ToolCall};
 pub use outcome::{from_stream, LoopStop, TurnOutcome};

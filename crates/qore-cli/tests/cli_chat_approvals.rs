@@ -1,0 +1,76 @@
+//! `qore chat` approvals, scripted through stdin (`--json`, `--tools confirm`): the real
+//! binary, a real store, a loopback server replaying tool calls. An "always" answer holds
+//! for the session's later turns across `/model` and `/undo` (which rebuild its tools), and
+//! `/approvals` lists it and revokes it, after which the tool is asked about again.
+
+mod common;
+
+use common::chat::{of_type, Dirs};
+use common::live::run_with_stdin;
+use common::turns::{answer, turn};
+use qore_testkit::ReplayServer;
+use serde_json::json;
+
+#[tokio::test]
+async fn an_always_approval_lasts_for_the_session_until_revoked() {
+    let write = |file: &str| json!({"path": file, "content": "x"});
+    let server = ReplayServer::start(vec![
+        turn("", &[("call_a", "write_file", write("a.txt"))]),
+        answer("Wrote a."),
+        turn("", &[("call_b", "write_file", write("b.txt"))]),
+        answer("Wrote b."),
+        turn("", &[("call_c", "write_file", write("c.txt"))]),
+        answer("Wrote c."),
+        turn("", &[("call_d", "write_file", write("d.txt"))]),
+        answer("Did not write d."),
+    ])
+    .await
+    .expect("server");
+    let dirs = Dirs::new();
+    let url = format!("{}/v1", server.url());
+    let input = [
+        "Write a.",
+        r#"{"id": "call_a", "decision": "allow_session"}"#,
+        "/model other-model",
+        "Write b.",
+        "/undo",
+        "Write c.",
+        "/approvals",
+        "/approvals revoke write_file",
+        "/approvals revoke write_file",
+        "Write d.",
+        r#"{"id": "call_d", "decision": "deny"}"#,
+        "/approvals",
+    ]
+    .join("\n")
+        + "\n";
+    let run = run_with_stdin(dirs.chat(&url, &["--json", "--tools", "confirm"]), &input).await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let lines = run.json_lines();
+    // Asked about a, then not about b (after /model) nor c (after /undo), then about d.
+    let asked: Vec<&str> = (of_type(&lines, "approval_request").iter())
+        .filter_map(|l| l["id"].as_str())
+        .collect();
+    assert_eq!(asked, ["call_a", "call_d"], "{run:?}");
+    let listed: Vec<_> = (of_type(&lines, "approvals").iter())
+        .map(|l| l["tools"].clone())
+        .collect();
+    assert_eq!(listed, [json!(["write_file"]), json!([])], "{run:?}");
+    assert_eq!(of_type(&lines, "revoked").len(), 1, "{run:?}");
+    assert!(
+        run.stderr.contains("write_file is not allowed always"),
+        "the second revoke: {}",
+        run.stderr
+    );
+    let exists = |file: &str| dirs.project.path().join(file).exists();
+    // b was written, then undone; d was denied.
+    let files = [
+        ("a.txt", true),
+        ("b.txt", false),
+        ("c.txt", true),
+        ("d.txt", false),
+    ];
+    for (file, there) in files {
+        assert_eq!(exists(file), there, "{file}: {run:?}");
+    }
+}
