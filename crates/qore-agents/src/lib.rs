@@ -23,7 +23,7 @@ pub mod error;
 pub mod fuzz_targets;
 pub mod json_commas;
 pub mod native_fragments;
-mod os_keyring;
+pub mod os_keyring;
 pub mod overrides;
 pub mod partials;
 pub mod profile;

@@ -1,4 +1,4 @@
-//! Reading an API key from the operating system's keyring.
+//! Reading, storing and removing an API key in the operating system's keyring.
 //!
 //! Promises:
 //! - on Linux the key is read from the Secret Service (GNOME Keyring, KWallet, KeePassXC:
@@ -8,11 +8,87 @@
 //!   there says that the Secret Service was unreachable, why, and what to use instead;
 //! - elsewhere the platform's store is read (macOS Keychain, Windows Credential Manager);
 //! - a miss is an `Err` naming the entry (`service/user`) and the store, never a key, and
-//!   never a panic; a found key is trimmed of surrounding whitespace.
+//!   never a panic; a found key is trimmed of surrounding whitespace;
+//! - [`write`] stores a key (trimmed; an empty one is refused) and [`remove`] deletes one in
+//!   the same store [`read`] reads first: the Secret Service, else (Linux, unreachable) the
+//!   kernel keyring; each says which store it used ([`Keyring`]).
 
 /// What to do instead when no keyring holds the key.
 const INSTEAD: &str = "store the key with your keyring tool, or give api_key_env or \
                        api_key_file in the provider file instead";
+
+/// The store a key was written to or removed from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keyring {
+    /// The Secret Service (Linux), Keychain (macOS), Credential Manager (Windows).
+    Platform,
+    /// Linux's kernel keyring: the Secret Service was unreachable.
+    Kernel,
+}
+
+impl Keyring {
+    /// Where the key is, for a human.
+    pub fn describe(self) -> &'static str {
+        match (self, cfg!(target_os = "linux")) {
+            (Keyring::Platform, true) => "the Secret Service",
+            (Keyring::Platform, false) => "the system keyring",
+            (Keyring::Kernel, _) => {
+                "the kernel keyring (the Secret Service is unreachable; it lasts until logout \
+                 or reboot)"
+            }
+        }
+    }
+}
+
+/// Store `key` (trimmed) under `service`/`user`, replacing any key there.
+pub fn write(service: &str, user: &str, key: &str) -> Result<Keyring, String> {
+    let key = key.trim();
+    if key.is_empty() {
+        return Err("the key is empty: nothing was stored".to_owned());
+    }
+    on_entry(service, user, |entry| entry.set_password(key))
+}
+
+/// Delete the key stored under `service`/`user`.
+pub fn remove(service: &str, user: &str) -> Result<Keyring, String> {
+    on_entry(service, user, keyring::Entry::delete_credential)
+}
+
+/// Run `op` on the platform's entry, else (Linux, Secret Service unreachable) the kernel
+/// keyring's.
+fn on_entry(
+    service: &str,
+    user: &str,
+    op: impl Fn(&keyring::Entry) -> keyring::Result<()>,
+) -> Result<Keyring, String> {
+    let entry = format!("keyring entry {service}/{user}");
+    let failed = |err: &keyring::Error| match err {
+        keyring::Error::NoEntry => format!("{entry} does not exist"),
+        err => format!("{entry}: {}", one_line(err)),
+    };
+    match keyring::Entry::new(service, user).and_then(|e| op(&e)) {
+        Ok(()) => Ok(Keyring::Platform),
+        #[cfg(target_os = "linux")]
+        Err(
+            unreachable @ (keyring::Error::PlatformFailure(_) | keyring::Error::NoStorageAccess(_)),
+        ) => match kernel_entry(service, user).and_then(|e| op(&e)) {
+            Ok(()) => Ok(Keyring::Kernel),
+            Err(err) => Err(format!(
+                "{}; the Secret Service is unreachable ({})",
+                failed(&err),
+                one_line(&unreachable)
+            )),
+        },
+        Err(err) => Err(failed(&err)),
+    }
+}
+
+/// The kernel keyring's entry for `service`/`user`.
+#[cfg(target_os = "linux")]
+fn kernel_entry(service: &str, user: &str) -> keyring::Result<keyring::Entry> {
+    keyring::keyutils::KeyutilsCredential::new_with_target(None, service, user)
+        .map(|c| keyring::Entry::new_with_credential(Box::new(c)))
+}
 
 /// The key stored under `service`/`user`, or why it could not be read.
 pub fn read(service: &str, user: &str) -> Result<String, String> {
@@ -45,9 +121,7 @@ fn fallback(
 ) -> Result<String, String> {
     #[cfg(target_os = "linux")]
     {
-        let kernel = keyring::keyutils::KeyutilsCredential::new_with_target(None, service, user)
-            .map(|c| keyring::Entry::new_with_credential(Box::new(c)))
-            .and_then(|e| e.get_password());
+        let kernel = kernel_entry(service, user).and_then(|e| e.get_password());
         match kernel {
             Ok(key) => found(key, entry),
             Err(err) => Err(format!(
@@ -93,24 +167,26 @@ mod tests {
         }
     }
 
-    /// Without D-Bus, a key put in the kernel keyring (where `keyctl` or the keyring crate
-    /// stores it) is found there. Skipped where the kernel keyring is not available either.
+    /// Without D-Bus, `write` and `remove` use the kernel keyring (where `keyctl` or the
+    /// keyring crate stores a key), where `read` finds the key. Skipped where the kernel keyring is not available either.
     #[cfg(target_os = "linux")]
     #[test]
-    fn without_d_bus_the_kernel_keyring_answers() {
+    fn without_d_bus_a_key_is_written_and_removed_in_the_kernel_keyring() {
         if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some() {
             return;
         }
-        let service = format!("qore-test-kernel-{}", std::process::id());
-        let stored = keyring::keyutils::KeyutilsCredential::new_with_target(None, &service, "u")
-            .map(|c| keyring::Entry::new_with_credential(Box::new(c)))
-            .and_then(|entry| entry.set_password(" sk-kernel\n").map(|()| entry));
-        let entry = match stored {
-            Ok(entry) => entry,
+        let service = format!("qore-test-write-{}", std::process::id());
+        let written = match super::write(&service, "u", " sk-written\n") {
+            Ok(written) => written,
             Err(err) => return eprintln!("skipped: no kernel keyring here ({err})"),
         };
-        let read = super::read(&service, "u");
-        let _ = entry.delete_credential();
-        assert_eq!(read.as_deref(), Ok("sk-kernel"));
+        assert_eq!(written, super::Keyring::Kernel);
+        assert_eq!(super::read(&service, "u").as_deref(), Ok("sk-written"));
+        assert_eq!(super::remove(&service, "u"), Ok(super::Keyring::Kernel));
+        assert!(super::read(&service, "u").is_err());
+        let again = super::remove(&service, "u").unwrap_err();
+        assert!(again.contains("does not exist"), "{again}");
+        let empty = super::write(&service, "u", " \n").unwrap_err();
+        assert!(empty.contains("empty"), "{empty}");
     }
 }

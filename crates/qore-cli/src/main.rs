@@ -17,6 +17,7 @@ mod lsp;
 mod mcp;
 mod output;
 mod prompt;
+mod providers;
 mod refactor;
 mod run;
 mod serve;
@@ -82,7 +83,7 @@ enum Command {
     /// Provider instances: built-in vendors and the config dir's providers/.
     Providers {
         #[command(subcommand)]
-        command: agents::ProvidersCommand,
+        command: providers::ProvidersCommand,
     },
     /// The config dir (QORE_CONFIG_DIR, else $XDG_CONFIG_HOME/qore or ~/.config/qore).
     Config {
@@ -327,7 +328,7 @@ async fn main() -> ExitCode {
         Command::Models(args) => connect::models(args).await,
         Command::Local { action } => connect::local(action).await,
         Command::Agents { command } => agents::agents(command),
-        Command::Providers { command } => agents::providers(command).await,
+        Command::Providers { command } => providers::run(command).await,
         Command::Config {
             command: ConfigCommand::Init,
         } => agents::config_init(),

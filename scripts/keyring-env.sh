@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# What the Secret Service test of `qore providers set-key` needs: Debian's `dbus`
+# (dbus-run-session, a private session bus) and `gnome-keyring` (gnome-keyring-daemon, a
+# real Secret Service on that bus).
+#
+#   keyring-env.sh install   apt-get install what is missing (idempotent: nothing to do when
+#                            both are there); prints nothing on stdout
+#   keyring-env.sh check     exit 0 when both are installed, else name what is missing
+#
+# Used by .ci/run; crates/qore-cli/tests/cli_providers_keyring.rs runs where both are, and
+# says why it is skipped where they are not.
+set -euo pipefail
+
+NAME=keyring-env
+say() { echo "$NAME: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+have() { command -v dbus-run-session >/dev/null 2>&1 && command -v gnome-keyring-daemon >/dev/null 2>&1; }
+
+cmd_install() {
+  have && return 0
+  command -v apt-get >/dev/null || die "no dbus-run-session or gnome-keyring-daemon, and no apt-get to install them"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  local packages="dbus dbus-daemon gnome-keyring"
+  say "installing Debian's $packages"
+  # shellcheck disable=SC2086
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $packages >&2 \
+    || { $sudo apt-get update -q >&2 && \
+         $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $packages >&2; } \
+    || die "apt-get install $packages failed"
+  have || die "installed, but dbus-run-session or gnome-keyring-daemon is not on PATH"
+}
+
+cmd_check() {
+  local missing=""
+  command -v dbus-run-session >/dev/null 2>&1 || missing="$missing dbus-run-session"
+  command -v gnome-keyring-daemon >/dev/null 2>&1 || missing="$missing gnome-keyring-daemon"
+  [ -z "$missing" ] || die "missing:$missing (run: bash scripts/keyring-env.sh install)"
+}
+
+case "${1:-}" in
+  install) cmd_install ;;
+  check) cmd_check ;;
+  *) sed -n '2,11p' "$0" >&2; exit 2 ;;
+esac
