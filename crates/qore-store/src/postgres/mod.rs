@@ -14,8 +14,9 @@
 //!   writes that need no decision in between are one statement or one pipelined round trip
 //!   (`conn`);
 //! - `updated_at` comes from the one-row table `store_clock`, bumped under its row lock to
-//!   `greatest(last + 1, now)` in each write's own statement, so it strictly increases across
-//!   every process writing to the database;
+//!   `greatest(last + 1, now)` in a short transaction of its own that waits for no disk
+//!   (`clock`), so it strictly increases across every process writing to the database
+//!   without making their writes wait for each other's fsyncs;
 //! - [`Store::counters`](crate::Store::counters) counts statements sent and transactions
 //!   committed, atomically, across the store's clones.
 
@@ -28,6 +29,7 @@ macro_rules! now_ms {
 }
 
 mod api;
+mod clock;
 mod config;
 mod conn;
 mod copy;

@@ -1,10 +1,11 @@
 //! Writing sessions and turns on PostgreSQL.
 //!
 //! Promises (the same as SQLite's, `sqlite::sessions`):
-//! - a turn is checked ([`TurnRecord::checked_messages`]) before anything is sent, then
-//!   written by ONE statement (its own transaction): the store clock, the session's
-//!   `updated_at` and title, the turn, all its messages and file changes. One round trip
-//!   once the statement is prepared. Two turns appended to one session at once both land,
+//! - a turn is checked ([`TurnRecord::checked_messages`]) before anything is sent; its
+//!   `updated_at` is ticked from the store clock (`clock`: one round trip, a transaction of
+//!   its own that waits for no disk), then the turn is written by ONE statement (its own
+//!   transaction): the session's `updated_at` and title, the turn, all its messages and file
+//!   changes. Two round trips once the statements are prepared. Two turns appended to one session at once both land,
 //!   with consecutive `seq`s: the later one, finding its `seq` taken, is sent again;
 //! - an import is one pipelined transaction (`BEGIN`, the session, each turn, `COMMIT`):
 //!   one round trip, wholly there or wholly absent;
@@ -19,6 +20,7 @@ use crate::sessions::{checked_name, checked_session, ImportRow};
 use crate::turn::title_of;
 use crate::{NewSession, SessionImport, StoreError, TurnId, TurnRecord};
 
+use super::clock::tick;
 use super::conn::{pipeline, Conn, Step};
 use super::errors::violated;
 use super::PgStore;
@@ -40,15 +42,13 @@ SELECT id FROM t"
     };
 }
 
-/// Append a turn to session `$1` as its next: bump the clock, touch the session.
+/// Append a turn to session `$1` as its next, touching the session with the ticked
+/// `updated_at` `$2` (never moving it back: a concurrent append may have ticked later).
 const APPEND: &str = concat!(
-    "WITH clock AS (
-    UPDATE store_clock SET last = greatest(last + 1, $2::bigint)
-    WHERE EXISTS (SELECT 1 FROM sessions WHERE id = $1::text)
-    RETURNING last
-), s AS (
-    UPDATE sessions SET updated_at = clock.last, title = coalesce(sessions.title, $3::text)
-    FROM clock WHERE sessions.id = $1::text
+    "WITH s AS (
+    UPDATE sessions SET updated_at = greatest(sessions.updated_at, $2::bigint),
+                        title = coalesce(sessions.title, $3::text)
+    WHERE sessions.id = $1::text
     RETURNING sessions.id
 ), t AS (
     INSERT INTO turns (session_id, seq, started_at, finished_at, model, agent, usage, status,
@@ -73,19 +73,17 @@ pub(super) const INSERT_TURN: &str = concat!(
     turn_parts!()
 );
 
+/// A new session; `$8` is its ticked `updated_at`.
 const CREATE: &str = "
-WITH clock AS (UPDATE store_clock SET last = greatest(last + 1, $6::bigint) RETURNING last)
 INSERT INTO sessions (id, name, project_dir, agent, model, created_at, updated_at, parent_id)
-SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::bigint, clock.last, $7::text
-FROM clock";
+VALUES ($1::text, $2::text, $3::text, $4::text, $5::text, $6::bigint, $8::bigint, $7::text)";
 
+/// An imported session; `$8` is its ticked `updated_at`.
 const IMPORT: &str = "
-WITH clock AS (UPDATE store_clock SET last = greatest(last + 1, $8::bigint) RETURNING last)
 INSERT INTO sessions (id, name, title, project_dir, agent, model, created_at, updated_at,
                       parent_id)
-SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::bigint, clock.last,
-       (SELECT id FROM sessions WHERE id = $9::text)
-FROM clock";
+SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::bigint, $8::bigint,
+       (SELECT id FROM sessions WHERE id = $9::text)";
 
 /// How often an append is sent: each retry follows another append to the same session that
 /// committed first, so an append fails this way only with more than this many appending to
@@ -160,7 +158,8 @@ pub(super) async fn create_session(
     let now = millis(SystemTime::now());
     let conn = store.conn(DOING).await?;
     let statement = conn.prepare(DOING, CREATE).await?;
-    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] = [
+    let updated = tick(&conn, DOING, now).await?;
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] = [
         &id,
         &name,
         &project,
@@ -168,6 +167,7 @@ pub(super) async fn create_session(
         &new.model,
         &now,
         &new.parent_id,
+        &updated,
     ];
     (conn.execute(&statement, &params).await).map_err(session_error(
         &conn,
@@ -191,10 +191,10 @@ pub(super) async fn append_turn(
     let statement = conn.prepare(DOING, APPEND).await?;
     let mut tries = 0;
     loop {
-        let now = millis(SystemTime::now());
+        let updated = tick(&conn, DOING, millis(SystemTime::now())).await?;
         let params: [&(dyn tokio_postgres::types::ToSql + Sync); 15] = [
             &session,
-            &now,
+            &updated,
             &title,
             &p.started,
             &p.finished,
@@ -238,6 +238,7 @@ pub(super) async fn import_session(
     let conn = store.conn(DOING).await?;
     let session_statement = conn.prepare(DOING, IMPORT).await?;
     let turn_statement = conn.prepare(DOING, INSERT_TURN).await?;
+    let updated = tick(&conn, DOING, row.now).await?;
     let session_params: [&(dyn tokio_postgres::types::ToSql + Sync); 9] = [
         &row.id,
         &row.name,
@@ -246,7 +247,7 @@ pub(super) async fn import_session(
         &new.agent,
         &new.model,
         &row.created,
-        &row.now,
+        &updated,
         &new.parent_id,
     ];
     let seqs: Vec<i64> = (1..=turns.len() as i64).collect();
