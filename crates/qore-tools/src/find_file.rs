@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::util::cancelled;
-use crate::{clamp_limit, spec, Sandbox, ToolOptions};
+use crate::{clamp_limit, spec, NotADir, Sandbox, ToolOptions, Walked};
 
 const NAME: &str = "find_file";
 
@@ -125,25 +125,31 @@ fn find(
         Err(e) => return ToolOutput::error(e),
     };
     let against_path = pattern_text.contains('/');
-    let dir = match sandbox.resolve(args.path.as_deref().unwrap_or(".")) {
+    let dir = match sandbox.walk_dir(args.path.as_deref().unwrap_or(".")) {
         Ok(dir) => dir,
-        Err(e) => return ToolOutput::error(e.to_string()),
+        Err(NotADir::Refused(why)) => return ToolOutput::error(why),
+        Err(NotADir::Other(rel)) => {
+            return ToolOutput::error(format!(
+                "`{rel}` is not a directory; give a directory to search in"
+            ))
+        }
+        Err(NotADir::Missing(rel)) => {
+            return ToolOutput::error(format!(
+                "`{rel}` does not exist; give a directory to search in"
+            ))
+        }
     };
-    if !dir.is_dir() {
-        return ToolOutput::error(format!(
-            "`{}` is not a directory; give a directory to search in",
-            sandbox.relative(&dir)
-        ));
-    }
     let limit = clamp_limit(args.limit, options.find_limit);
 
     let mut found = Vec::new();
     let mut more = 0usize;
-    for entry in sandbox.walk(&dir, None).flatten() {
-        if cancel.is_cancelled() {
-            return cancelled();
-        }
-        if !entry.file_type().is_some_and(|t| t.is_file()) || !entry.path().starts_with(&dir) {
+    for walked in sandbox.entries(&dir, None, cancel) {
+        let entry = match walked {
+            Walked::Entry(entry) => entry,
+            Walked::Unreadable => continue,
+            Walked::Cancelled => return cancelled(),
+        };
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
         let rel = sandbox.relative(entry.path());

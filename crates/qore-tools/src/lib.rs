@@ -33,6 +33,7 @@ mod sandbox;
 mod search;
 mod todo;
 mod util;
+mod walk;
 mod write_file;
 
 use std::sync::Arc;
@@ -52,6 +53,7 @@ pub use run_command::{
 pub use sandbox::{Sandbox, SandboxError, QOREIGNORE};
 pub use search::Search;
 pub use todo::{Todo, TodoItem};
+pub use walk::{NotADir, Walked};
 pub use write_file::{CreateFile, WriteFile};
 
 use qore_core::Tool;

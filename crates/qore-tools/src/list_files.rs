@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::util::cancelled;
-use crate::{clamp_limit, spec, Sandbox, ToolOptions};
+use crate::{clamp_limit, spec, NotADir, Sandbox, ToolOptions, Walked};
 
 const NAME: &str = "list_files";
 
@@ -89,25 +89,21 @@ fn list(
     args: Args,
     cancel: &CancellationToken,
 ) -> ToolOutput {
-    let requested = args.path.as_deref().unwrap_or(".");
-    let dir = match sandbox.resolve(requested) {
+    let dir = match sandbox.walk_dir(args.path.as_deref().unwrap_or(".")) {
         Ok(dir) => dir,
-        Err(e) => return ToolOutput::error(e.to_string()),
-    };
-    let rel = sandbox.relative(&dir);
-    match sandbox.metadata(&dir) {
-        Ok(meta) if meta.is_dir() => {}
-        Ok(_) => {
+        Err(NotADir::Refused(why)) => return ToolOutput::error(why),
+        Err(NotADir::Other(rel)) => {
             return ToolOutput::error(format!(
                 "`{rel}` is a file, not a directory; use read_file to read it"
             ))
         }
-        Err(_) => {
+        Err(NotADir::Missing(rel)) => {
             return ToolOutput::error(format!(
                 "`{rel}` does not exist; list its parent directory or use find_file"
             ))
         }
-    }
+    };
+    let rel = sandbox.relative(&dir);
     if args.max_depth == Some(0) {
         return ToolOutput::error("max_depth must be at least 1");
     }
@@ -121,21 +117,16 @@ fn list(
     let mut shown = Vec::new();
     let mut more = 0usize;
     let mut unreadable = 0usize;
-    for entry in sandbox.walk(&dir, depth) {
-        if cancel.is_cancelled() {
-            return cancelled();
-        }
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(_) => {
+    for walked in sandbox.entries(&dir, depth, cancel) {
+        let entry = match walked {
+            Walked::Entry(entry) => entry,
+            Walked::Unreadable => {
                 unreadable += 1;
                 continue;
             }
+            Walked::Cancelled => return cancelled(),
         };
         let path = entry.path();
-        if path == dir || !path.starts_with(&dir) {
-            continue;
-        }
         if shown.len() >= limit {
             more += 1;
             continue;

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::util::{cancelled, cap_line, human_bytes, looks_binary};
-use crate::{clamp_limit, spec, Sandbox, ToolOptions};
+use crate::{clamp_limit, spec, Sandbox, ToolOptions, Walked};
 
 const NAME: &str = "search";
 /// Characters of a matching line shown at most.
@@ -182,16 +182,17 @@ fn search(
             }
         }
         Ok(_) => {
-            for entry in sandbox.walk(&target, None) {
-                if cancel.is_cancelled() {
-                    return cancelled();
-                }
-                let Ok(entry) = entry else {
-                    hits.unreadable += 1;
-                    continue;
+            for walked in sandbox.entries(&target, None, cancel) {
+                let entry = match walked {
+                    Walked::Entry(entry) => entry,
+                    Walked::Unreadable => {
+                        hits.unreadable += 1;
+                        continue;
+                    }
+                    Walked::Cancelled => return cancelled(),
                 };
                 let path = entry.path();
-                if !entry.file_type().is_some_and(|t| t.is_file()) || !path.starts_with(&target) {
+                if !entry.file_type().is_some_and(|t| t.is_file()) {
                     continue;
                 }
                 let file_rel = sandbox.relative(path);

@@ -315,3 +315,33 @@ async fn read_file_errors() {
     // A NUL past the first 8 KiB does not make a file binary.
     p.ok("read_file", json!({"path": "late.txt"})).await;
 }
+
+/// `list_files`, `find_file` and `search` walk through one walk: the directory they are
+/// given is judged the same way, and what they see below it too.
+#[tokio::test]
+async fn the_walking_tools_share_one_walk() {
+    let p = Project::new();
+    p.write("f.txt", "needle\n");
+    p.write("d/g.txt", "needle\n");
+    p.write(".gitignore", "d/hidden.txt\n");
+    p.write("d/hidden.txt", "needle\n");
+    let walking: [(&str, serde_json::Value); 3] = [
+        ("list_files", json!({"recursive": true})),
+        ("find_file", json!({"pattern": "txt"})),
+        ("search", json!({"pattern": "needle"})),
+    ];
+    for (tool, args) in &walking {
+        let with = |path: &str| {
+            let mut args = args.clone();
+            args["path"] = json!(path);
+            args
+        };
+        let msg = p.err(tool, with("missing")).await;
+        assert!(msg.contains("`missing` does not exist"), "{tool}: {msg}");
+        let msg = p.err(tool, with("../out")).await;
+        assert!(msg.contains("outside the project root"), "{tool}: {msg}");
+        let seen = p.ok(tool, with("d")).await;
+        assert!(seen.contains("d/g.txt"), "{tool}: {seen}");
+        assert!(!seen.contains("hidden"), "{tool}: {seen}");
+    }
+}
