@@ -54,17 +54,6 @@ pub enum ToolProtocol {
     Text,
 }
 
-impl ToolProtocol {
-    /// The protocol for a model: text when its listing says it has no tool calling, native
-    /// otherwise (also when nothing is known).
-    pub fn for_model(capabilities: &crate::ModelCapabilities) -> Self {
-        match capabilities.tools {
-            Some(false) => ToolProtocol::Text,
-            _ => ToolProtocol::Native,
-        }
-    }
-}
-
 /// Limits of one run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LoopConfig {
