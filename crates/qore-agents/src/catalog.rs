@@ -24,7 +24,7 @@ use crate::error::{AgentError, Warning};
 use crate::profile::{
     CacheBreakpoint, CacheTtl, Fields, MatchRules, ProfileFile, ToolProtocolSetting,
 };
-use crate::provider_names::name_key;
+use crate::provider_names::{name_key, only_loose_match};
 
 /// The deepest `extends` chain allowed.
 pub const MAX_DEPTH: usize = 32;
@@ -286,18 +286,13 @@ fn resolve(file: &ProfileFile, files: &Files) -> Result<Resolved, AgentError> {
     ))
 }
 
-/// The only entry whose name is loosely `name` ([`name_key`]: `extends = "OpenAI Base Chat"`
-/// finds `openai_base_chat.toml`); `None` when none or several are.
+/// The only entry whose name is loosely `name` ([`only_loose_match`]: `extends = "OpenAI
+/// Base Chat"` finds `openai_base_chat.toml`); `None` when none or several are.
 fn find_loosely<'a, T>(
     entries: impl Iterator<Item = (&'a String, T)>,
     name: &str,
 ) -> Option<(&'a String, T)> {
-    let loose = name_key(name);
-    let mut found = entries.filter(|(n, _)| name_key(n) == loose);
-    match (found.next(), found.next()) {
-        (Some(one), None) => Some(one),
-        _ => None,
-    }
+    only_loose_match(entries, name, |(n, _), loose| name_key(n) == loose)
 }
 
 /// Merge `over` into `base`: tables recursively, everything else replaced.

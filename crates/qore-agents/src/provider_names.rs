@@ -10,11 +10,14 @@
 //!   (service `qore`); an empty reference or an empty part after the prefix is an error;
 //! - [`name_key`] is the loose form names are compared in when no exact name matches:
 //!   lower case, runs of spaces, `_` and `-` as one `_` (`"OpenAI Base Chat"` finds the
-//!   file `openai_base_chat.toml`).
+//!   file `openai_base_chat.toml`); [`only_loose_match`] is the one rule agents and
+//!   providers follow: a loose name finds the only entry having it, none when several do.
+//!
+//! It knows nothing of the modules that use it ([`crate::providers`], [`crate::catalog`]).
 
 use std::path::PathBuf;
 
-use crate::providers::KeySource;
+use serde::Serialize;
 
 /// The seed's `client_api` names and the protocol each one speaks.
 pub const CLIENT_APIS: &[(&str, &str)] = &[
@@ -130,6 +133,20 @@ pub fn protocol_of(client_api: &str) -> Result<&'static str, String> {
         })
 }
 
+/// Where an instance's key comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeySource {
+    /// No key (local servers).
+    None,
+    Env(String),
+    File(PathBuf),
+    Keyring {
+        service: String,
+        user: String,
+    },
+}
+
 /// Where `api_key_ref` says the key is.
 pub fn key_ref(reference: &str) -> Result<KeySource, String> {
     let reference = reference.trim();
@@ -163,6 +180,21 @@ pub fn name_key(name: &str) -> String {
         }
     }
     out
+}
+
+/// The only one of `entries` that `named(entry, loose)` says is loosely called `name`
+/// (`loose` is `name`'s [`name_key`]); `None` when none or several are.
+pub fn only_loose_match<T>(
+    entries: impl IntoIterator<Item = T>,
+    name: &str,
+    named: impl Fn(&T, &str) -> bool,
+) -> Option<T> {
+    let loose = name_key(name);
+    let mut found = entries.into_iter().filter(|e| named(e, &loose));
+    match (found.next(), found.next()) {
+        (Some(one), None) => Some(one),
+        _ => None,
+    }
 }
 
 /// The 1-based line of top-level `key` in the TOML `text`, when it is there.

@@ -12,7 +12,8 @@
 //!   file, the keyring entry), not the key;
 //! - [`Providers::get`] finds an instance by its `name` or an alias (a file's stem, a
 //!   built-in's display name such as `"Claude"`), the user's files before the built-ins,
-//!   else by the loose form of those ([`name_key`]);
+//!   else by the loose form of those ([`name_key`]) when only one instance has it (several:
+//!   none, as for agents, [`only_loose_match`]);
 //! - the built-in instances cover the well-known vendors with their documented base URLs
 //!   and usual variables; Ollama's honours `OLLAMA_HOST` (with or without a scheme).
 //!
@@ -24,24 +25,11 @@ use std::time::Duration;
 
 use qore_client::{ClientConfig, RetryPolicy, Timeouts};
 use qore_core::ErrorInfo;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use crate::error::AgentError;
-use crate::provider_names::{key_line, key_ref, name_key, protocol_of, BUILT_IN};
-
-/// Where an instance's key comes from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum KeySource {
-    /// No key (local servers).
-    None,
-    Env(String),
-    File(PathBuf),
-    Keyring {
-        service: String,
-        user: String,
-    },
-}
+pub use crate::provider_names::KeySource;
+use crate::provider_names::{key_line, key_ref, name_key, only_loose_match, protocol_of, BUILT_IN};
 
 /// One provider instance.
 #[derive(Debug, Clone, PartialEq)]
@@ -319,14 +307,17 @@ impl Providers {
         let built_in = |i: &&ProviderInstance| i.source == Path::new(BUILT_IN_SOURCE);
         let mut user_first: Vec<&ProviderInstance> = self.instances.values().collect();
         user_first.sort_by_key(|i| built_in(i));
-        let loose = name_key(name);
         let matches = |i: &ProviderInstance, test: &dyn Fn(&str) -> bool| {
             test(&i.name) || i.aliases.iter().any(|a| test(a))
         };
         (user_first.iter())
             .find(|i| matches(i, &|n| n == name))
-            .or_else(|| (user_first.iter()).find(|i| matches(i, &|n| name_key(n) == loose)))
             .copied()
+            .or_else(|| {
+                only_loose_match(self.instances.values(), name, |i, loose| {
+                    matches(i, &|n| name_key(n) == loose)
+                })
+            })
     }
 
     pub fn all(&self) -> impl Iterator<Item = &ProviderInstance> {

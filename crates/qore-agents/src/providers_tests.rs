@@ -160,3 +160,29 @@ fn seed_provider_files_load_and_are_found_by_display_name_or_file_name() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_loose_name_finds_a_provider_only_when_one_has_it_as_for_agents() {
+    let dir = std::env::temp_dir().join(format!("qore-loose-providers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |file: &str, name: &str| {
+        let text = format!("name = \"{name}\"\nprotocol = \"openai-chat\"\nurl = \"http://h\"\n");
+        std::fs::write(dir.join(file), text).unwrap();
+    };
+    write("a_b.toml", "a_b");
+    write("a-b.toml", "a-b");
+    write("solo.toml", "Solo Box");
+    let providers = Providers::load(Some(&dir));
+    // (asked, found): exact names first; a loose one only when a single instance has it.
+    let cases = [
+        ("a_b", Some("a_b")),
+        ("a-b", Some("a-b")),
+        ("A B", None),
+        ("solo-box", Some("Solo Box")),
+    ];
+    for (asked, found) in cases {
+        let got = providers.get(asked).map(|p| p.name.as_str());
+        assert_eq!(got, found, "{asked}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
