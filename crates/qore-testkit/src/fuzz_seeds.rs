@@ -4,7 +4,8 @@
 //!
 //! Contract: [`seeds`] returns bodies only (no chunking header), each once, in fixture
 //! order; an unknown target or one seeded elsewhere (`profile`: the bundled profiles, in
-//! `qore-agents`) has none. [`TARGETS`] names every target the `fuzz/` crate builds.
+//! `qore-agents`) has none. [`TARGETS`] names every target the `fuzz/` crate builds (checked
+//! against `fuzz/Cargo.toml` by `tests/fuzz_targets.rs`).
 //! [`run_seeded`] is the short, fixed-seed proptest pass over a target that CI runs.
 
 use std::collections::HashSet;
