@@ -36,6 +36,7 @@ use crate::body_split::{find, reads_history, Fragments, Frame, Split};
 use crate::json_commas::strip_trailing_commas;
 use crate::native_fragments::Dialect;
 use crate::partials::Partials;
+pub use crate::template_text::from_inja;
 
 /// A compiled `[body]`.
 #[derive(Debug)]
@@ -279,26 +280,6 @@ fn node_of(
         }),
         toml::Value::Boolean(b) => Node::Literal(b.to_string()),
     })
-}
-
-/// The inja spellings the seed's profiles use, in minijinja's: `{% else if` is `{% elif`,
-/// `loop.is_last`/`loop.is_first` are `loop.last`/`loop.first`.
-pub fn from_inja(template: &str) -> String {
-    if !template.contains("else if") && !template.contains("loop.is_") {
-        return template.to_owned();
-    }
-    let mut out = template
-        .replace("loop.is_last", "loop.last")
-        .replace("loop.is_first", "loop.first");
-    for open in ["{%", "{%-", "{%+"] {
-        for gap in [" ", ""] {
-            out = out.replace(
-                &format!("{open}{gap}else if "),
-                &format!("{open}{gap}elif "),
-            );
-        }
-    }
-    out
 }
 
 /// `s` as a JSON string (serializing a `&str` cannot fail).

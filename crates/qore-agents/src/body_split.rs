@@ -35,6 +35,7 @@ use regex::Regex;
 use crate::json_commas::{ends_in_a_list, join_pieces, strip_piece, trim_range};
 use crate::native_fragments::{self, Dialect, Input, Marks};
 use crate::partials::Partials;
+use crate::template_text::{cut, from_inja, includes, regex, Cut};
 
 /// Template names of a split, registered in the body's environment.
 #[derive(Debug)]
@@ -63,10 +64,6 @@ pub trait Fragments {
     fn message(&self, index: usize) -> Option<Input<'_>>;
 }
 
-fn regex(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
-    cell.get_or_init(|| Regex::new(pattern).unwrap_or_else(|_| unreachable!("a fixed pattern")))
-}
-
 /// The split of the body string at `key` (inja spellings already read), with its pieces
 /// compiled into `env`; `None` when it does not split (see the module doc).
 pub fn find(
@@ -82,7 +79,7 @@ pub fn find(
         r#"^([^{]*)\{%\s*include\s+['"]([^'"]+)['"]\s*%\}([^{]*)$"#,
     );
     let caps = whole.captures(source)?;
-    let text = crate::body::from_inja(&partials.load(&caps[2]).ok()?);
+    let text = from_inja(&partials.load(&caps[2]).ok()?);
     let Cut { pre, item, post } = cut(&text)?;
     let set = regex(&SET, r"\{%-?\s*set\b");
     let (pre_ok, post_ok) = (!set.is_match(&pre), !set.is_match(&post));
@@ -107,53 +104,6 @@ pub fn find(
         env.add_template_owned(name.clone(), source).ok()?;
     }
     Some(split)
-}
-
-/// A partial cut around its one top-level `{% for msg in ctx.history %}` loop, whitespace
-/// control applied as the whole template would.
-pub(crate) struct Cut {
-    pub pre: String,
-    /// The loop's body: what renders once per message.
-    pub item: String,
-    pub post: String,
-}
-
-/// The cut of a partial's text (inja spellings already read); `None` without exactly one
-/// such loop.
-pub(crate) fn cut(text: &str) -> Option<Cut> {
-    static FOR: OnceLock<Regex> = OnceLock::new();
-    static TAG: OnceLock<Regex> = OnceLock::new();
-    let text = text
-        .strip_suffix('\n')
-        .map_or(text, |t| t.strip_suffix('\r').unwrap_or(t));
-    let start = regex(&FOR, r"\{%(-?)\s*for\s+msg\s+in\s+ctx\.history\s*(-?)%\}");
-    let mut loops = start.captures_iter(text);
-    let open = loops.next()?;
-    if loops.next().is_some() {
-        return None;
-    }
-    let tags = regex(&TAG, r"\{%(-?)\s*(for|endfor)\b[^%]*?(-?)%\}");
-    let (whole_open, body_start) = (open.get(0)?, open.get(0)?.end());
-    let mut depth = 0;
-    let close = tags.captures_iter(&text[body_start..]).find(|t| {
-        depth += if &t[2] == "for" { 1 } else { -1 };
-        depth < 0
-    })?;
-    let close_at = body_start + close.get(0)?.start();
-    let after_at = body_start + close.get(0)?.end();
-    let trim = |s: &str, start: bool, end: bool| {
-        let s = if start { s.trim_start() } else { s };
-        (if end { s.trim_end() } else { s }).to_owned()
-    };
-    Some(Cut {
-        pre: trim(&text[..whole_open.start()], false, &open[1] == "-"),
-        item: trim(
-            &text[body_start..close_at],
-            &open[2] == "-",
-            &close[1] == "-",
-        ),
-        post: trim(&text[after_at..], &close[3] == "-", false),
-    })
 }
 
 /// Whether a loop body (and what it includes) reads only its message, `ctx` without its
@@ -185,15 +135,6 @@ pub fn reads_history(text: &str, partials: &Partials) -> bool {
 fn computed_include(text: &str) -> bool {
     static COMPUTED: OnceLock<Regex> = OnceLock::new();
     regex(&COMPUTED, r#"\{%-?\s*include\s+[^'"\s]"#).is_match(text)
-}
-
-/// The names of the partials `text` includes by a literal name.
-pub(crate) fn includes(text: &str) -> Vec<&str> {
-    static INCLUDE: OnceLock<Regex> = OnceLock::new();
-    let include = regex(&INCLUDE, r#"\{%-?\s*include\s+['"]([^'"]+)['"]"#);
-    (include.captures_iter(text))
-        .filter_map(|c| c.get(1).map(|m| m.as_str()))
-        .collect()
 }
 
 /// Whether `test` holds for `text` or a partial it includes (by a literal name; one that

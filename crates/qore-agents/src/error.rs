@@ -1,5 +1,6 @@
 //! The crate's errors. Every one names the file it comes from; TOML errors and profile
-//! mistakes add the line (1-based), body errors the `[body]` key path.
+//! mistakes add the line (1-based), body errors the `[body]` key path. It knows nothing of
+//! the modules whose errors these are.
 
 use std::path::PathBuf;
 
@@ -36,9 +37,9 @@ pub enum AgentError {
 impl AgentError {
     /// A TOML error of `file` (whose text is `text`), at its line and column.
     pub fn toml(file: &std::path::Path, text: &str, err: &toml::de::Error) -> AgentError {
-        let (line, column) = err.span().map_or((1, 1), |span| {
-            crate::profile::line_and_column(text, span.start)
-        });
+        let (line, column) = err
+            .span()
+            .map_or((1, 1), |span| line_and_column(text, span.start));
         AgentError::Toml {
             file: file.to_owned(),
             line,
@@ -46,6 +47,18 @@ impl AgentError {
             message: err.message().trim().to_owned(),
         }
     }
+}
+
+/// 1-based line and column (in characters) of byte `offset` of `text`.
+pub fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
 }
 
 /// A warning about a profile that still loads (an unknown key: a typo?).

@@ -36,6 +36,7 @@ pub mod routing;
 pub mod shape;
 mod streams;
 pub mod system_prompt;
+mod template_text;
 pub mod validate;
 
 pub use body::{BodyTemplate, RenderError};

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+pub use crate::error::line_and_column;
 use crate::error::{AgentError, Warning};
 
 /// The top-level keys of a profile.
@@ -238,18 +239,6 @@ fn unknown(path: &Path, line: usize, key: &str, known: &[&str]) -> Warning {
         line,
         message,
     }
-}
-
-/// 1-based line and column (in characters) of byte `offset` of `text`.
-pub fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (line, column)
 }
 
 #[cfg(test)]

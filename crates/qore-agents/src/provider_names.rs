@@ -201,7 +201,7 @@ pub fn only_loose_match<T>(
 pub fn key_line(text: &str, key: &str) -> Option<usize> {
     let doc = toml_edit::ImDocument::parse(text).ok()?;
     let span = doc.as_table().key(key)?.span()?;
-    Some(crate::profile::line_and_column(text, span.start).0)
+    Some(crate::error::line_and_column(text, span.start).0)
 }
 
 #[cfg(test)]

@@ -34,7 +34,6 @@ use crate::context::{CacheSettings, TemplateContext};
 use crate::error::AgentError;
 use crate::partials::Partials;
 use crate::profile::{CacheBreakpoint, CacheTtl};
-use crate::render_cached::Memo;
 
 /// The body `protocol`'s encoder writes for a one-word conversation with `tools` and
 /// `options`: how the wire spells what the session adds (tools, model, request options).
@@ -83,6 +82,9 @@ pub fn cache_settings(agent: &Agent) -> CacheSettings {
             .collect(),
     }
 }
+
+/// One value kept under the key of what it was made from.
+pub type Memo<T> = std::sync::Mutex<Option<(u64, T)>>;
 
 /// A concrete agent bound to its protocol and model.
 pub struct AgentRenderer {

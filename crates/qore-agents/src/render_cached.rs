@@ -8,7 +8,7 @@
 //! keeps only its last tool definitions and template context ([`Memo`]), so nothing grows.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use minijinja::Value as J;
 use qore_client::{EncodeCache, KeyHasher, RequestOptions};
@@ -18,10 +18,7 @@ use crate::body_cached::Finish;
 use crate::body_split::Fragments;
 use crate::context::{entry, last_user, TemplateContext};
 use crate::native_fragments::Input;
-use crate::render::{cache_settings, tool_definitions, AgentRenderer};
-
-/// One value kept under the key of what it was made from.
-pub type Memo<T> = Mutex<Option<(u64, T)>>;
+use crate::render::{cache_settings, tool_definitions, AgentRenderer, Memo};
 
 /// The value `cell` keeps for `key`, else `make`'s, kept.
 fn memo<T: Clone>(cell: &Memo<T>, key: u64, make: impl FnOnce() -> T) -> T {

@@ -27,8 +27,8 @@ use minijinja::Value as J;
 use qore_core::{ContentBlock, ImageData, ImageSource, Message, Role, ToolResultPart};
 use serde_json::Value;
 
-use crate::body_split::{cut, includes};
 use crate::partials::{Partials, BUNDLED};
+use crate::template_text::{cut, from_inja, includes};
 
 /// A wire dialect with a native writer, by the bundled partial it stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,7 +90,7 @@ pub fn dialect_of(item: &str, partials: &Partials) -> Option<Dialect> {
         (PARTIALS.iter())
             .filter_map(|&(dialect, name)| {
                 let (_, text) = BUNDLED.iter().find(|(n, _)| *n == name)?;
-                Some((dialect, cut(&crate::body::from_inja(text))?.item))
+                Some((dialect, cut(&from_inja(text))?.item))
             })
             .collect()
     });

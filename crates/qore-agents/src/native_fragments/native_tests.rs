@@ -11,7 +11,7 @@ use super::*;
 fn a_bundled_partials_item_and_only_it_has_a_writer() {
     let partials = Partials::default();
     for &(dialect, name) in PARTIALS {
-        let text = crate::body::from_inja(&partials.load(name).unwrap());
+        let text = crate::template_text::from_inja(&partials.load(name).unwrap());
         let item = cut(&text).unwrap().item;
         assert_eq!(dialect_of(&item, &partials), Some(dialect), "{name}");
         let edited = item.replacen("}", "} ", 1);
