@@ -12,8 +12,8 @@
 //!   protocol carries it in the body (not Gemini: its model is in the URL), and `tools`
 //!   (the offered definitions in the protocol's dialect) when the profile has
 //!   `enable_tools`; with `enable_tools = false` no tool definition reaches the request;
-//! - Anthropic prompt caching (`cache_prompt` / `cache_breakpoints`, `cache_ttl`): a
-//!   rendered `system` that is a plain string becomes one text block carrying the
+//! - prompt caching (`cache_prompt` / `cache_breakpoints`, `cache_ttl`) on a wire that has
+//!   cache marks ([`Protocol::with_cache_marks`]: Anthropic Messages): a rendered `system` that is a plain string becomes one text block carrying the
 //!   `cache_control` mark, and the added `tools` carry it on the last definition (the
 //!   bundled partials mark what they render themselves);
 //! - a render failure is an `ErrorInfo` of category `Validation` naming the profile file
