@@ -337,14 +337,19 @@ fn done_sentinel() {
 
 #[test]
 fn invalid_utf8_is_replaced_not_dropped() {
+    // (Invalid bytes between a frame's fields, which are valid, leave the fields as they are.)
     let frames = run(&[
         b"event: \xFFx\ndata: a\xC3\n\ndata: \xF0\x9F",
-        b"\x98\x80\n\n",
+        b"\x98\x80\n\nevent: e\nid: \xFF\ndata: b\n\ndata: c\nevent: f\n\n",
     ]);
-    assert_eq!(
-        frames,
-        vec![frame(Some("\u{fffd}x"), "a\u{fffd}"), frame(None, "😀")]
-    );
+    let want = [
+        (Some("\u{fffd}x"), "a\u{fffd}"),
+        (None, "😀"),
+        (Some("e"), "b"),
+    ];
+    let mut want: Vec<Frame> = want.iter().map(|&(e, d)| frame(e, d)).collect();
+    want.push(frame(Some("f"), "c"));
+    assert_eq!(frames, want);
 }
 
 #[test]

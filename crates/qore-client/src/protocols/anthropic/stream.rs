@@ -270,7 +270,12 @@ impl StreamDecoder for MessagesStreamDecoder {
     }
 
     fn frame(&mut self, frame: SseFrame<'_>, out: &mut Out) -> Result<(), ErrorInfo> {
-        if self.complete || self.failed || frame.is_done() || frame.data.trim().is_empty() {
+        // Nearly every frame is a JSON object: only other data can be `[DONE]` or blank.
+        let object = frame.data.starts_with('{');
+        if self.complete
+            || self.failed
+            || (!object && (frame.is_done() || frame.data.trim().is_empty()))
+        {
             return Ok(());
         }
         if !self.serde_only {
