@@ -12,7 +12,12 @@
 //!   message's place): a message that a sanitize pass changed, dropped or moved misses and
 //!   is encoded again, it is never served stale;
 //! - a cache is bound to one encoder (a tag: the protocol and its dialect, or a profile's
-//!   body): asking with another tag empties it first.
+//!   body): asking with another tag empties it first;
+//! - the one exception to hashing: an owner that only appends to its history between two
+//!   requests (a tool loop between its rounds) may vouch for the messages the cache encoded
+//!   last ([`EncodeCache::vouch_unchanged`]); the next encode serves those entries without
+//!   hashing them again, so a round costs what it adds, not the whole history. A vouch lasts
+//!   one encode.
 //!
 //! Hashing walks the blocks with exhaustive patterns: a field added to the model does not
 //! compile here until it is hashed.
@@ -32,6 +37,8 @@ pub struct EncodeCache {
     tag: String,
     entries: Vec<Cached>,
     beside: Vec<Vec<u8>>,
+    /// Leading entries the owner vouched for, for the next encode only.
+    vouched: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -48,6 +55,7 @@ impl EncodeCache {
     /// Start encoding a history of `len` messages with the encoder `tag`: entries of
     /// another encoder are dropped, and so are entries at positions `len` and after.
     pub fn begin(&mut self, tag: &str, len: usize) {
+        self.vouched = 0;
         if self.tag != tag {
             self.tag.clear();
             self.tag.push_str(tag);
@@ -82,6 +90,13 @@ impl EncodeCache {
             }
         }
         Ok(&self.entries[index].bytes)
+    }
+
+    /// The owner vouches that the first `len` messages of the next history it encodes are
+    /// the ones this cache encoded last, unchanged (it only appended since): their entries
+    /// are served without hashing. Only the next encode reads the vouch.
+    pub fn vouch_unchanged(&mut self, len: usize) {
+        self.vouched = len;
     }
 
     /// What the encoder keeps beside the messages (the text around them), valid while the
@@ -285,6 +300,7 @@ pub(crate) fn encode_spliced(
         Ok(_) => return None,
         Err(error) => return Some(Err(error)),
     };
+    let vouched = cache.vouched;
     cache.begin(&protocol.encoding_tag(), request.history.len());
     let failed = |err: serde_json::Error| {
         ErrorInfo::validation(format!("cannot serialize the request: {err}"))
@@ -303,7 +319,11 @@ pub(crate) fn encode_spliced(
             out.push(b'[');
             let mut first = true;
             for (index, message) in request.history.iter().enumerate() {
-                let bytes = cache.get_or_fill(index, message_key(message), |bytes| {
+                let key = match cache.entries.get(index) {
+                    Some(entry) if index < vouched => entry.key,
+                    _ => message_key(message),
+                };
+                let bytes = cache.get_or_fill(index, key, |bytes| {
                     let mut entries = Vec::new();
                     protocol.encode_message(message, &mut entries);
                     for (i, entry) in entries.iter().enumerate() {

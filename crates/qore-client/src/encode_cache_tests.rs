@@ -152,3 +152,42 @@ fn a_stored_entry_is_reused_until_its_key_changes() {
     assert_eq!(get(&mut cache, 8), b"8");
     assert_eq!(fills.get(), 2);
 }
+
+#[test]
+fn a_vouch_serves_the_vouched_entries_unhashed_for_one_encode() {
+    let text = |body: &[u8]| String::from_utf8_lossy(body).into_owned();
+    let mut cache = EncodeCache::new();
+    let mut messages = conversation();
+    let (first, _) = both("openai-chat", &History::from(messages.clone()), &mut cache);
+    // The owner broke its word: message 1 changed after the vouch. What is served shows
+    // whether the entry was taken on the vouch (the old bytes) or hashed (the new ones).
+    messages[1] = Message::user("find something else");
+    messages.push(Message::assistant("more"));
+    let changed = History::from(messages);
+    // (vouched entries, body holds the old text, body holds the new text)
+    let cases = [(2, true, false), (1, false, true), (0, false, true)];
+    for (vouched, old, new) in cases {
+        both("openai-chat", &History::from(conversation()), &mut cache);
+        cache.vouch_unchanged(vouched);
+        let (_, spliced) = both("openai-chat", &changed, &mut cache);
+        let body = text(&spliced);
+        assert_eq!(body.contains("find ünïcödé"), old, "vouched {vouched}");
+        assert_eq!(
+            body.contains("find something else"),
+            new,
+            "vouched {vouched}"
+        );
+        assert!(
+            body.contains("more"),
+            "vouched {vouched}: the new message is encoded"
+        );
+        // The vouch lasted one encode: the next one hashes again.
+        let (whole, again) = both("openai-chat", &changed, &mut cache);
+        assert_eq!(
+            text(&again),
+            text(&whole),
+            "vouched {vouched}: after the vouch"
+        );
+    }
+    assert!(text(&first).contains("find ünïcödé"));
+}

@@ -114,7 +114,9 @@ impl ToolLoopRunner<'_> {
 
     /// [`ToolLoopRunner::run`], each request encoded through `cache`: every message is
     /// encoded once, by the round that first sends it, or by an earlier run of the owner's
-    /// (a session keeps its cache across turns).
+    /// (a session keeps its cache across turns). From round 2 on the loop vouches for the
+    /// messages the previous request sent ([`EncodeCache::vouch_unchanged`]: it only appends
+    /// to them), so a round hashes only what it added.
     pub async fn run_cached(
         &mut self,
         model: &str,
@@ -136,6 +138,8 @@ impl ToolLoopRunner<'_> {
             }
             forbidding
         };
+        // Messages the previous round's request encoded: the loop only appends to them.
+        let mut encoded = 0;
         loop {
             let derived;
             let (request_history, tools) = if text_mode {
@@ -154,6 +158,10 @@ impl ToolLoopRunner<'_> {
                     options
                 },
             };
+            if !text_mode {
+                cache.vouch_unchanged(encoded);
+                encoded = history.len();
+            }
             let mut stream = self.client.stream_cached(&request, cache, cancel.clone());
             let mut emit = |event: &ResponseEvent| on_event(LoopEvent::Response(event));
             let mut text_turn = text_mode.then(|| TextTurn::new(history.len()));
