@@ -1,3 +1,6 @@
+//! The SSE framer by the event-stream rules: fields, line ends, BOM, UTF-8, the end of a
+//! body and borrowing from the chunk; the multi-byte cases at every split of their bytes.
+
 use super::*;
 use crate::fuzz_targets::sse_reference as reference;
 use std::convert::Infallible;
