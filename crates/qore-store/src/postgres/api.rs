@@ -21,7 +21,7 @@ impl Store for PgStore {
     }
 
     async fn ping(&self) -> Result<(), StoreError> {
-        let conn = self.conn("ping").await?;
+        let conn = self.watch_conn("ping").await?;
         conn.row("ping", "SELECT 1", &[]).await.map(drop)
     }
 

@@ -100,7 +100,7 @@ pub(super) async fn create_key(store: &PgStore, new: &NewKey) -> Result<KeyRecor
 
 pub(super) async fn keys(store: &PgStore) -> Result<Vec<KeyRecord>, StoreError> {
     const DOING: &str = "list API keys";
-    let conn = store.conn(DOING).await?;
+    let conn = store.watch_conn(DOING).await?;
     let sql = format!("{SELECT_KEY} ORDER BY created_at, id");
     query_keys(&conn, DOING, &sql, &[]).await
 }
@@ -173,7 +173,7 @@ pub(super) async fn revoke_key(store: &PgStore, name_or_id: &str) -> Result<KeyR
 
 pub(super) async fn keys_version(store: &PgStore) -> Result<KeysVersion, StoreError> {
     const DOING: &str = "read the API keys' version";
-    let conn = store.conn(DOING).await?;
+    let conn = store.watch_conn(DOING).await?;
     let sql = "SELECT count(*), count(revoked_at), coalesce(max(created_at), 0),
                       coalesce(max(revoked_at), 0) FROM api_keys";
     let row = conn.row(DOING, sql, &[]).await?;

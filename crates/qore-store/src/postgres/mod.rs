@@ -3,7 +3,9 @@
 //!
 //! Promises:
 //! - [`PgStore::connect`] reads the URL (`config`), migrates the schema under an advisory
-//!   lock (`migrate`), and builds a pool of at most `pool_max_size` connections; a call waits
+//!   lock (`migrate`), and builds a pool of at most `pool_max_size` connections, plus one
+//!   connection of its own for the key list, its version and `ping` (so requests holding
+//!   every pooled connection never starve the checks that let requests in); a call waits
 //!   at most `pool_timeout` for a free one and connecting at most `connect_timeout`, then
 //!   fails with [`StoreError::Unavailable`](crate::StoreError::Unavailable) (`errors`);
 //! - a pooled connection the server closed (a restart, a shutdown) is dropped when it is
@@ -51,10 +53,15 @@ use self::conn::{Conn, Counters, Shared};
 use self::errors::Teller;
 use crate::StoreError;
 
-/// The store on PostgreSQL. Cheap to clone: clones share the pool and the counters.
+/// The store on PostgreSQL. Cheap to clone: clones share the pools and the counters.
 #[derive(Clone)]
 pub struct PgStore {
     pool: Pool,
+    /// One connection of its own for what decides whether requests may go on at all (the
+    /// key list and its version, `ping`): requests that take every connection of `pool`
+    /// cannot starve it, so a busy server never fails its keyed requests closed for want of a
+    /// connection to check its keys.
+    watch: Pool,
     shared: Arc<Shared>,
 }
 
@@ -80,23 +87,27 @@ impl PgStore {
         migrate::migrate(&settings.pg, tls.clone(), &teller).await?;
         let connect_timeout =
             (settings.pg.get_connect_timeout().copied()).unwrap_or(config::DEFAULT_CONNECT_TIMEOUT);
-        let manager = Manager::from_config(
-            settings.pg,
-            tls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(settings.pool_max_size)
-            .wait_timeout(Some(settings.pool_timeout))
-            .create_timeout(Some(connect_timeout))
-            .recycle_timeout(Some(connect_timeout))
-            .runtime(Runtime::Tokio1)
-            .build()
-            .map_err(|e| StoreError::PgConfig(e.to_string()))?;
+        let pool_of = |max_size: usize| {
+            let manager = Manager::from_config(
+                settings.pg.clone(),
+                tls.clone(),
+                ManagerConfig {
+                    recycling_method: RecyclingMethod::Fast,
+                },
+            );
+            Pool::builder(manager)
+                .max_size(max_size)
+                .wait_timeout(Some(settings.pool_timeout))
+                .create_timeout(Some(connect_timeout))
+                .recycle_timeout(Some(connect_timeout))
+                .runtime(Runtime::Tokio1)
+                .build()
+                .map_err(|e| StoreError::PgConfig(e.to_string()))
+        };
+        let (pool, watch) = (pool_of(settings.pool_max_size)?, pool_of(1)?);
         Ok(PgStore {
             pool,
+            watch,
             shared: Arc::new(Shared {
                 counters: Counters::default(),
                 teller,
@@ -107,6 +118,14 @@ impl PgStore {
     /// A connection from the pool, for `doing`.
     async fn conn(&self, doing: &str) -> Result<Conn<'_>, StoreError> {
         match self.pool.get().await {
+            Ok(client) => Ok(Conn::new(client, &self.shared)),
+            Err(e) => Err(self.shared.teller.pool(doing, e)),
+        }
+    }
+
+    /// The watch connection (see [`PgStore`]), for `doing`.
+    async fn watch_conn(&self, doing: &str) -> Result<Conn<'_>, StoreError> {
+        match self.watch.get().await {
             Ok(client) => Ok(Conn::new(client, &self.shared)),
             Err(e) => Err(self.shared.teller.pool(doing, e)),
         }
