@@ -67,8 +67,8 @@
 //! | | `pending` | JSON array of `qore_core::Message`: the open turn's messages after that turn (a reply that ended in calls of the caller's tools); NULL: none |
 //! | | `object` | the response as it was answered (JSON), for `GET /v1/responses/{id}` |
 //! | | `created_at` | when it was stored |
-//! | `rate_events` | `key_id`, `at` | a key and when (ms) a request was admitted or tokens recorded |
-//! | | `requests`, `tokens` | 1 for an admitted request; the tokens recorded (for `tpm`) |
+//! | `rate_events` | `key_id`, `at` | UNIQUE: a key and the end (ms) of a whole second, kept until 60 s after it |
+//! | | `requests`, `tokens` | the requests admitted and the tokens recorded (for `tpm`) in that second |
 //!
 //! Version 1 had no `file_changes`, version 2 none of `qore serve`'s tables, version 3 no
 //! `rate_events`; opening an

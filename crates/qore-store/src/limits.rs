@@ -11,11 +11,25 @@
 //! - the budget refuses once the key's lifetime tokens (its usage rows) reach it, or when the
 //!   estimate would pass it;
 //! - the window is the last [`WINDOW_MS`] milliseconds: events older than that count no more.
+//!
+//! What the window holds: per key, one row per whole second ([`bucket_end`]), the requests
+//! admitted and the tokens recorded in it, so a hot key's window is at most 61 rows whatever
+//! its rate (an event log grew with the rate, and reading it under the key's lock made every
+//! admission of a busy key wait for the read of thousands of rows). A second counts until
+//! [`WINDOW_MS`] after its end: an event stays counted 60 to 61 seconds, never less, so `rpm`
+//! still holds in every 60 seconds and a refusal's wait is at most a second longer than an
+//! event log's.
 
 use crate::interface::{LimitCheck, LimitVerdict};
 
 /// The window of `rpm` and `tpm`, in milliseconds.
 pub(crate) const WINDOW_MS: i64 = 60_000;
+
+/// The end (ms since the epoch) of the whole second holding `now`: the `at` of the window
+/// row an event at `now` is added to.
+pub(crate) fn bucket_end(now: i64) -> i64 {
+    (now.div_euclid(1000) + 1) * 1000
+}
 
 /// One key's window as read in the admitting transaction: the same rule for both backends.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,9 +38,9 @@ pub(crate) struct Window {
     pub now: i64,
     /// Requests counted in the window.
     pub requests: u64,
-    /// When the oldest counted request was admitted.
+    /// The end of the oldest second holding a counted request.
     pub oldest_request: Option<i64>,
-    /// (when, tokens) recorded in the window, oldest first.
+    /// (end of the second, tokens) recorded in the window, oldest first.
     pub tokens: Vec<(i64, u64)>,
     /// The key's lifetime tokens, when it has a budget.
     pub spent: Option<u64>,
@@ -84,6 +98,14 @@ mod tests {
             tpm,
             budget_tokens: budget,
             estimate,
+        }
+    }
+
+    #[test]
+    fn an_event_goes_to_the_end_of_its_second() {
+        // (now, the end of its second)
+        for (now, end) in [(0, 1_000), (999, 1_000), (1_000, 2_000), (61_500, 62_000)] {
+            assert_eq!(bucket_end(now), end, "{now}");
         }
     }
 

@@ -125,5 +125,5 @@ CREATE TABLE rate_events (
     requests BIGINT NOT NULL DEFAULT 0,
     tokens   BIGINT NOT NULL DEFAULT 0
 );
-CREATE INDEX rate_events_key ON rate_events (key_id, at);
+CREATE UNIQUE INDEX rate_events_key ON rate_events (key_id, at);
 CREATE INDEX rate_events_at ON rate_events (at);

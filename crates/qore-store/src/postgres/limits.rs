@@ -43,7 +43,7 @@ const WINDOW: &str = concat!(
     WHERE e.key_id = $1::text AND e.at > now.ms - $2::bigint
 ), w AS (
     SELECT now.ms,
-           (SELECT count(*) FROM live WHERE requests > 0) AS requests,
+           (SELECT coalesce(sum(requests), 0) FROM live)::bigint AS requests,
            (SELECT min(at) FROM live WHERE requests > 0) AS oldest,
            (SELECT coalesce(array_agg(at ORDER BY at), '{}') FROM live WHERE tokens > 0) AS ats,
            (SELECT coalesce(array_agg(tokens ORDER BY at), '{}') FROM live WHERE tokens > 0)
@@ -56,12 +56,13 @@ const WINDOW: &str = concat!(
     FROM now
 ), counted AS (
     INSERT INTO rate_events (key_id, at, requests, tokens)
-    SELECT $1::text, w.ms, 1, 0 FROM w
+    SELECT $1::text, (w.ms / 1000 + 1) * 1000, 1, 0 FROM w
     WHERE $4::bigint IS NOT NULL AND w.requests < $4::bigint
       AND NOT ($5::bigint IS NOT NULL AND w.in_window > 0
                AND w.in_window + $7::bigint > $5::bigint)
       AND NOT ($6::bigint IS NOT NULL AND w.spent IS NOT NULL
                AND (w.spent >= $6::bigint OR w.spent::numeric + $7::bigint > $6::bigint))
+    ON CONFLICT (key_id, at) DO UPDATE SET requests = rate_events.requests + 1
     RETURNING 1
 )
 SELECT w.ms, w.requests, w.oldest, w.ats, w.tokens, w.spent, (SELECT count(*) FROM counted)

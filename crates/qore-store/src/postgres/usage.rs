@@ -31,7 +31,9 @@ const RECORD: &str = concat!(
         tokens_out = u.tokens_out + excluded.tokens_out
 ), events AS (
     INSERT INTO rate_events (key_id, at, requests, tokens)
-    SELECT x.key_id, now.ms, 0, x.tokens FROM now, unnest($9::text[], $10::bigint[]) AS x(key_id, tokens)
+    SELECT x.key_id, (now.ms / 1000 + 1) * 1000, 0, x.tokens
+    FROM now, unnest($9::text[], $10::bigint[]) AS x(key_id, tokens)
+    ON CONFLICT (key_id, at) DO UPDATE SET tokens = rate_events.tokens + excluded.tokens
 ), gone AS (
     DELETE FROM rate_events WHERE at <= (SELECT ms FROM now) - $11::bigint
 )
@@ -41,7 +43,8 @@ SELECT 1"
 pub(super) async fn record_usage(store: &PgStore, rows: &[UsageRow]) -> Result<(), StoreError> {
     const DOING: &str = "record usage";
     let mut summed: BTreeMap<(&str, &str, &str, &str), UsageRow> = BTreeMap::new();
-    let (mut event_keys, mut event_tokens) = (Vec::new(), Vec::new());
+    // A key's tokens once per batch: one upsert may not touch its second's row twice.
+    let mut events: BTreeMap<&str, u64> = BTreeMap::new();
     for row in rows {
         check_day(&row.day)?;
         let at = (
@@ -53,10 +56,12 @@ pub(super) async fn record_usage(store: &PgStore, rows: &[UsageRow]) -> Result<(
         (summed.entry(at).or_default()).add(row);
         let tokens = row.tokens_in.saturating_add(row.tokens_out);
         if !row.key_id.is_empty() && tokens > 0 {
-            event_keys.push(row.key_id.as_str());
-            event_tokens.push(to_sql_count(tokens));
+            let sum = events.entry(row.key_id.as_str()).or_default();
+            *sum = sum.saturating_add(tokens);
         }
     }
+    let event_keys: Vec<&str> = events.keys().copied().collect();
+    let event_tokens: Vec<i64> = events.values().map(|n| to_sql_count(*n)).collect();
     let column = |f: fn(&UsageRow) -> u64| -> Vec<i64> {
         summed.values().map(|r| to_sql_count(f(r))).collect()
     };

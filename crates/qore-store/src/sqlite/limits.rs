@@ -1,6 +1,7 @@
 //! Rate limits decided in the database (SQLite): a key's requests and tokens of the sliding
-//! 60 seconds are rows of `rate_events`, so every process on the file sees the same window;
-//! the rule itself is the crate's ([`Window::decide`](crate::limits::Window)).
+//! 60 seconds are rows of `rate_events`, one per key and second, so every process on the file
+//! sees the same window; the rule itself is the crate's
+//! ([`Window::decide`](crate::limits::Window)), and so is the bucketing.
 //!
 //! Promises:
 //! - [`Db::admit`] is one IMMEDIATE transaction: SQLite's write lock orders concurrent
@@ -15,7 +16,7 @@ use rusqlite::{params, Connection};
 
 use crate::codec::{from_sql_count, millis};
 use crate::interface::{LimitCheck, LimitVerdict};
-use crate::limits::{Window, WINDOW_MS};
+use crate::limits::{bucket_end, Window, WINDOW_MS};
 use crate::StoreError;
 
 use super::Db;
@@ -31,7 +32,8 @@ impl Db {
             params![check.key_id, since],
         )?;
         let (requests, oldest): (i64, Option<i64>) = tx.query_row(
-            "SELECT count(*), min(at) FROM rate_events WHERE key_id = ?1 AND requests > 0",
+            "SELECT coalesce(sum(requests), 0), min(at) FROM rate_events
+             WHERE key_id = ?1 AND requests > 0",
             [&check.key_id],
             |row| Ok((row.get(0)?, row.get(1)?)),
         )?;
@@ -63,8 +65,9 @@ impl Db {
         let verdict = window.decide(check);
         if matches!(verdict, LimitVerdict::Admitted { .. }) && check.rpm.is_some() {
             tx.execute(
-                "INSERT INTO rate_events (key_id, at, requests, tokens) VALUES (?1, ?2, 1, 0)",
-                params![check.key_id, now],
+                "INSERT INTO rate_events (key_id, at, requests, tokens) VALUES (?1, ?2, 1, 0)
+                 ON CONFLICT (key_id, at) DO UPDATE SET requests = rate_events.requests + 1",
+                params![check.key_id, bucket_end(now)],
             )?;
         }
         tx.commit()?;

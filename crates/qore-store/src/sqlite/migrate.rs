@@ -130,7 +130,7 @@ CREATE TABLE rate_events (
     requests INTEGER NOT NULL DEFAULT 0,
     tokens   INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX rate_events_key ON rate_events(key_id, at);
+CREATE UNIQUE INDEX rate_events_key ON rate_events(key_id, at);
 ";
 
 fn migrations() -> Migrations<'static> {

@@ -13,6 +13,7 @@ use std::time::SystemTime;
 use rusqlite::params;
 
 use crate::codec::{from_sql_count, millis, to_sql_count};
+use crate::limits::bucket_end;
 use crate::usage::check_day;
 use crate::{StoreError, UsageRow};
 
@@ -42,13 +43,14 @@ impl Db {
         {
             let mut upsert = tx.prepare_cached(UPSERT)?;
             let mut window = tx.prepare_cached(
-                "INSERT INTO rate_events (key_id, at, requests, tokens) VALUES (?1, ?2, 0, ?3)",
+                "INSERT INTO rate_events (key_id, at, requests, tokens) VALUES (?1, ?2, 0, ?3)
+                 ON CONFLICT (key_id, at) DO UPDATE SET tokens = rate_events.tokens + ?3",
             )?;
             for row in rows {
                 upsert.execute(row_params(row))?;
                 let tokens = row.tokens_in.saturating_add(row.tokens_out);
                 if !row.key_id.is_empty() && tokens > 0 {
-                    window.execute(params![row.key_id, now, to_sql_count(tokens)])?;
+                    window.execute(params![row.key_id, bucket_end(now), to_sql_count(tokens)])?;
                 }
             }
         }

@@ -23,7 +23,7 @@ fn check(key_id: &str, key: &NewKey, estimate: u64) -> LimitCheck {
 fn is_retry_in_window(verdict: &LimitVerdict) -> bool {
     match verdict {
         LimitVerdict::Requests { retry_after_ms } | LimitVerdict::Tokens { retry_after_ms } => {
-            (1..=60_000).contains(retry_after_ms)
+            (1..=61_000).contains(retry_after_ms)
         }
         _ => false,
     }
