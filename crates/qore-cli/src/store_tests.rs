@@ -1,26 +1,6 @@
 use super::*;
 
 #[test]
-fn a_location_is_shown_without_its_password() {
-    let cases = [
-        ("/data/qore.db", "/data/qore.db"),
-        ("postgres://qore@db/qore", "postgres://qore@db/qore"),
-        (
-            "postgres://qore:s3cret@db:5432/qore",
-            "postgres://qore@db:5432/qore",
-        ),
-        (
-            "postgresql://qore:p%40ss@db/qore?sslmode=require&password=other",
-            "postgresql://qore@db/qore?sslmode=require",
-        ),
-        ("postgres://db/qore?password=x", "postgres://db/qore"),
-    ];
-    for (location, expected) in cases {
-        assert_eq!(shown(location), expected, "{location}");
-    }
-}
-
-#[test]
 fn a_failure_line_names_the_location_and_never_a_password() {
     // (location, the error as a backend wrote it, expected line)
     let cases = [

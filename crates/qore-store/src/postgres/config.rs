@@ -23,6 +23,7 @@ use tokio_postgres::config::SslMode;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::error::one_line;
+use crate::location::percent_decoded;
 use crate::StoreError;
 
 /// Connections in the pool when the URL does not say.
@@ -50,7 +51,6 @@ impl Settings {
         let url = url.trim();
         let (base, query) = url.split_once('?').unwrap_or((url, ""));
         let mut kept = Vec::new();
-        let mut shown = Vec::new();
         let mut pool_max_size = DEFAULT_POOL_MAX_SIZE;
         let mut pool_timeout = DEFAULT_POOL_TIMEOUT;
         let mut root_cert = None;
@@ -63,15 +63,12 @@ impl Settings {
                 "sslrootcert" => root_cert = Some(PathBuf::from(value)),
                 _ => kept.push(pair),
             }
-            if key != "password" {
-                shown.push(pair);
-            }
         }
         let with_query = |pairs: &[&str]| match pairs.is_empty() {
             true => base.to_owned(),
             false => format!("{base}?{}", pairs.join("&")),
         };
-        let location = without_password(&with_query(&shown));
+        let location = crate::location::shown(url);
         let mut pg: tokio_postgres::Config = with_query(&kept)
             .parse()
             .map_err(|e| StoreError::PgConfig(format!("{location}: {}", one_line(&e))))?;
@@ -138,49 +135,6 @@ fn seconds(value: &str, name: &str) -> Result<Duration, StoreError> {
     };
     let n: f64 = value.parse().map_err(|_| bad())?;
     Duration::try_from_secs_f64(n).map_err(|_| bad())
-}
-
-/// `url` without the password of its user (`user:secret@` becomes `user@`).
-fn without_password(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(end);
-    match authority.rsplit_once('@') {
-        Some((user_info, hosts)) => {
-            let user = user_info
-                .split_once(':')
-                .map_or(user_info, |(user, _)| user);
-            format!("{scheme}://{user}@{hosts}{tail}")
-        }
-        None => url.to_owned(),
-    }
-}
-
-/// `%XX` escapes decoded (and `+` kept as is); an escape that is not one stays as written.
-fn percent_decoded(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| char::from(b).to_digit(16);
-        match (
-            bytes[i],
-            bytes.get(i + 1).copied().and_then(hex),
-            bytes.get(i + 2).copied().and_then(hex),
-        ) {
-            (b'%', Some(high), Some(low)) => {
-                out.push((high * 16 + low) as u8);
-                i += 3;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
