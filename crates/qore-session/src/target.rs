@@ -246,11 +246,19 @@ async fn reach_agent(
     if local {
         (local::ensure_running().await).map_err(|e| doing("starting the local model server", e))?;
     }
-    let asked = Client::new(
-        resolved.renderer.protocol.clone(),
-        resolved.provider.client_config(None)?,
-    )?;
-    let rules = ServerRules::of(&asked, local, spec.probe_tools).await;
+    // Only a server that will be asked needs a client now: building one resolves the API key,
+    // and a request the agent cannot carry is refused below before any key is wanted.
+    let asked_too = local || spec.probe_tools && resolved.renderer.protocol.server_props();
+    let rules = match asked_too {
+        true => {
+            let asked = Client::new(
+                resolved.renderer.protocol.clone(),
+                resolved.provider.client_config(None)?,
+            )?;
+            ServerRules::of(&asked, local, spec.probe_tools).await
+        }
+        false => ServerRules::default(),
+    };
     let system = match &spec.system {
         Some(system) => Some(system.clone()),
         None => config.system_prompt(agent, project)?,
