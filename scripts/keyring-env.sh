@@ -7,8 +7,8 @@
 #                            both are there); prints nothing on stdout
 #   keyring-env.sh check     exit 0 when both are installed, else name what is missing
 #
-# Used by .ci/run; crates/qore-cli/tests/cli_providers_keyring.rs runs where both are, and
-# says why it is skipped where they are not.
+# Used by .ci/run, and by crates/qore-cli/tests/cli_providers_keyring.rs itself (so a bare
+# `cargo test` installs them too); the test is skipped, saying why, only where this fails.
 set -euo pipefail
 
 NAME=keyring-env
