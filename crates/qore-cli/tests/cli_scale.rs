@@ -20,12 +20,12 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use cli_scale_support::load::Load;
-use cli_scale_support::streams::{read_rest, read_until, stored_turns};
+use cli_scale_support::streams::{read_rest, stored_turns};
 use cli_scale_support::{
     alive, backend_of, fresh_database, pg_sh, qore_on, retry_after, sigkill, Scale, REQUEST_LIMIT,
 };
 use cli_serve_support::upstream::{drip, drip_text, finished, text_of};
-use cli_serve_support::{dialects, error_of, Answer, Headers, World};
+use cli_serve_support::{dialects, error_of, read_until, Answer, Headers, World};
 use qore_testkit::chat::chat_answer;
 use qore_testkit::ReplayServer;
 use serde_json::{json, Value};

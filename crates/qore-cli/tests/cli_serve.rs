@@ -17,27 +17,10 @@ mod records;
 use std::time::{Duration, Instant};
 
 use cli_serve_support::upstream::{drip, drip_text, fails_after, finished, text_of};
-use cli_serve_support::{dialects, error_of, eventually, World};
+use cli_serve_support::{dialects, error_of, eventually, read_until, World};
 use qore_testkit::chat::chat_answer;
 use qore_testkit::{ReplayServer, Reply};
 use serde_json::json;
-
-/// Read `response` until its text holds `needle` (10 s at most): the bytes read.
-async fn read_until(response: &mut reqwest::Response, needle: &str) -> String {
-    let mut seen = String::new();
-    let read = async {
-        while !seen.contains(needle) {
-            match response.chunk().await {
-                Ok(Some(bytes)) => seen.push_str(&String::from_utf8_lossy(&bytes)),
-                other => panic!("the stream ended before {needle:?} ({other:?}): {seen}"),
-            }
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(10), read)
-        .await
-        .unwrap_or_else(|_| panic!("no {needle:?} within 10 s"));
-    seen
-}
 
 /// The rest of `response` (to its end or its break), when it ended, and whether it ended
 /// cleanly (the HTTP body closed, not a connection broken off).

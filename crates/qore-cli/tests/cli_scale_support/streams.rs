@@ -1,25 +1,9 @@
-//! Reading streams through the load balancer (to a needle, then to their end or their break)
-//! and reading back what the store kept: every turn of every session, as texts, through
-//! qore-store (the same code the processes use), so a test can check that each is whole.
+//! Reading streams through the load balancer to their end or their break (reading to a
+//! needle is `cli_serve_support::read_until`), and reading back what the store kept: every
+//! turn of every session, as texts, through qore-store (the same code the processes use), so
+//! a test can check that each is whole.
 
 use std::time::Duration;
-
-/// Read `response` until its text holds `needle` (20 s at most): the bytes read.
-pub async fn read_until(response: &mut reqwest::Response, needle: &str) -> String {
-    let mut seen = String::new();
-    let read = async {
-        while !seen.contains(needle) {
-            match response.chunk().await {
-                Ok(Some(bytes)) => seen.push_str(&String::from_utf8_lossy(&bytes)),
-                other => panic!("the stream ended before {needle:?} ({other:?}): {seen}"),
-            }
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(20), read)
-        .await
-        .unwrap_or_else(|_| panic!("no {needle:?} within 20 s"));
-    seen
-}
 
 /// The rest of `response` (to its end or its break, 60 s at most) and whether it ended
 /// cleanly (the HTTP body closed as HTTP says, not a connection broken off).

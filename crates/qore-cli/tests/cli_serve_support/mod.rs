@@ -310,3 +310,21 @@ pub async fn eventually(what: &str, within: Duration, check: impl Fn() -> bool) 
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// Read `response` until its text holds `needle` (20 s at most, then a panic naming it): the
+/// bytes read. A stream that ends first is a failure showing what came.
+pub async fn read_until(response: &mut reqwest::Response, needle: &str) -> String {
+    let mut seen = String::new();
+    let read = async {
+        while !seen.contains(needle) {
+            match response.chunk().await {
+                Ok(Some(bytes)) => seen.push_str(&String::from_utf8_lossy(&bytes)),
+                other => panic!("the stream ended before {needle:?} ({other:?}): {seen}"),
+            }
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(20), read)
+        .await
+        .unwrap_or_else(|_| panic!("no {needle:?} within 20 s"));
+    seen
+}
