@@ -14,21 +14,14 @@ set -euo pipefail
 NAME=keyring-env
 say() { echo "$NAME: $*" >&2; }
 die() { say "$*"; exit 1; }
+# shellcheck source=apt-lib.sh
+. "$(dirname "$0")/apt-lib.sh"
 
 have() { command -v dbus-run-session >/dev/null 2>&1 && command -v gnome-keyring-daemon >/dev/null 2>&1; }
 
 cmd_install() {
   have && return 0
-  command -v apt-get >/dev/null || die "no dbus-run-session or gnome-keyring-daemon, and no apt-get to install them"
-  local sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  local packages="dbus dbus-daemon gnome-keyring"
-  say "installing Debian's $packages"
-  # shellcheck disable=SC2086
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $packages >&2 \
-    || { $sudo apt-get update -q >&2 && \
-         $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $packages >&2; } \
-    || die "apt-get install $packages failed"
+  apt_install dbus dbus-daemon gnome-keyring
   have || die "installed, but dbus-run-session or gnome-keyring-daemon is not on PATH"
 }
 

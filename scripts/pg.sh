@@ -32,6 +32,8 @@ set -euo pipefail
 NAME=pg
 say() { echo "$NAME: $*" >&2; }
 die() { say "$*"; exit 1; }
+# shellcheck source=apt-lib.sh
+. "$(dirname "$0")/apt-lib.sh"
 
 bindir() {  # the newest installed server's bin directory
   local d
@@ -41,18 +43,11 @@ bindir() {  # the newest installed server's bin directory
 
 cmd_install() {
   if bindir >/dev/null; then return 0; fi
-  command -v apt-get >/dev/null || die "no PostgreSQL server and no apt-get to install one"
-  say "installing Debian's postgresql"
-  local sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >&2 \
-    || { $sudo apt-get update -q >&2 && \
-         $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >&2; } \
-    || die "apt-get install postgresql failed"
+  apt_install postgresql
   # Debian's package starts its own cluster on 5432; ours are separate, so stop that one.
   if command -v pg_ctlcluster >/dev/null; then
     for c in $(pg_lsclusters -h 2>/dev/null | awk '{print $1"/"$2}'); do
-      $sudo pg_ctlcluster "${c%/*}" "${c#*/}" stop 2>/dev/null || true
+      as_root pg_ctlcluster "${c%/*}" "${c#*/}" stop 2>/dev/null || true
     done
   fi
   bindir >/dev/null || die "postgresql installed, but no server binaries found"

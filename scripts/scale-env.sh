@@ -15,24 +15,19 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 NAME=scale-env
 say() { echo "$NAME: $*" >&2; }
 die() { say "$*"; exit 1; }
+# shellcheck source=apt-lib.sh
+. "$(dirname "$0")/apt-lib.sh"
 
 have_haproxy() { command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ]; }
 have_pg() { ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; }
 
 cmd_install() {
   if ! have_haproxy; then
-    command -v apt-get >/dev/null || die "no haproxy and no apt-get to install it"
-    local sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    say "installing Debian's haproxy"
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q haproxy >&2 \
-      || { $sudo apt-get update -q >&2 && \
-           $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q haproxy >&2; } \
-      || die "apt-get install haproxy failed"
+    apt_install haproxy
     # The package may start its own service with /etc/haproxy/haproxy.cfg; ours run with
     # generated configs of their own, so stop that one (harmless when it did not start).
-    if command -v systemctl >/dev/null 2>&1; then $sudo systemctl stop haproxy >/dev/null 2>&1 || true; fi
-    if command -v service >/dev/null 2>&1; then $sudo service haproxy stop >/dev/null 2>&1 || true; fi
+    if command -v systemctl >/dev/null 2>&1; then as_root systemctl stop haproxy >/dev/null 2>&1 || true; fi
+    if command -v service >/dev/null 2>&1; then as_root service haproxy stop >/dev/null 2>&1 || true; fi
     have_haproxy || die "haproxy installed, but no haproxy binary found"
   fi
   have_pg || bash "$HERE/pg.sh" install

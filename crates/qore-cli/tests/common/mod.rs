@@ -11,6 +11,7 @@ pub mod local;
 pub mod pty;
 pub mod pytest;
 pub mod raw;
+pub mod tmux;
 pub mod turns;
 
 use std::process::Stdio;
