@@ -99,36 +99,14 @@ impl Tool for EditFile {
 }
 
 fn edit(sandbox: &Sandbox, options: &ToolOptions, args: Args) -> ToolOutput {
-    if args.old_string.is_empty() {
-        return ToolOutput::error(
-            "old_string is empty; give the text to replace (use create_file or write_file to \
-             write a whole file)",
-        );
-    }
-    if args.old_string == args.new_string {
-        return ToolOutput::error("old_string and new_string are the same; nothing would change");
+    if let Err(why) = check_args(&args) {
+        return ToolOutput::error(why);
     }
     let mut done = None;
     let written = write_through(sandbox, options, &args.path, |rel, bytes| {
-        let Some(bytes) = bytes else {
-            return Err(ToolOutput::error(format!(
-                "`{rel}` does not exist; use create_file to create it"
-            )));
-        };
-        if looks_binary(bytes) {
-            return Err(ToolOutput::error(format!(
-                "`{rel}` looks like a binary file; it cannot be edited"
-            )));
-        }
-        let Ok(old) = std::str::from_utf8(bytes) else {
-            return Err(ToolOutput::error(format!(
-                "`{rel}` is not valid UTF-8; edit_file only edits UTF-8 text"
-            )));
-        };
-        let (new, how) = replace(old, &args.old_string, &args.new_string)
-            .map_err(|why| ToolOutput::error(format!("`{rel}` was not changed: {why}")))?;
+        let (old, new, how) = edited(rel, bytes, &args).map_err(ToolOutput::error)?;
         let bytes = new.clone().into_bytes();
-        done = Some((old.to_string(), new, how));
+        done = Some((old, new, how));
         Ok(bytes)
     });
     match (written, done) {
@@ -139,6 +117,59 @@ fn edit(sandbox: &Sandbox, options: &ToolOptions, args: Args) -> ToolOutput {
         (Err(out), _) => out,
         (Ok((rel, _)), None) => ToolOutput::error(format!("`{rel}` was not changed")),
     }
+}
+
+/// Why the arguments cannot make an edit, before any file is looked at.
+fn check_args(args: &Args) -> Result<(), &'static str> {
+    if args.old_string.is_empty() {
+        return Err(
+            "old_string is empty; give the text to replace (use create_file or write_file to \
+             write a whole file)",
+        );
+    }
+    if args.old_string == args.new_string {
+        return Err("old_string and new_string are the same; nothing would change");
+    }
+    Ok(())
+}
+
+/// The file `rel` holding `bytes` (`None`: no file) as the edit leaves it: the old text,
+/// the new text and how `old_string` matched; or why it cannot be edited.
+fn edited(
+    rel: &str,
+    bytes: Option<&[u8]>,
+    args: &Args,
+) -> Result<(String, String, String), String> {
+    let Some(bytes) = bytes else {
+        return Err(format!(
+            "`{rel}` does not exist; use create_file to create it"
+        ));
+    };
+    if looks_binary(bytes) {
+        return Err(format!(
+            "`{rel}` looks like a binary file; it cannot be edited"
+        ));
+    }
+    let Ok(old) = std::str::from_utf8(bytes) else {
+        return Err(format!(
+            "`{rel}` is not valid UTF-8; edit_file only edits UTF-8 text"
+        ));
+    };
+    let (new, how) = replace(old, &args.old_string, &args.new_string)
+        .map_err(|why| format!("`{rel}` was not changed: {why}"))?;
+    Ok((old.to_owned(), new, how))
+}
+
+/// What the `edit_file` call with `input` would make of the file `rel` now holding `bytes`
+/// (`None`: no file): its old and new text; or why the call would be refused.
+pub(crate) fn preview(
+    rel: &str,
+    bytes: Option<&[u8]>,
+    input: &serde_json::Value,
+) -> Result<(String, String), String> {
+    let args: Args = parse_args(NAME, input.clone()).map_err(|out| out.text_content())?;
+    check_args(&args)?;
+    edited(rel, bytes, &args).map(|(old, new, _)| (old, new))
 }
 
 /// `text` with `old` replaced by `new`, and how it matched; or why nothing was replaced.

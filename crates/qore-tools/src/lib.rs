@@ -26,6 +26,7 @@ mod diff;
 mod edit_file;
 mod find_file;
 mod list_files;
+mod preview;
 mod read_file;
 mod rooted;
 mod run_command;
@@ -43,9 +44,11 @@ pub use changes::{
     content_hash, records_every_change, Before, ChangeRecorder, FileChange, MAX_RECORDED_BYTES,
     MAX_RECORDED_TURN_BYTES, RECORDING_TOOLS,
 };
+pub use diff::unified_diff;
 pub use edit_file::EditFile;
 pub use find_file::FindFile;
 pub use list_files::ListFiles;
+pub use preview::{preview, Preview};
 pub use read_file::ReadFile;
 pub use run_command::{
     RunCommand, DEFAULT_ALLOWED_COMMANDS, DEFAULT_COMMAND_ENV, SHELL_METACHARACTERS,

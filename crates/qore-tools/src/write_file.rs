@@ -197,6 +197,16 @@ fn write(sandbox: &Sandbox, options: &ToolOptions, args: Args) -> ToolOutput {
     }
 }
 
+/// The path and contents of a `create_file` or `write_file` call (`tool`), as the tool
+/// reads them; or why they are not valid.
+pub(crate) fn preview_args(
+    tool: &str,
+    input: &serde_json::Value,
+) -> Result<(String, String), String> {
+    let args: Args = parse_args(tool, input.clone()).map_err(|out| out.text_content())?;
+    Ok((args.path, args.content))
+}
+
 fn size(content: &str) -> String {
     format!(
         "{}, {}",
