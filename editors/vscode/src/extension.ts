@@ -38,6 +38,8 @@ class Server {
   private client: LanguageClient | undefined;
   /** The dotted keys sent in the last settings. */
   private sent: string[] = [];
+  /** Restarts and settings changes, one after the other (VS Code fires changes in bursts). */
+  private queue: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly output: vscode.LogOutputChannel,
@@ -118,16 +120,30 @@ class Server {
     this.status.stopped();
   }
 
-  async restart(): Promise<void> {
-    await this.stop();
-    await this.start();
+  /** Run `work` after what was queued before it; its failure goes to the output channel. */
+  private enqueue(what: string, work: () => Promise<void>): Promise<void> {
+    this.queue = this.queue.then(work).catch((error) => {
+      this.output.appendLine(`qore: ${what}: ${message(error)}`);
+    });
+    return this.queue;
+  }
+
+  restart(): Promise<void> {
+    return this.enqueue("restarting the server", async () => {
+      await this.stop();
+      await this.start();
+    });
   }
 
   /** Send changed settings, or restart when that cannot express the change. */
-  async configurationChanged(event: vscode.ConfigurationChangeEvent): Promise<void> {
+  configurationChanged(event: vscode.ConfigurationChangeEvent): Promise<void> {
     if (!event.affectsConfiguration(SECTION)) {
-      return;
+      return Promise.resolve();
     }
+    return this.enqueue("applying the settings", () => this.applySettings(event));
+  }
+
+  private async applySettings(event: vscode.ConfigurationChangeEvent): Promise<void> {
     const settings = serverSettings();
     const now = new Set(settingKeys(settings));
     const processChanged = PROCESS_KEYS.some((key) =>
@@ -136,7 +152,8 @@ class Server {
     const unset = this.sent.some((key) => !now.has(key));
     const client = this.client;
     if (processChanged || unset || client === undefined || !client.isRunning()) {
-      await this.restart();
+      await this.stop();
+      await this.start();
       return;
     }
     this.sent = [...now];

@@ -9,8 +9,9 @@
 // a failed completion shows qore's reason there (no pop-up) until the next one succeeds; a
 // selection gets the configured refactor actions, and running one sends the model's answer
 // back as one workspace edit of exactly the selection; a changed setting reaches the
-// running server; a new qore.path restarts it, and one that cannot start is an error with
-// its message; deactivation stops it.
+// running server without a restart, and unsetting one restarts it with the default back; a
+// new qore.path restarts it, and one that cannot start is an error with its message;
+// deactivation stops it.
 "use strict";
 
 const assert = require("node:assert/strict");
@@ -151,11 +152,25 @@ test("a selection gets the refactor actions; one applies the model's edit", asyn
   assert.match(JSON.stringify(chat.body.messages), /Add a docstring\./);
 });
 
-test("a changed setting reaches the running server", async () => {
+test("a changed setting reaches the running server, without a restart", async () => {
+  const from = status().texts.length;
   provider.queue("/infill", infillStream(["a + b", "\n    # done"]));
-  editor.configure({ "qore.completion.mode": "single" });
+  await editor.configure({ "qore.completion.mode": "single" });
   assert.deepEqual((await complete()).map((item) => item.insertText), ["a + b"]);
-  editor.configure({ "qore.completion.mode": "multi" });
+  await editor.configure({ "qore.completion.mode": "multi" });
+  provider.queue("/infill", infillStream(["a + b", "\n    # done"]));
+  assert.deepEqual((await complete()).map((item) => item.insertText), ["a + b\n    # done"]);
+  assert.ok(!since(from).includes("$(sync~spin) qore: starting"), since(from).join(", "));
+});
+
+test("unsetting a setting restarts the server (back to its default)", async () => {
+  // Not awaited: two changes in a burst, as VS Code fires them.
+  editor.configure({ "qore.completion.mode": "single" });
+  const from = status().texts.length;
+  editor.configure({ "qore.completion.mode": undefined });
+  await until(() => since(from).includes("$(sync~spin) qore: starting"), "a restart");
+  await until(() => status().text === `$(check) ${version}`, "ready again");
+  editor.events.open.fire(doc);
   provider.queue("/infill", infillStream(["a + b", "\n    # done"]));
   assert.deepEqual((await complete()).map((item) => item.insertText), ["a + b\n    # done"]);
 });

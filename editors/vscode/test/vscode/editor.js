@@ -181,7 +181,8 @@ const editor = {
     };
   },
 
-  /** Set (or, with `undefined`, unset) user settings and tell the listeners. */
+  /** Set (or, with `undefined`, unset) user settings and tell the listeners; resolves when
+   * the promises they returned have. */
   configure(changes) {
     for (const [key, value] of Object.entries(changes)) {
       if (value === undefined) {
@@ -191,10 +192,10 @@ const editor = {
       }
     }
     const keys = Object.keys(changes);
-    editor.events.configuration.fire({
+    return Promise.all(editor.events.configuration.fire({
       affectsConfiguration: (section) =>
         keys.some((key) => key === section || key.startsWith(`${section}.`)),
-    });
+    }));
   },
 
   /** Open `file` with `text`, as VS Code does when a user opens it. */

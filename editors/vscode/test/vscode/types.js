@@ -232,10 +232,9 @@ class EventEmitter {
       return disposable;
     };
   }
+  /** Call every listener; what they returned (VS Code ignores it; the tests may await it). */
   fire(value) {
-    for (const listener of [...this.listeners]) {
-      listener(value);
-    }
+    return [...this.listeners].map((listener) => listener(value));
   }
   dispose() {
     this.listeners.clear();
