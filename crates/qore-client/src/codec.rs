@@ -154,6 +154,40 @@ pub trait StreamDecoder: Send {
     fn finish(&mut self, out: &mut VecDeque<ResponseEvent>) -> Result<(), ErrorInfo>;
 }
 
+/// One history as a wire encodes it piece by piece, for [`crate::EncodeCache`]: made by
+/// [`Protocol::conversation`] per request. An entry starts at a message and covers it and
+/// possibly the messages after it ([`Conversation::entry_end`]: a wire that merges
+/// consecutive messages of one role into one turn); what an entry's bytes depend on besides
+/// the messages it covers is [`Conversation::context`], so a cache keyed by both never
+/// serves stale bytes. The entries of every message, in order, are exactly the
+/// conversation [`Protocol::encode`] writes.
+pub trait Conversation {
+    /// Whether message `at` lies outside the conversation member (a system prompt the wire
+    /// sends in a top-level field): the body's other members are encoded from these
+    /// messages alone ([`Protocol::encode`] with them as the history, which must leave the
+    /// conversation member empty). The default: none does.
+    fn outside(&self, at: usize) -> bool {
+        let _ = at;
+        false
+    }
+
+    /// The end (exclusive) of the messages the entry starting at `at` covers; the default:
+    /// `at` alone. Messages outside the conversation inside the range are skipped.
+    fn entry_end(&self, at: usize) -> usize {
+        at + 1
+    }
+
+    /// Mix into `key` what the entry starting at `at` depends on besides the content of the
+    /// messages it covers (a tool result's call name read from an earlier turn, the turn
+    /// being the last user turn). The default: nothing.
+    fn context(&self, at: usize, key: &mut crate::KeyHasher) {
+        let _ = (at, key);
+    }
+
+    /// Append the conversation items of the entry starting at `at`.
+    fn encode(&self, at: usize, out: &mut Vec<serde_json::Value>) -> Result<(), ErrorInfo>;
+}
+
 /// One wire protocol.
 pub trait Protocol: Send + Sync + 'static {
     /// Stable name, as used on the command line (`openai-chat`).
@@ -191,18 +225,20 @@ pub trait Protocol: Send + Sync + 'static {
     /// The default request body for `request`.
     fn encode(&self, request: &ChatRequest<'_>) -> Result<serde_json::Value, ErrorInfo>;
 
-    /// The body member holding the conversation when this wire encodes each message on its
-    /// own ([`Protocol::encode_message`]), so that a request reuses the bytes of messages
+    /// The body member holding the conversation when this wire encodes it entry by entry
+    /// ([`Protocol::conversation`]), so that a request reuses the bytes of messages
     /// encoded for an earlier one ([`crate::EncodeCache`]); `None` (the default): the
     /// whole body is encoded every time.
     fn conversation_key(&self) -> Option<&'static str> {
         None
     }
 
-    /// Append the conversation entries `message` becomes: exactly what
-    /// [`Protocol::encode`] writes for it, whatever the other messages. Only called when
-    /// [`Protocol::conversation_key`] is `Some`.
-    fn encode_message(&self, _message: &Message, _out: &mut Vec<serde_json::Value>) {}
+    /// `history` as this wire encodes it entry by entry (see [`Conversation`]). Only called
+    /// when [`Protocol::conversation_key`] is `Some`; `None` (the default): no such
+    /// encoder, the whole body is encoded every time.
+    fn conversation<'h>(&'h self, _history: &'h [Message]) -> Option<Box<dyn Conversation + 'h>> {
+        None
+    }
 
     /// What sets this encoder's messages apart from another's: the name, and the dialect
     /// where one name has several (cached encodings are never shared across tags).

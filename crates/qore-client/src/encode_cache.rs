@@ -6,30 +6,28 @@
 //!   turns); nothing is global, and a cache never holds more entries than the last history
 //!   it encoded had messages, so its memory is at most one encoding of that history
 //!   ([`EncodeCache::bytes_held`]);
-//! - an entry is the encoding of the message at one position, keyed by a content hash of
-//!   that message ([`message_key`]: every field of every block, lengths included, 64-bit
-//!   foldhash) mixed with whatever else the encoder read (a tool result's call name, the
-//!   message's place): a message that a sanitize pass changed, dropped or moved misses and
-//!   is encoded again, it is never served stale;
+//! - an entry is the encoding of the message at one position (or of the messages from
+//!   there that the wire merges into one turn), keyed by the content hash of each message
+//!   it covers ([`message_key`]: every field of every block, lengths included, 64-bit
+//!   foldhash) mixed with whatever else the encoder read ([`crate::Conversation::context`]:
+//!   a tool result's call name, the turn being the one that carries a cache mark): a
+//!   message that a sanitize pass changed, dropped or moved misses and is encoded again,
+//!   it is never served stale. Every wire's encoder goes through it ([`encode_spliced`]);
 //! - a cache is bound to one encoder (a tag: the protocol and its dialect, or a profile's
 //!   body): asking with another tag empties it first;
 //! - the one exception to hashing: an owner that only appends to its history between two
 //!   requests (a tool loop between its rounds) may vouch for the messages the cache encoded
-//!   last ([`EncodeCache::vouch_unchanged`]); the next encode serves those entries without
-//!   hashing them again, so a round costs what it adds, not the whole history. A vouch lasts
-//!   one encode.
+//!   last ([`EncodeCache::vouch_unchanged`]); the next encode takes their content hashes
+//!   from the cache instead of hashing them again (the context is still read), so a round
+//!   costs what it adds, not the whole history. A vouch lasts one encode.
 //!
 //! Hashing walks the blocks with exhaustive patterns: a field added to the model does not
 //! compile here until it is hashed.
 
 use std::hash::{BuildHasher, Hasher};
 
-use qore_core::{
-    ContentBlock, ErrorInfo, History, ImageData, ImageSource, Message, Role, ToolResultPart,
-};
+use qore_core::{ContentBlock, ImageData, ImageSource, Message, Role, ToolResultPart};
 use serde_json::Value;
-
-use crate::{ChatRequest, Protocol};
 
 /// The encoded messages of one history, by position (see the module doc).
 #[derive(Debug, Default, Clone)]
@@ -37,7 +35,10 @@ pub struct EncodeCache {
     tag: String,
     entries: Vec<Cached>,
     beside: Vec<Vec<u8>>,
-    /// Leading entries the owner vouched for, for the next encode only.
+    /// The content hash ([`message_key`]) of each message of the last history a
+    /// protocol's encoder went through, by position.
+    hashes: Vec<u64>,
+    /// Leading messages the owner vouched for, for the next encode only.
     vouched: usize,
 }
 
@@ -61,8 +62,10 @@ impl EncodeCache {
             self.tag.push_str(tag);
             self.entries.clear();
             self.beside.clear();
+            self.hashes.clear();
         }
         self.entries.truncate(len);
+        self.hashes.truncate(len);
     }
 
     /// The bytes stored at `index` under `key`; on a miss, what `fill` writes, stored.
@@ -126,6 +129,7 @@ impl EncodeCache {
             .sum::<usize>()
             + self.tag.capacity()
             + self.beside.iter().map(Vec::capacity).sum::<usize>()
+            + self.hashes.capacity() * std::mem::size_of::<u64>()
     }
 }
 
@@ -276,82 +280,9 @@ pub fn message_key(message: &Message) -> u64 {
     KeyHasher::default().message(message).finish()
 }
 
-/// `request`'s body from `protocol`'s encoder, each message's entries taken from `cache`
-/// or encoded once and stored there; `None` when the protocol does not encode per message
-/// or the request's extra fields replace the conversation (then encode the whole body).
-/// The bytes are those of `serde_json::to_vec(&protocol.encode(request))`: the body
-/// without its conversation is encoded as a value, and its members written in the same
-/// order with the conversation's entries spliced in.
-pub(crate) fn encode_spliced(
-    protocol: &dyn Protocol,
-    request: &ChatRequest<'_>,
-    cache: &mut EncodeCache,
-) -> Option<Result<Vec<u8>, ErrorInfo>> {
-    let key = protocol.conversation_key()?;
-    if request.options.extra.contains_key(key) {
-        return None;
-    }
-    let empty = History::new();
-    let skeleton = match protocol.encode(&ChatRequest {
-        history: &empty,
-        ..*request
-    }) {
-        Ok(Value::Object(members)) if members.contains_key(key) => members,
-        Ok(_) => return None,
-        Err(error) => return Some(Err(error)),
-    };
-    let vouched = cache.vouched;
-    cache.begin(&protocol.encoding_tag(), request.history.len());
-    let failed = |err: serde_json::Error| {
-        ErrorInfo::validation(format!("cannot serialize the request: {err}"))
-    };
-    let mut out = Vec::with_capacity(cache.bytes_held() + 4096);
-    out.push(b'{');
-    for (n, (name, value)) in skeleton.iter().enumerate() {
-        if n > 0 {
-            out.push(b',');
-        }
-        let written = serde_json::to_writer(&mut out, name).and_then(|()| {
-            out.push(b':');
-            if name != key {
-                return serde_json::to_writer(&mut out, value);
-            }
-            out.push(b'[');
-            let mut first = true;
-            for (index, message) in request.history.iter().enumerate() {
-                let key = match cache.entries.get(index) {
-                    Some(entry) if index < vouched => entry.key,
-                    _ => message_key(message),
-                };
-                let bytes = cache.get_or_fill(index, key, |bytes| {
-                    let mut entries = Vec::new();
-                    protocol.encode_message(message, &mut entries);
-                    for (i, entry) in entries.iter().enumerate() {
-                        if i > 0 {
-                            bytes.push(b',');
-                        }
-                        serde_json::to_writer(&mut *bytes, entry)?;
-                    }
-                    Ok::<(), serde_json::Error>(())
-                })?;
-                if !bytes.is_empty() {
-                    if !first {
-                        out.push(b',');
-                    }
-                    out.extend_from_slice(bytes);
-                    first = false;
-                }
-            }
-            out.push(b']');
-            Ok(())
-        });
-        if let Err(err) = written {
-            return Some(Err(failed(err)));
-        }
-    }
-    out.push(b'}');
-    Some(Ok(out))
-}
+#[path = "encode_splice.rs"]
+mod splice;
+pub(crate) use splice::encode_spliced;
 
 #[cfg(test)]
 #[path = "encode_cache_tests.rs"]

@@ -1,8 +1,10 @@
-use qore_core::{ContentBlock, History, Message, Role, ToolSpec};
+use qore_core::{
+    ContentBlock, History, ImageData, ImageSource, Message, Role, ToolResultPart, ToolSpec,
+};
 use serde_json::json;
 
 use super::*;
-use crate::{protocols, RequestOptions};
+use crate::{protocols, ChatRequest, Protocol, RequestOptions};
 
 fn call(id: &str, input: Value) -> ContentBlock {
     ContentBlock::tool_use(id, "lookup", input)
@@ -36,6 +38,92 @@ fn conversation() -> Vec<Message> {
     ]
 }
 
+fn image(data: ImageData) -> ImageSource {
+    ImageSource {
+        media_type: Some("image/png".into()),
+        data,
+    }
+}
+
+/// Every block kind, the turn shapes some wires merge or move (a system message mid-way,
+/// consecutive user and assistant messages, an empty message between them, text before
+/// tool results), signed and unsigned reasoning, images inline and as `data:` URLs.
+fn every_shape() -> Vec<Message> {
+    let png = || image(ImageData::Bytes(vec![0x89, b'P', b'N', b'G', 1, 2, 3]));
+    let data_url = || image(ImageData::Url("data:image/png;base64,iVBORw0K".into()));
+    vec![
+        Message::system("rules"),
+        Message::new(
+            Role::User,
+            vec![ContentBlock::text("look"), ContentBlock::Image(png())],
+        ),
+        Message::new(
+            Role::Assistant,
+            vec![
+                ContentBlock::Thinking {
+                    text: "hm".into(),
+                    signature: Some("sig-1".into()),
+                },
+                ContentBlock::RedactedThinking {
+                    data: "opaque".into(),
+                },
+                ContentBlock::text("calling"),
+                call("c1", json!({"q": "a"})),
+                ContentBlock::ToolUse {
+                    id: "c2".into(),
+                    name: "other".into(),
+                    input: json!("not an object"),
+                    raw_input: Some("not an object".into()),
+                    signature: Some("sig-2".into()),
+                },
+            ],
+        ),
+        Message::new(
+            Role::User,
+            vec![
+                ContentBlock::text("also this"),
+                result("c1", "one", false),
+                ContentBlock::ToolResult {
+                    tool_use_id: "c2".into(),
+                    content: vec![
+                        ToolResultPart::Text { text: "see".into() },
+                        ToolResultPart::Image(data_url()),
+                    ],
+                    is_error: true,
+                },
+            ],
+        ),
+        Message::user("and more"),
+        Message::new(Role::User, vec![]),
+        Message::system("a later rule"),
+        Message::user("still the same turn"),
+        Message::assistant("part one"),
+        Message::assistant("part two"),
+        Message::user("next"),
+    ]
+}
+
+/// The wires with their dialects and marks: every name, DeepSeek's reasoning replay,
+/// Anthropic with cache breakpoints.
+fn wires() -> Vec<(String, std::sync::Arc<dyn Protocol>)> {
+    let mut wires: Vec<(String, std::sync::Arc<dyn Protocol>)> = (protocols::NAMES.iter())
+        .map(|name| (name.to_string(), protocols::by_name(name).unwrap()))
+        .collect();
+    let reasoning = protocols::openai_chat::OpenAiChat {
+        replay_reasoning: true,
+    };
+    wires.push((
+        "openai-chat replay_reasoning".into(),
+        std::sync::Arc::new(reasoning),
+    ));
+    let marked = protocols::by_name("anthropic")
+        .unwrap()
+        .with_cache_marks()
+        .unwrap();
+    wires.push(("anthropic cache marks".into(), marked));
+    wires
+}
+
 fn tools() -> Vec<ToolSpec> {
     vec![ToolSpec {
         name: "lookup".into(),
@@ -44,9 +132,13 @@ fn tools() -> Vec<ToolSpec> {
     }]
 }
 
-/// The body the protocol's encoder writes, and the one spliced through `cache`.
-fn both(name: &str, history: &History, cache: &mut EncodeCache) -> (Vec<u8>, Vec<u8>) {
-    let protocol = protocols::by_name(name).unwrap();
+/// The body the protocol's encoder writes, and the one spliced through `cache` (each as
+/// text, or the error's message).
+fn encoded(
+    protocol: &dyn Protocol,
+    history: &History,
+    cache: &mut EncodeCache,
+) -> (Result<String, String>, Result<String, String>) {
     let (tools, options) = (tools(), RequestOptions::default());
     let request = ChatRequest {
         model: "m",
@@ -54,41 +146,89 @@ fn both(name: &str, history: &History, cache: &mut EncodeCache) -> (Vec<u8>, Vec
         tools: &tools,
         options: &options,
     };
-    let whole = serde_json::to_vec(&protocol.encode(&request).unwrap()).unwrap();
-    let spliced = match encode_spliced(&*protocol, &request, cache) {
-        Some(body) => body.unwrap(),
-        None => whole.clone(),
+    let text = |body: Vec<u8>| String::from_utf8_lossy(&body).into_owned();
+    let whole = (protocol.encode(&request))
+        .map(|value| text(serde_json::to_vec(&value).unwrap()))
+        .map_err(|e| e.message);
+    let spliced = match encode_spliced(protocol, &request, cache) {
+        Some(body) => body.map(text).map_err(|e| e.message),
+        None => panic!("{}: no cached encoding", protocol.name()),
     };
     (whole, spliced)
 }
 
-#[test]
-fn spliced_bodies_are_the_encoders_bytes_cold_warm_and_after_edits() {
-    for name in protocols::NAMES {
-        let mut cache = EncodeCache::new();
-        let mut messages = conversation();
-        // Cold, then warm with one more message, then after a sanitize-like edit of an
-        // earlier message, a dropped message, and a message moved to another place.
-        let mut steps = vec![messages.clone()];
-        messages.push(Message::assistant("more"));
-        steps.push(messages.clone());
-        messages[1] = Message::user("find something else");
-        steps.push(messages.clone());
-        messages.remove(4);
-        steps.push(messages.clone());
-        messages.swap(1, 4);
-        steps.push(messages.clone());
-        if let ContentBlock::ToolUse { input, .. } = &mut messages[2].blocks[1] {
-            *input = json!({"q": "a", "n": 1}); // 1.0 and 1 are different bytes
+/// [`encoded`] for `openai-chat`, both bodies as bytes.
+fn both(name: &str, history: &History, cache: &mut EncodeCache) -> (Vec<u8>, Vec<u8>) {
+    let protocol = protocols::by_name(name).unwrap();
+    let (whole, spliced) = encoded(&*protocol, history, cache);
+    (whole.unwrap().into_bytes(), spliced.unwrap().into_bytes())
+}
+
+/// The histories a cache meets in order, each with how many leading messages the owner may
+/// vouch for (it only appended since the step before), from `start`: appends, an edit of an
+/// earlier message, a dropped one, a moved one, a call renamed under its unchanged result
+/// (what Ollama and Gemini read from another message), a number written another way, a
+/// user message appended to a user turn, a result whose call is gone.
+fn steps(start: Vec<Message>) -> Vec<(Vec<Message>, Option<usize>)> {
+    let mut messages = start;
+    let mut steps = vec![(messages.clone(), None)];
+    let mut push = |messages: &Vec<Message>, vouch: Option<usize>| {
+        steps.push((messages.clone(), vouch));
+    };
+    let len = messages.len();
+    messages.push(Message::assistant("more"));
+    push(&messages, Some(len));
+    messages.push(Message::user("go on"));
+    push(&messages, Some(len + 1));
+    messages.push(Message::user("and on"));
+    push(&messages, Some(len + 2));
+    messages[1] = Message::user("find something else");
+    push(&messages, None);
+    messages.remove(4);
+    push(&messages, None);
+    messages.swap(1, 4);
+    push(&messages, None);
+    for message in &mut messages {
+        for block in &mut message.blocks {
+            if let ContentBlock::ToolUse { name, input, .. } = block {
+                *name = format!("{name}_renamed");
+                if input.get("n").is_some() {
+                    *input = json!({"q": "a", "n": 1}); // 1.0 and 1 are different bytes
+                }
+            }
         }
-        steps.push(messages.clone());
-        for (n, step) in steps.into_iter().enumerate() {
-            let (whole, spliced) = both(name, &History::from(step), &mut cache);
-            assert_eq!(
-                String::from_utf8_lossy(&spliced),
-                String::from_utf8_lossy(&whole),
-                "{name}, step {n}"
-            );
+    }
+    push(&messages, None);
+    messages.retain(|m| {
+        !m.blocks
+            .iter()
+            .any(|b| matches!(b, ContentBlock::ToolUse { .. }))
+    });
+    push(&messages, None);
+    steps
+}
+
+#[test]
+fn spliced_bodies_are_the_encoders_bytes_cold_warm_vouched_and_after_edits() {
+    for (name, protocol) in wires() {
+        for (shape, start) in [
+            ("conversation", conversation()),
+            ("every shape", every_shape()),
+        ] {
+            let mut cache = EncodeCache::new();
+            for (n, (step, vouch)) in steps(start).into_iter().enumerate() {
+                let history = History::from(step);
+                if let Some(vouched) = vouch {
+                    cache.vouch_unchanged(vouched);
+                }
+                let (whole, spliced) = encoded(&*protocol, &history, &mut cache);
+                assert_eq!(spliced, whole, "{name}, {shape}, step {n}");
+                // And once more through the warm cache, then through a cold one.
+                let (_, warm) = encoded(&*protocol, &history, &mut cache);
+                assert_eq!(warm, whole, "{name}, {shape}, step {n}, warm");
+                let (_, cold) = encoded(&*protocol, &history, &mut EncodeCache::new());
+                assert_eq!(cold, whole, "{name}, {shape}, step {n}, cold");
+            }
         }
     }
 }

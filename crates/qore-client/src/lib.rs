@@ -28,8 +28,8 @@ pub mod transport;
 
 pub use client::{join_endpoint, Client, ClientConfig};
 pub use codec::{
-    body_bytes, BodyRenderer, ChatRequest, FimFile, FimRequest, Framing, Protocol, RequestOptions,
-    StreamDecoder,
+    body_bytes, BodyRenderer, ChatRequest, Conversation, FimFile, FimRequest, Framing, Protocol,
+    RequestOptions, StreamDecoder,
 };
 pub use encode_cache::{message_key, EncodeCache, KeyHasher};
 pub use models::{ModelCapabilities, ModelInfo};

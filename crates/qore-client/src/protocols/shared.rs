@@ -364,8 +364,11 @@ macro_rules! delegate_chat {
             self.$chat.conversation_key()
         }
 
-        fn encode_message(&self, message: &qore_core::Message, out: &mut Vec<serde_json::Value>) {
-            self.$chat.encode_message(message, out)
+        fn conversation<'h>(
+            &'h self,
+            history: &'h [qore_core::Message],
+        ) -> Option<Box<dyn $crate::Conversation + 'h>> {
+            self.$chat.conversation(history)
         }
 
         fn encoding_tag(&self) -> String {

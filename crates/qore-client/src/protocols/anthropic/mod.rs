@@ -80,6 +80,18 @@ impl Protocol for Anthropic {
         request::encode(request, self.cache_breakpoints)
     }
 
+    fn conversation_key(&self) -> Option<&'static str> {
+        Some("messages")
+    }
+
+    fn conversation<'h>(
+        &'h self,
+        history: &'h [qore_core::Message],
+    ) -> Option<Box<dyn crate::Conversation + 'h>> {
+        let turns = request::Turns::new(history, self.cache_breakpoints);
+        Some(Box::new(turns))
+    }
+
     fn decoder(&self) -> Box<dyn StreamDecoder> {
         Box::new(MessagesStreamDecoder::new())
     }

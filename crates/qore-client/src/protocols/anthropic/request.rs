@@ -27,7 +27,7 @@
 //! same bytes.
 
 use base64::Engine as _;
-use qore_core::{ContentBlock, ErrorInfo, ImageData, ImageSource, Role, ToolResultPart};
+use qore_core::{ContentBlock, ErrorInfo, ImageData, ImageSource, Message, Role, ToolResultPart};
 use serde_json::{json, Map, Value};
 
 use crate::codec::ChatRequest;
@@ -39,37 +39,18 @@ pub fn encode(request: &ChatRequest<'_>, cache_breakpoints: bool) -> Result<Valu
     if request.model.is_empty() {
         return Err(ErrorInfo::config("no model given for the request"));
     }
-    let mut system = Vec::new();
-    let mut turns: Vec<(Role, Vec<Value>)> = Vec::new();
-    for message in request.history {
-        let blocks = match message.role {
-            Role::System => {
-                system.extend(
-                    message
-                        .blocks
-                        .iter()
-                        .filter_map(ContentBlock::as_text)
-                        .filter(|text| !text.trim().is_empty())
-                        .map(|text| json!({"type": "text", "text": text})),
-                );
-                continue;
-            }
-            Role::User => user_blocks(&message.blocks),
-            Role::Assistant => assistant_blocks(&message.blocks),
-        };
-        if blocks.is_empty() {
-            continue;
-        }
-        match turns.last_mut() {
-            Some((role, content)) if *role == message.role => content.extend(blocks),
-            _ => turns.push((message.role, blocks)),
-        }
-    }
-    for (role, content) in &mut turns {
-        if *role == Role::User {
-            // Stable: tool results first, everything else after, each in its order.
-            content.sort_by_key(|block| block["type"] != "tool_result");
-        }
+    let history = request.history.messages();
+    let mut system: Vec<Value> = (history.iter())
+        .filter(|message| message.role == Role::System)
+        .flat_map(|message| &message.blocks)
+        .filter_map(ContentBlock::as_text)
+        .filter(|text| !text.trim().is_empty())
+        .map(|text| json!({"type": "text", "text": text}))
+        .collect();
+    let turns = Turns::new(history, cache_breakpoints);
+    let mut messages = Vec::with_capacity(turns.ranges.len());
+    for &(start, _) in &turns.ranges {
+        messages.extend(turns.turn(start));
     }
 
     let mut tools: Vec<Value> = request
@@ -91,15 +72,8 @@ pub fn encode(request: &ChatRequest<'_>, cache_breakpoints: bool) -> Result<Valu
         .collect();
 
     if cache_breakpoints {
-        let last_user = turns
-            .iter_mut()
-            .rev()
-            .find(|(role, _)| *role == Role::User)
-            .and_then(|(_, content)| content.last_mut());
-        for block in [system.last_mut(), tools.last_mut(), last_user]
-            .into_iter()
-            .flatten()
-        {
+        // The last user turn's mark is [`Turns::turn`]'s.
+        for block in [system.last_mut(), tools.last_mut()].into_iter().flatten() {
             if let Value::Object(block) = block {
                 block.insert("cache_control".into(), json!({"type": "ephemeral"}));
             }
@@ -113,17 +87,6 @@ pub fn encode(request: &ChatRequest<'_>, cache_breakpoints: bool) -> Result<Valu
         "max_tokens".into(),
         json!(options.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS)),
     );
-    let messages = turns
-        .into_iter()
-        .map(|(role, content)| {
-            let role = if role == Role::User {
-                "user"
-            } else {
-                "assistant"
-            };
-            json!({"role": role, "content": content})
-        })
-        .collect();
     body.insert("messages".into(), Value::Array(messages));
     if !system.is_empty() {
         body.insert("system".into(), Value::Array(system));
@@ -141,13 +104,121 @@ pub fn encode(request: &ChatRequest<'_>, cache_breakpoints: bool) -> Result<Valu
     Ok(Value::Object(body))
 }
 
+/// A history as turns: consecutive user (or assistant) messages that send blocks make one
+/// turn; system messages and messages without blocks between them do not break it.
+/// Also the history encoded turn by turn ([`crate::Conversation`]): an entry is a turn,
+/// keyed also by whether it carries the last user turn's cache mark.
+pub struct Turns<'h> {
+    history: &'h [Message],
+    /// Each turn's first message and the end (exclusive) of its messages.
+    ranges: Vec<(usize, usize)>,
+    /// The first message of the turn marked for the prompt cache (the last user turn).
+    marked: Option<usize>,
+}
+
+impl<'h> Turns<'h> {
+    pub fn new(history: &'h [Message], cache_breakpoints: bool) -> Self {
+        let mut ranges: Vec<(usize, usize)> = Vec::new();
+        let mut role = None;
+        for (at, message) in history.iter().enumerate() {
+            if message.role == Role::System || !message.blocks.iter().any(|b| sent(message.role, b))
+            {
+                continue;
+            }
+            match ranges.last_mut() {
+                Some((_, end)) if role == Some(message.role) => *end = at + 1,
+                _ => ranges.push((at, at + 1)),
+            }
+            role = Some(message.role);
+        }
+        let marked = (ranges.iter().rev())
+            .find(|(start, _)| history[*start].role == Role::User)
+            .map(|(start, _)| *start)
+            .filter(|_| cache_breakpoints);
+        Turns {
+            history,
+            ranges,
+            marked,
+        }
+    }
+
+    fn range(&self, start: usize) -> Option<(usize, usize)> {
+        let i = self.ranges.binary_search_by_key(&start, |r| r.0).ok()?;
+        Some(self.ranges[i])
+    }
+
+    /// The turn that starts at message `start`: `{"role", "content"}`.
+    fn turn(&self, start: usize) -> Option<Value> {
+        let (start, end) = self.range(start)?;
+        let role = self.history[start].role;
+        let mut content = Vec::new();
+        for message in &self.history[start..end] {
+            match message.role {
+                Role::User => content.extend(user_blocks(&message.blocks)),
+                Role::Assistant => content.extend(assistant_blocks(&message.blocks)),
+                Role::System => {}
+            }
+        }
+        if role == Role::User {
+            // Stable: tool results first, everything else after, each in its order.
+            content.sort_by_key(|block| block["type"] != "tool_result");
+        }
+        if self.marked == Some(start) {
+            if let Some(Value::Object(block)) = content.last_mut() {
+                block.insert("cache_control".into(), json!({"type": "ephemeral"}));
+            }
+        }
+        let role = if role == Role::User {
+            "user"
+        } else {
+            "assistant"
+        };
+        Some(json!({"role": role, "content": content}))
+    }
+}
+
+impl crate::Conversation for Turns<'_> {
+    fn outside(&self, at: usize) -> bool {
+        self.history.get(at).is_some_and(|m| m.role == Role::System)
+    }
+
+    fn entry_end(&self, at: usize) -> usize {
+        self.range(at).map_or(at + 1, |(_, end)| end)
+    }
+
+    fn context(&self, at: usize, key: &mut crate::KeyHasher) {
+        key.tag(u8::from(self.marked == Some(at)));
+    }
+
+    fn encode(&self, at: usize, out: &mut Vec<Value>) -> Result<(), ErrorInfo> {
+        out.extend(self.turn(at));
+        Ok(())
+    }
+}
+
+/// Whether `block` of a `role` message is sent (see the module doc): the rule
+/// [`user_blocks`] and [`assistant_blocks`] follow.
+fn sent(role: Role, block: &ContentBlock) -> bool {
+    match (role, block) {
+        (Role::User | Role::Assistant, ContentBlock::Text { text, .. }) => !text.trim().is_empty(),
+        (Role::User, ContentBlock::Image(_) | ContentBlock::ToolResult { .. }) => true,
+        (
+            Role::Assistant,
+            ContentBlock::Thinking {
+                signature: Some(_), ..
+            }
+            | ContentBlock::RedactedThinking { .. }
+            | ContentBlock::ToolUse { .. },
+        ) => true,
+        _ => false,
+    }
+}
+
 fn user_blocks(blocks: &[ContentBlock]) -> Vec<Value> {
     let mut out = Vec::with_capacity(blocks.len());
-    for block in blocks {
+    for block in blocks.iter().filter(|b| sent(Role::User, b)) {
         match block {
-            ContentBlock::Text { text, .. } if !text.trim().is_empty() => {
-                out.push(json!({"type": "text", "text": text}))
-            }
+            ContentBlock::Text { text, .. } => out.push(json!({"type": "text", "text": text})),
             ContentBlock::Image(image) => out.push(image_block(image)),
             ContentBlock::ToolResult {
                 tool_use_id,
@@ -175,12 +246,9 @@ fn user_blocks(blocks: &[ContentBlock]) -> Vec<Value> {
                 }
                 out.push(Value::Object(result));
             }
-            // Reasoning and tool calls are the assistant's; a user turn carrying them is
-            // replayed without them rather than as text the model did not write.
-            ContentBlock::Text { .. }
-            | ContentBlock::Thinking { .. }
-            | ContentBlock::RedactedThinking { .. }
-            | ContentBlock::ToolUse { .. } => {}
+            // Not sent: reasoning and tool calls are the assistant's; a user turn carrying
+            // them is replayed without them rather than as text the model did not write.
+            _ => {}
         }
     }
     out
@@ -188,11 +256,9 @@ fn user_blocks(blocks: &[ContentBlock]) -> Vec<Value> {
 
 fn assistant_blocks(blocks: &[ContentBlock]) -> Vec<Value> {
     let mut out = Vec::with_capacity(blocks.len());
-    for block in blocks {
+    for block in blocks.iter().filter(|b| sent(Role::Assistant, b)) {
         match block {
-            ContentBlock::Text { text, .. } if !text.trim().is_empty() => {
-                out.push(json!({"type": "text", "text": text}))
-            }
+            ContentBlock::Text { text, .. } => out.push(json!({"type": "text", "text": text})),
             ContentBlock::Thinking {
                 text,
                 signature: Some(signature),
@@ -215,10 +281,8 @@ fn assistant_blocks(blocks: &[ContentBlock]) -> Vec<Value> {
                 };
                 out.push(json!({"type": "tool_use", "id": id, "name": name, "input": input}));
             }
-            ContentBlock::Text { .. }
-            | ContentBlock::Thinking { .. }
-            | ContentBlock::Image(_)
-            | ContentBlock::ToolResult { .. } => {}
+            // Not sent: unsigned thinking, images and tool results.
+            _ => {}
         }
     }
     out

@@ -80,6 +80,17 @@ impl Protocol for Gemini {
         request::encode(request)
     }
 
+    fn conversation_key(&self) -> Option<&'static str> {
+        Some("contents")
+    }
+
+    fn conversation<'h>(
+        &'h self,
+        history: &'h [qore_core::Message],
+    ) -> Option<Box<dyn crate::Conversation + 'h>> {
+        Some(Box::new(request::Contents::new(history)))
+    }
+
     fn decoder(&self) -> Box<dyn StreamDecoder> {
         Box::new(GeminiStreamDecoder::new())
     }

@@ -27,7 +27,7 @@
 use std::collections::HashMap;
 
 use base64::Engine as _;
-use qore_core::{ContentBlock, ErrorInfo, ImageData, ImageSource, Role, ToolResultPart};
+use qore_core::{ContentBlock, ErrorInfo, ImageData, ImageSource, Message, Role, ToolResultPart};
 use serde_json::{json, Map, Value};
 
 use super::{ids, schema};
@@ -37,15 +37,7 @@ pub fn encode(request: &ChatRequest<'_>) -> Result<Value, ErrorInfo> {
     if request.model.is_empty() {
         return Err(ErrorInfo::config("no model given for the request"));
     }
-    let call_names: HashMap<&str, &str> = request
-        .history
-        .iter()
-        .flat_map(|m| &m.blocks)
-        .filter_map(|b| match b {
-            ContentBlock::ToolUse { id, name, .. } => Some((id.as_str(), name.as_str())),
-            _ => None,
-        })
-        .collect();
+    let call_names = call_names(request.history.messages());
     let mut system = Vec::new();
     let mut contents = Vec::with_capacity(request.history.len());
     for message in request.history {
@@ -57,18 +49,7 @@ pub fn encode(request: &ChatRequest<'_>) -> Result<Value, ErrorInfo> {
                     .filter_map(ContentBlock::as_text)
                     .map(|text| json!({ "text": text })),
             ),
-            Role::User => {
-                let parts = user_parts(&message.blocks, &call_names)?;
-                if !parts.is_empty() {
-                    contents.push(json!({"role": "user", "parts": parts}));
-                }
-            }
-            Role::Assistant => {
-                let parts = model_parts(&message.blocks);
-                if !parts.is_empty() {
-                    contents.push(json!({"role": "model", "parts": parts}));
-                }
-            }
+            _ => encode_content(message, &call_names, &mut contents)?,
         }
     }
 
@@ -120,6 +101,71 @@ pub fn encode(request: &ChatRequest<'_>) -> Result<Value, ErrorInfo> {
         }
     }
     Ok(Value::Object(body))
+}
+
+/// The name of every call in `history`, by id (the last call with an id wins).
+fn call_names(history: &[Message]) -> HashMap<&str, &str> {
+    (history.iter())
+        .flat_map(|m| &m.blocks)
+        .filter_map(|b| match b {
+            ContentBlock::ToolUse { id, name, .. } => Some((id.as_str(), name.as_str())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The `contents` entry of a user or assistant message, none when it has no parts.
+fn encode_content(
+    message: &Message,
+    call_names: &HashMap<&str, &str>,
+    contents: &mut Vec<Value>,
+) -> Result<(), ErrorInfo> {
+    let (role, parts) = match message.role {
+        Role::System => return Ok(()),
+        Role::User => ("user", user_parts(&message.blocks, call_names)?),
+        Role::Assistant => ("model", model_parts(&message.blocks)),
+    };
+    if !parts.is_empty() {
+        contents.push(json!({"role": role, "parts": parts}));
+    }
+    Ok(())
+}
+
+/// A history encoded message by message ([`crate::Conversation`]): system messages lie
+/// outside `contents`; a tool result's entry depends on the name of its call.
+pub struct Contents<'h> {
+    history: &'h [Message],
+    call_names: HashMap<&'h str, &'h str>,
+}
+
+impl<'h> Contents<'h> {
+    pub fn new(history: &'h [Message]) -> Self {
+        Contents {
+            history,
+            call_names: call_names(history),
+        }
+    }
+}
+
+impl crate::Conversation for Contents<'_> {
+    fn outside(&self, at: usize) -> bool {
+        self.history.get(at).is_some_and(|m| m.role == Role::System)
+    }
+
+    fn context(&self, at: usize, key: &mut crate::KeyHasher) {
+        for block in self.history.get(at).map_or(&[][..], |m| &m.blocks) {
+            if let ContentBlock::ToolResult { tool_use_id, .. } = block {
+                key.opt(self.call_names.get(tool_use_id.as_str()).copied());
+            }
+        }
+    }
+
+    fn encode(&self, at: usize, out: &mut Vec<Value>) -> Result<(), ErrorInfo> {
+        match self.history.get(at) {
+            Some(message) => encode_content(message, &self.call_names, out),
+            None => Ok(()),
+        }
+    }
 }
 
 fn user_parts(

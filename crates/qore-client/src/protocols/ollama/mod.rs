@@ -59,6 +59,17 @@ impl Protocol for Ollama {
         request::encode(request)
     }
 
+    fn conversation_key(&self) -> Option<&'static str> {
+        Some("messages")
+    }
+
+    fn conversation<'h>(
+        &'h self,
+        history: &'h [qore_core::Message],
+    ) -> Option<Box<dyn crate::Conversation + 'h>> {
+        Some(Box::new(request::Messages { history }))
+    }
+
     fn decoder(&self) -> Box<dyn StreamDecoder> {
         Box::new(OllamaStreamDecoder::new())
     }

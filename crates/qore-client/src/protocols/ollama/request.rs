@@ -79,6 +79,33 @@ fn finish(mut body: Map<String, Value>, options: &RequestOptions) -> Value {
     Value::Object(body)
 }
 
+/// A history encoded message by message ([`crate::Conversation`]): a tool result's entry
+/// depends on the name of its call, read from an earlier turn.
+pub struct Messages<'h> {
+    pub history: &'h [Message],
+}
+
+impl crate::Conversation for Messages<'_> {
+    fn context(&self, at: usize, key: &mut crate::KeyHasher) {
+        let Some(message) = self.history.get(at) else {
+            return;
+        };
+        let earlier = &self.history[..at];
+        for block in &message.blocks {
+            if let ContentBlock::ToolResult { tool_use_id, .. } = block {
+                key.opt(tool_name(earlier, tool_use_id));
+            }
+        }
+    }
+
+    fn encode(&self, at: usize, out: &mut Vec<Value>) -> Result<(), ErrorInfo> {
+        match self.history.get(at) {
+            Some(message) => encode_message(message, &self.history[..at], out),
+            None => Ok(()),
+        }
+    }
+}
+
 fn encode_message(
     message: &Message,
     earlier: &[Message],

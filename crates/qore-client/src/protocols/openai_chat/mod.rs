@@ -65,8 +65,14 @@ impl Protocol for OpenAiChat {
         Some("messages")
     }
 
-    fn encode_message(&self, message: &qore_core::Message, out: &mut Vec<serde_json::Value>) {
-        request::encode_message(message, self.replay_reasoning, out)
+    fn conversation<'h>(
+        &'h self,
+        history: &'h [qore_core::Message],
+    ) -> Option<Box<dyn crate::Conversation + 'h>> {
+        Some(Box::new(request::Messages {
+            history,
+            replay_reasoning: self.replay_reasoning,
+        }))
     }
 
     fn encoding_tag(&self) -> String {

@@ -58,7 +58,23 @@ pub fn encode(request: &ChatRequest<'_>, replay_reasoning: bool) -> Result<Value
     Ok(shared::finish_body(body, options, "max_tokens"))
 }
 
-pub fn encode_message(message: &Message, replay_reasoning: bool, out: &mut Vec<Value>) {
+/// A history encoded message by message ([`crate::Conversation`]): each message's entries
+/// depend on it alone.
+pub struct Messages<'h> {
+    pub history: &'h [Message],
+    pub replay_reasoning: bool,
+}
+
+impl crate::Conversation for Messages<'_> {
+    fn encode(&self, at: usize, out: &mut Vec<Value>) -> Result<(), ErrorInfo> {
+        if let Some(message) = self.history.get(at) {
+            encode_message(message, self.replay_reasoning, out);
+        }
+        Ok(())
+    }
+}
+
+fn encode_message(message: &Message, replay_reasoning: bool, out: &mut Vec<Value>) {
     match message.role {
         Role::System => {
             out.push(json!({"role": "system", "content": joined_text(&message.blocks)}))

@@ -67,6 +67,17 @@ impl Protocol for OpenAiResponses {
         request::encode(request, self.stateless)
     }
 
+    fn conversation_key(&self) -> Option<&'static str> {
+        Some("input")
+    }
+
+    fn conversation<'h>(
+        &'h self,
+        history: &'h [qore_core::Message],
+    ) -> Option<Box<dyn crate::Conversation + 'h>> {
+        Some(Box::new(request::Items::new(history)))
+    }
+
     fn decoder(&self) -> Box<dyn StreamDecoder> {
         Box::new(ResponsesDecoder::new())
     }

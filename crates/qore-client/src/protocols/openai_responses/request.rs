@@ -36,7 +36,8 @@ pub fn encode(request: &ChatRequest<'_>, stateless: bool) -> Result<Value, Error
     let mut instructions: Vec<String> = Vec::new();
     let mut input = Vec::with_capacity(request.history.len());
     for message in request.history {
-        encode_message(message, &mut instructions, &mut input);
+        let first = input.is_empty();
+        encode_message(message, first, &mut instructions, &mut input);
     }
     let mut body = Map::new();
     body.insert("model".into(), json!(request.model));
@@ -68,9 +69,51 @@ pub fn encode(request: &ChatRequest<'_>, stateless: bool) -> Result<Value, Error
     Ok(shared::finish_body(body, options, "max_output_tokens"))
 }
 
-fn encode_message(message: &Message, instructions: &mut Vec<String>, input: &mut Vec<Value>) {
+/// A history encoded message by message ([`crate::Conversation`]): the messages before the
+/// first input item (system prompts, which go to `instructions`) lie outside `input`; every
+/// later message's items depend on it alone.
+pub struct Items<'h> {
+    history: &'h [Message],
+    /// Messages before the first that adds an input item.
+    leading: usize,
+}
+
+impl<'h> Items<'h> {
+    pub fn new(history: &'h [Message]) -> Self {
+        let mut scratch = (Vec::new(), Vec::new());
+        let leading = (history.iter())
+            .position(|message| {
+                encode_message(message, true, &mut scratch.0, &mut scratch.1);
+                !scratch.1.is_empty()
+            })
+            .unwrap_or(history.len());
+        Items { history, leading }
+    }
+}
+
+impl crate::Conversation for Items<'_> {
+    fn outside(&self, at: usize) -> bool {
+        at < self.leading
+    }
+
+    fn encode(&self, at: usize, out: &mut Vec<Value>) -> Result<(), ErrorInfo> {
+        if let Some(message) = self.history.get(at) {
+            encode_message(message, at <= self.leading, &mut Vec::new(), out);
+        }
+        Ok(())
+    }
+}
+
+/// Append `message`'s items to `input`; `first`: no item precedes it (a system message
+/// then goes to `instructions`).
+fn encode_message(
+    message: &Message,
+    first: bool,
+    instructions: &mut Vec<String>,
+    input: &mut Vec<Value>,
+) {
     match message.role {
-        Role::System if input.is_empty() => instructions.push(joined_text(&message.blocks)),
+        Role::System if first => instructions.push(joined_text(&message.blocks)),
         Role::System => input.push(json!({
             "type": "message",
             "role": "developer",
