@@ -158,12 +158,14 @@ def read_code_actions_right(client: LanguageClient) -> None:
 
 @pytest_asyncio.fixture
 async def start_lsp(workspace: Workspace):
-    """`await start_lsp(init_options)`: a pytest-lsp client on a fresh `qore lsp`,
-    initialized with `init_options` as initializationOptions (None: none)."""
+    """`await start_lsp(init_options, args)`: a pytest-lsp client on a fresh `qore ARGS`
+    (`lsp` unless given), initialized with `init_options` as initializationOptions (None:
+    none); the `initialize` result is the client's `init_result`."""
     clients: list[LanguageClient] = []
 
-    async def start(init_options=None) -> LanguageClient:
-        config = ClientServerConfig(server_command=[qore_bin(), "lsp"], server_env=workspace.env())
+    async def start(init_options=None, args=("lsp",)) -> LanguageClient:
+        command = [qore_bin(), *args]
+        config = ClientServerConfig(server_command=command, server_env=workspace.env())
         client = await config.start()
         read_code_actions_right(client)
         client.applied = []  # type: ignore[attr-defined]
@@ -174,7 +176,7 @@ async def start_lsp(workspace: Workspace):
             return types.ApplyWorkspaceEditResult(applied=True)
 
         clients.append(client)
-        await client.initialize_session(
+        client.init_result = await client.initialize_session(  # type: ignore[attr-defined]
             types.InitializeParams(
                 capabilities=capabilities(),
                 root_uri=workspace.project.as_uri(),

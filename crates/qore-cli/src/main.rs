@@ -95,8 +95,15 @@ enum Command {
     /// Rewrite a selection of FILE (--range L1:C1-L2:C2, 1-based) as --instruction says;
     /// prints the new text, a diff (--diff), or writes the file (--write).
     Refactor(refactor::RefactorArgs),
-    /// The editor server: LSP over stdio (inline completion, quick refactor).
-    Lsp,
+    /// The editor server: LSP over stdio (inline completion, quick refactor, and the Copilot
+    /// plugins' protocol). `qore --stdio` and `qore FILE [--stdio]` start it too (see
+    /// docs/editors.md).
+    Lsp {
+        /// Serve on stdin/stdout: what it does anyway (accepted because every Copilot plugin
+        /// adds it).
+        #[arg(long)]
+        stdio: bool,
+    },
     /// Stored sessions: list, show, export, import, compress, rm, rename (ids may be
     /// abbreviated to a unique prefix; the store is --store's, else QORE_DATA_DIR's qore.db).
     Sessions {
@@ -302,6 +309,12 @@ pub fn usage_error(message: impl std::fmt::Display) -> ! {
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    // The command lines editors' Copilot plugins run (`qore --stdio`, `qore FILE [--stdio]`)
+    // are no clap shapes: recognised here, exactly as lsp::editor_launch says.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if lsp::editor_launch(&args, |name| Cli::command().find_subcommand(name).is_some()) {
+        return lsp::lsp().await;
+    }
     let cli = Cli::parse();
     console::set_quiet(cli.quiet);
     if let Command::Run(args) = &cli.command {
@@ -335,7 +348,7 @@ async fn main() -> ExitCode {
         Command::Sessions { command } => sessions::sessions(command, store.as_deref()).await,
         Command::Complete(args) => complete::complete(args).await,
         Command::Refactor(args) => refactor::refactor(args).await,
-        Command::Lsp => lsp::lsp().await,
+        Command::Lsp { stdio: _ } => lsp::lsp().await,
         Command::Mcp { command } => mcp::mcp(command).await,
         Command::Skills { command } => skills::skills(command),
         Command::Serve(args) => serve::serve(args, store).await,

@@ -7,6 +7,10 @@
 //!   {}`), code actions and the `qore.refactor` command; warnings about settings are shown
 //!   (`window/showMessage` Warning) once the client is initialized;
 //! - `workspace/didChangeConfiguration` merges its settings (see [`crate::settings`]);
+//!   `workspace/didChangeWorkspaceFolders` moves the roots whose ignore rules apply (to
+//!   documents opened afterwards);
+//! - documents may change incrementally or by full text (a change without a range), both
+//!   under the advertised incremental sync;
 //! - document sync keeps [`Documents`] in step; whether a document is ignored is decided at open;
 //! - handlers never panic on what the client sends; state locks are never held across an
 //!   await.
@@ -23,6 +27,7 @@ use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
 use crate::documents::Documents;
+use crate::feedback::Feedback;
 use crate::ignored::Roots;
 use crate::inflight::Inflight;
 use crate::lock::lock;
@@ -59,6 +64,8 @@ pub struct Backend {
     roots: Mutex<Roots>,
     pending_warnings: Mutex<Vec<String>>,
     pub(crate) inflight: Inflight,
+    /// What the editor said became of the completions (Copilot's protocol).
+    pub(crate) feedback: Feedback,
     /// Reached targets by job, agent setting and (for a routed agent) file.
     targets: Mutex<HashMap<TargetKey, Target>>,
 }
@@ -82,6 +89,7 @@ impl Backend {
             roots: Mutex::default(),
             pending_warnings: Mutex::default(),
             inflight: Inflight::default(),
+            feedback: Feedback::default(),
             targets: Mutex::default(),
         }
     }
@@ -207,6 +215,13 @@ impl LanguageServer for Backend {
         let warnings = lock(&self.settings).apply(&params.settings);
         lock(&self.targets).clear();
         self.warn(warnings).await;
+    }
+
+    async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
+        let dirs = |folders: &[WorkspaceFolder]| folders.iter().map(|f| path_of(&f.uri)).collect();
+        let (added, removed): (Vec<PathBuf>, Vec<PathBuf>) =
+            (dirs(&params.event.added), dirs(&params.event.removed));
+        lock(&self.roots).change(added, &removed);
     }
 
     async fn did_open(&self, params: DidOpenTextDocumentParams) {

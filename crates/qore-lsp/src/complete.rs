@@ -98,6 +98,17 @@ fn cut(text: &str, max: usize) -> &str {
     }
 }
 
+/// A completion found at a cursor: what every completion method answers from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Found {
+    /// The cleaned completion.
+    pub text: String,
+    /// What it replaces: from the cursor over the characters it overwrites to its right.
+    pub range: Range,
+    /// The cursor's line left of the cursor (as clamped into the document).
+    pub line_before: String,
+}
+
 /// The range a completion replaces, as LSP writes it.
 fn edit_range(ctx: &CompletionContext, line: u32, completion: &Completion) -> Range {
     let range = ctx.replaced(line, completion.replace);
@@ -115,7 +126,7 @@ impl Backend {
             .completion_at(&params.text_document, params.position)
             .await?
         {
-            Some((text, range)) => vec![json!({"insertText": text, "range": range})],
+            Some(found) => vec![json!({"insertText": found.text, "range": found.range})],
             None => Vec::new(),
         };
         Ok(json!({ "items": items }))
@@ -126,7 +137,9 @@ impl Backend {
         &self,
         at: TextDocumentPositionParams,
     ) -> Result<Option<CompletionResponse>> {
-        let Some((text, range)) = self.completion_at(&at.text_document, at.position).await? else {
+        let Some(Found { text, range, .. }) =
+            self.completion_at(&at.text_document, at.position).await?
+        else {
             return Ok(Some(CompletionResponse::Array(Vec::new())));
         };
         let label = text.lines().next().unwrap_or_default().to_owned();
@@ -143,12 +156,13 @@ impl Backend {
         Ok(Some(CompletionResponse::Array(vec![item])))
     }
 
-    /// The completion at `position` and the range it replaces, or `None` for no item.
-    async fn completion_at(
+    /// The completion at `position` and the range it replaces, or `None` for no item: the
+    /// one path every completion method takes (debounce, cancellation, ignore rules, agent).
+    pub(crate) async fn completion_at(
         &self,
         document: &TextDocumentIdentifier,
         position: Position,
-    ) -> Result<Option<(String, Range)>> {
+    ) -> Result<Option<Found>> {
         let settings = self.settings();
         if !settings.enabled {
             return Ok(None);
@@ -186,10 +200,11 @@ impl Backend {
                 .map_err(|e| provider_error(&e))?;
             let done = complete(&target, &ctx, &path, c.mode, &extra, token.child_token()).await;
             match done.map_err(|e| provider_error(&e))? {
-                Some(completion) => {
-                    let range = edit_range(&ctx, position.line, &completion);
-                    Ok(Some((completion.text, range)))
-                }
+                Some(completion) => Ok(Some(Found {
+                    range: edit_range(&ctx, position.line, &completion),
+                    text: completion.text,
+                    line_before: ctx.line_before,
+                })),
                 None => Ok(None),
             }
         };

@@ -5,6 +5,8 @@
 //! Promises: a file is ignored when any root containing it refuses it as ignored or as inside
 //! `.git` (nested roots: the outer root's rules reach into the inner one); a file under no
 //! root, or a root that cannot be opened, has no rules to obey (not ignored). Never a panic.
+//! [`Roots::change`] follows `workspace/didChangeWorkspaceFolders`: removed folders' rules
+//! stop applying, added ones' start.
 
 use std::path::{Path, PathBuf};
 
@@ -30,6 +32,20 @@ impl Roots {
             })
             .collect();
         Roots { sandboxes }
+    }
+
+    /// Drop the roots at `removed` (compared as canonical paths), then add the ones among
+    /// `added` that can be opened and are not roots already.
+    pub fn change(&mut self, added: Vec<PathBuf>, removed: &[PathBuf]) {
+        let canonical = |dir: &Path| std::fs::canonicalize(dir).unwrap_or_else(|_| dir.into());
+        let gone: Vec<PathBuf> = removed.iter().map(|dir| canonical(dir)).collect();
+        self.sandboxes
+            .retain(|s| !gone.iter().any(|dir| dir == s.root()));
+        for sandbox in Roots::new(added).sandboxes {
+            if !self.sandboxes.iter().any(|s| s.root() == sandbox.root()) {
+                self.sandboxes.push(sandbox);
+            }
+        }
     }
 
     /// Whether the rules exclude the file at `path` (absolute).

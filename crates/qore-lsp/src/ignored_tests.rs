@@ -43,3 +43,29 @@ fn files_are_ignored_by_the_rules_of_their_root() {
         assert_eq!(roots.ignores(&path), expected, "{name}");
     }
 }
+
+#[test]
+fn changed_workspace_folders_take_their_rules_along() {
+    let top = tempfile::tempdir().unwrap();
+    let (one, two) = (top.path().join("one"), top.path().join("two"));
+    for dir in [&one, &two] {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join(".qoreignore"), "hidden.rs\n").unwrap();
+    }
+    let mut roots = Roots::new([one.clone()]);
+    let hidden = |dir: &PathBuf| dir.join("hidden.rs");
+    assert_eq!(
+        (roots.ignores(&hidden(&one)), roots.ignores(&hidden(&two))),
+        (true, false)
+    );
+    // `two` added twice (the second is no new root), `one` removed by a non-canonical path.
+    roots.change(
+        vec![two.clone(), two.join(".")],
+        &[one.join("..").join("one")],
+    );
+    assert_eq!(
+        (roots.ignores(&hidden(&one)), roots.ignores(&hidden(&two))),
+        (false, true)
+    );
+    assert_eq!(roots.sandboxes.len(), 1);
+}

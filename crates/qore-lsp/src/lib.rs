@@ -11,12 +11,17 @@
 //!   with one `workspace/applyEdit` ([`refactor`]);
 //! - documents kept in step with incremental sync ([`documents`]), settings from the editor
 //!   ([`settings`]), files excluded by `.qoreignore`/`.gitignore` never completed nor sent
-//!   ([`ignored`]).
+//!   ([`ignored`]);
+//! - the Copilot language server's protocol, for the editor plugins written for it
+//!   (`getCompletions`, `checkStatus`, `notify*`, ...: [`copilot`], [`copilot_methods`]).
 
 pub mod backend;
 pub mod complete;
+pub mod copilot;
+pub mod copilot_methods;
 pub mod documents;
 pub mod error;
+pub mod feedback;
 pub mod frame;
 pub mod ignored;
 pub mod inflight;
@@ -37,9 +42,9 @@ where
     I: AsyncRead + Unpin,
     O: AsyncWrite + Unpin,
 {
-    let (service, socket) = LspService::build(|client| Backend::new(client, setup))
-        .custom_method("textDocument/inlineCompletion", Backend::inline_completion)
-        .finish();
+    let builder = LspService::build(|client| Backend::new(client, setup))
+        .custom_method("textDocument/inlineCompletion", Backend::inline_completion);
+    let (service, socket) = copilot_methods::register(builder).finish();
     transport::serve_guarded(input, output, service, socket).await
 }
 

@@ -3,7 +3,10 @@
 //!
 //! Promises:
 //! - a frame whose body is a JSON-RPC request, notification or response is passed to tower
-//!   unchanged (re-framed with `Content-Length` only);
+//!   unchanged (re-framed with `Content-Length` only), except that a request or notification
+//!   without `params` gets `"params": null`: tower reads both as "no params" for methods that
+//!   take none, and handlers that take any JSON (the Copilot stubs) then answer instead of
+//!   refusing a missing field;
 //! - a frame whose body is not JSON is answered with a ParseError (-32700, id null), a JSON
 //!   body that is no JSON-RPC message with InvalidRequest (-32600, its `id` when it has a
 //!   usable one, else null), a header block without a usable `Content-Length` with a
@@ -99,7 +102,8 @@ async fn relay_client_input<I: AsyncRead + Unpin>(
             }
         };
         match check(&body) {
-            Ok(()) => {
+            Ok(message) => {
+                let body = with_params(body, message);
                 if to_tower.write_all(&encode(&body)).await.is_err() {
                     return; // tower has stopped (after `exit`)
                 }
@@ -109,8 +113,20 @@ async fn relay_client_input<I: AsyncRead + Unpin>(
     }
 }
 
-/// `Ok` for a JSON-RPC message, else the error frame that answers `body`.
-fn check(body: &[u8]) -> Result<(), Vec<u8>> {
+/// `body`, or, for a request or notification without `params`, `message` with
+/// `"params": null`.
+fn with_params(body: Vec<u8>, mut message: Value) -> Vec<u8> {
+    match message.as_object_mut() {
+        Some(fields) if fields.contains_key("method") && !fields.contains_key("params") => {
+            fields.insert("params".into(), Value::Null);
+            message.to_string().into_bytes()
+        }
+        _ => body,
+    }
+}
+
+/// The message of a JSON-RPC `body`, else the error frame that answers it.
+fn check(body: &[u8]) -> Result<Value, Vec<u8>> {
     let value: Value = match serde_json::from_slice(body) {
         Ok(value) => value,
         Err(_) => return Err(error_frame(Value::Null, -32700, "Parse error: not JSON")),
@@ -118,7 +134,7 @@ fn check(body: &[u8]) -> Result<(), Vec<u8>> {
     let is_message = serde_json::from_value::<Request>(value.clone()).is_ok()
         || serde_json::from_value::<Response>(value.clone()).is_ok();
     if is_message {
-        return Ok(());
+        return Ok(value);
     }
     let id = match value.get("id") {
         Some(id @ (Value::Number(_) | Value::String(_))) => id.clone(),

@@ -9,6 +9,7 @@ use qore_testkit::lsp::{frame, LspClient};
 use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt;
 
+use super::{check, with_params};
 use crate::{serve, Setup};
 
 fn setup(dir: &std::path::Path) -> Setup {
@@ -86,5 +87,37 @@ async fn serving_ends_with_the_input() {
         client_end.shutdown().await.unwrap();
         let done = tokio::time::timeout(Duration::from_secs(20), server).await;
         assert!(matches!(done, Ok(Ok(Ok(())))), "{name}: {done:?}");
+    }
+}
+
+#[test]
+fn a_message_without_params_gets_null_params_and_others_pass_unchanged() {
+    let cases = [
+        // (body, what tower gets)
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"getVersion"}"#,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "getVersion", "params": null}),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","method":"exit"}"#,
+            json!({"jsonrpc": "2.0", "method": "exit", "params": null}),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":2,"method":"checkStatus","params":{"options":{}}}"#,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "checkStatus", "params": {"options": {}}}),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":3,"result":null}"#,
+            json!({"jsonrpc": "2.0", "id": 3, "result": null}),
+        ),
+    ];
+    for (body, expected) in cases {
+        let message = check(body.as_bytes()).expect("a JSON-RPC message");
+        let out = with_params(body.as_bytes().to_vec(), message);
+        let got: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(got, expected, "{body}");
+        if expected.get("params").is_none_or(|p| !p.is_null()) {
+            assert_eq!(out, body.as_bytes(), "passed as it came: {body}");
+        }
     }
 }
