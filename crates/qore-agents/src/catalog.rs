@@ -11,6 +11,9 @@
 //! - a broken profile is refused with its error and the others still load (so one typo
 //!   does not take every agent down); a profile whose parent is refused is refused too;
 //! - a profile without `name` is named after its file ([`ProfileFile::name`]);
+//! - what each profile's merged `[body]` reads ([`Agent::reads`]) is found once, its includes
+//!   through the catalog's partials ([`crate::body_reads`]); a concrete profile tagged
+//!   `completion` whose body reads neither the prefix/suffix nor the history is refused;
 //! - `cache_prompt = true` without `cache_breakpoints` marks the whole stable prefix
 //!   (system, tools, the last user message: [`CacheBreakpoint::ALL`]);
 //! - `extends` and [`Catalog::get`] take a profile's name, else the only profile whose name
@@ -20,7 +23,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
+use crate::body_reads::{completion_refusal, BodyReads, CompletionUse, Reader};
 use crate::error::{AgentError, Warning};
+use crate::partials::Partials;
 use crate::profile::{
     CacheBreakpoint, CacheTtl, Fields, MatchRules, ProfileFile, ToolProtocolSetting,
 };
@@ -60,6 +65,9 @@ pub struct Agent {
     pub hidden: bool,
     pub matcher: MatchRules,
     pub body: Option<toml::Table>,
+    /// What `body` reads of the request context: how a completion is asked of the agent,
+    /// whether it can chat ([`crate::body_reads`]).
+    pub reads: BodyReads,
     /// The merged table, as `qore agents show` prints it.
     pub merged: toml::Table,
     /// The profile's own file, then each ancestor's.
@@ -97,8 +105,14 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    /// The bundled profiles, then every `*.toml` in `user_dir` (when given and present).
+    /// The bundled profiles, then every `*.toml` in `user_dir` (when given and present);
+    /// includes read from the bundled partials only.
     pub fn load(user_dir: Option<&Path>) -> Catalog {
+        Catalog::load_with(user_dir, &Partials::default())
+    }
+
+    /// [`Catalog::load`], includes read through `partials` (the config dir's).
+    pub fn load_with(user_dir: Option<&Path>, partials: &Partials) -> Catalog {
         let mut errors = Vec::new();
         let mut user = Vec::new();
         if let Some(dir) = user_dir {
@@ -114,7 +128,7 @@ impl Catalog {
                 Err(err) => errors.push(err),
             }
         }
-        let mut catalog = Catalog::with_user_files(user);
+        let mut catalog = Catalog::with_user_files_in(user, partials);
         errors.append(&mut catalog.errors);
         catalog.errors = errors;
         catalog
@@ -122,6 +136,10 @@ impl Catalog {
 
     /// The bundled profiles, then `user` on top, as if those files were in `agents/`.
     pub fn with_user_files(user: Vec<ProfileFile>) -> Catalog {
+        Catalog::with_user_files_in(user, &Partials::default())
+    }
+
+    fn with_user_files_in(user: Vec<ProfileFile>, partials: &Partials) -> Catalog {
         let mut errors = Vec::new();
         let mut files = Vec::new();
         for (name, text) in BUNDLED_AGENTS {
@@ -132,7 +150,7 @@ impl Catalog {
             }
         }
         files.extend(user.into_iter().map(|file| (file, false)));
-        let mut catalog = Catalog::from_files(files);
+        let mut catalog = Catalog::from_files_in(files, partials);
         errors.append(&mut catalog.errors);
         catalog.errors = errors;
         catalog
@@ -140,6 +158,11 @@ impl Catalog {
 
     /// Resolve parsed files (`true`: bundled). Later user files replace bundled names.
     pub fn from_files(files: Vec<(ProfileFile, bool)>) -> Catalog {
+        Catalog::from_files_in(files, &Partials::default())
+    }
+
+    fn from_files_in(files: Vec<(ProfileFile, bool)>, partials: &Partials) -> Catalog {
+        let mut reader = Reader::new(partials);
         let mut errors = Vec::new();
         let mut warnings = Vec::new();
         let mut by_name: HashMap<String, (ProfileFile, bool, Option<PathBuf>)> = HashMap::new();
@@ -173,7 +196,16 @@ impl Catalog {
                     match agent(name, merged, sources, replaces.clone()) {
                         Ok(mut agent) => {
                             agent.key_lines = lines;
-                            agents.insert(name.clone(), agent);
+                            agent.reads = reader.body(agent.body.as_ref());
+                            let tagged = agent.tags.iter().any(|t| t == "completion");
+                            let refused =
+                                tagged.then(|| completion_refusal(&agent, CompletionUse::Tagged));
+                            match refused.flatten() {
+                                Some(refused) => errors.push(refused),
+                                None => {
+                                    agents.insert(name.clone(), agent);
+                                }
+                            }
                         }
                         Err(message) => errors.push(AgentError::Profile {
                             file: file.path.clone(),
@@ -196,6 +228,12 @@ impl Catalog {
     /// Every loaded profile, abstract and hidden ones included, by name.
     pub fn all(&self) -> impl Iterator<Item = &Agent> {
         self.agents.values()
+    }
+
+    /// Take the profile called `name` out (it was refused after loading), with `why`.
+    pub(crate) fn refuse(&mut self, name: &str, why: AgentError) {
+        self.agents.remove(name);
+        self.errors.push(why);
     }
 
     /// The profile called `name`, else the only one loosely called so ([`name_key`]).
@@ -343,6 +381,7 @@ fn agent(
         hidden: f.hidden.unwrap_or(false),
         matcher: f.matcher.unwrap_or_default(),
         body: f.body,
+        reads: BodyReads::default(),
         merged,
         sources,
         replaces,

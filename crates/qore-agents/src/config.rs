@@ -11,6 +11,9 @@
 //!   with `${MODEL}` filled, compiled body) or an error that says what to fix;
 //! - the resolved model is: an explicit choice (e.g. `--model`), else the persisted
 //!   override (`qore agents set-model`), else the profile's `model`;
+//! - includes are read through the config dir's `partials/` when finding what bodies read;
+//!   a concrete profile `pipelines.toml`'s `code_completion` names whose body reads neither
+//!   the prefix/suffix nor the history is refused ([`crate::body_reads`]);
 //! - [`Config::init`] writes a commented starter config and never overwrites a file.
 
 use std::collections::BTreeMap;
@@ -19,6 +22,7 @@ use std::sync::Arc;
 
 use qore_core::ErrorInfo;
 
+use crate::body_reads::refuse_unaskable_completers;
 use crate::catalog::{Agent, Catalog};
 use crate::error::AgentError;
 use crate::overrides;
@@ -61,7 +65,8 @@ impl Config {
     /// Load `dir` (or nothing but the bundled parts when `None`).
     pub fn load(dir: Option<&Path>) -> Config {
         let sub = |name: &str| dir.map(|d| d.join(name));
-        let catalog = Catalog::load(sub("agents").as_deref());
+        let partials = Partials::new(sub("partials").filter(|p| p.is_dir()));
+        let mut catalog = Catalog::load_with(sub("agents").as_deref(), &partials);
         let mut providers = Providers::load(sub("providers").as_deref());
         let mut errors = std::mem::take(&mut providers.errors);
         let pipelines_path = sub("pipelines.toml");
@@ -75,6 +80,7 @@ impl Config {
         if let Some(path) = &pipelines_path {
             errors.extend(pipelines.check(&catalog, path));
         }
+        refuse_unaskable_completers(&mut catalog, &pipelines.code_completion);
         let overrides = match dir {
             Some(dir) => {
                 let (overrides, mut problems) = overrides::read(dir);
@@ -83,7 +89,6 @@ impl Config {
             }
             None => BTreeMap::new(),
         };
-        let partials = Partials::new(sub("partials").filter(|p| p.is_dir()));
         Config {
             dir: dir.map(Path::to_owned),
             catalog,

@@ -13,6 +13,7 @@ pub mod body;
 pub mod body_cached;
 pub mod body_edit;
 mod body_env;
+pub mod body_reads;
 pub mod body_split;
 mod bundled;
 pub mod catalog;

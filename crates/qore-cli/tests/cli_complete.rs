@@ -177,3 +177,80 @@ async fn without_agent_the_code_completion_roster_picks_and_a_chat_endpoint_refu
     );
     assert!(server.requests().is_empty());
 }
+
+/// (what, protocol, agent profile, reply, the one request's path; `None`: refused, nothing
+/// sent). The code_completion roster names the agent; what its `[body]` reads decides FIM or
+/// chat, never its `completion` tag.
+const BY_BODY: &[(&str, &str, &str, Option<&str>)] = &[
+    (
+        "a chat body tagged completion is asked by chat",
+        "openai-chat",
+        "name = \"mine\"\nextends = \"openai-chat\"\nprovider = \"loop\"\nmodel = \"tiny\"\n\
+         tags = [\"completion\"]\n",
+        Some("/v1/chat/completions"),
+    ),
+    (
+        "a FIM body with no tag fills in the middle",
+        "llamacpp",
+        "name = \"mine\"\nprovider = \"loop\"\nmodel = \"qwen\"\nendpoint = \"../infill\"\n\
+         [body]\ninput_prefix = \"{{ tojson(ctx.prefix) }}\"\n\
+         input_suffix = \"{{ tojson(ctx.suffix) }}\"\nstream = true\n",
+        Some("/infill"),
+    ),
+    (
+        "a completion-tagged body that reads neither is refused at load",
+        "llamacpp",
+        "name = \"mine\"\nprovider = \"loop\"\nmodel = \"qwen\"\ntags = [\"completion\"]\n\
+         [body]\nprompt = \"def \"\nstream = true\n",
+        None,
+    ),
+];
+
+#[tokio::test]
+async fn the_body_not_the_tag_decides_fim_or_chat() {
+    for (what, protocol, agent, path) in BY_BODY {
+        let reply = match *protocol {
+            "llamacpp" => Reply::sse(infill_stream(&["a + b"])),
+            _ => chat_answer("```python\na + b\n```"),
+        };
+        let server = ReplayServer::start(vec![reply]).await.unwrap();
+        let config = config_for(&server.url(), protocol, agent);
+        std::fs::write(
+            config.0.join("pipelines.toml"),
+            "code_completion = [\"mine\"]\n",
+        )
+        .unwrap();
+        let run = qore_in(&config, &["complete", &file(&config, "2:12")]).await;
+        let requests = server.requests();
+        let paths: Vec<&str> = requests.iter().map(|r| r.path.as_str()).collect();
+        assert_eq!(paths, Vec::from_iter(*path), "{what}: {run:?}");
+        match path {
+            Some("/infill") => {
+                let body = requests[0].json().expect("a JSON body");
+                assert_eq!(
+                    body["input_prefix"], "def add(a, b):\n    return ",
+                    "{what}"
+                );
+                assert_eq!(
+                    (run.code, run.stdout.as_str()),
+                    (Some(0), "a + b"),
+                    "{what}"
+                );
+            }
+            Some(_) => {
+                let body = String::from_utf8_lossy(&requests[0].body);
+                assert!(body.contains("return <cursor>"), "{what}: {body}");
+                assert_eq!(
+                    (run.code, run.stdout.as_str()),
+                    (Some(0), "a + b"),
+                    "{what}"
+                );
+            }
+            None => {
+                let mine = config.0.join("agents/mine.toml");
+                let at = format!("{}:5:", mine.display());
+                failed_saying(&run, &[&at, "tagged \"completion\"", "neither ctx.prefix"]);
+            }
+        }
+    }
+}

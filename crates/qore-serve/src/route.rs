@@ -4,8 +4,10 @@
 //! per-request settings an agent's body bakes in (max tokens, temperature).
 //!
 //! Promises: an agent name wins over a `provider/model` reading of the same text; a name
-//! that is neither is [`ErrorKind::NotFound`] naming it; a code-completion agent is refused
-//! for chat; a fallback that cannot be reached is skipped with a warning, never the whole
+//! that is neither is [`ErrorKind::NotFound`] naming it; for chat, an agent whose `[body]`
+//! fills in the middle and reads no history is refused, and for fill-in-the-middle one whose
+//! body does not read the prefix/suffix (what the body reads decides, not the `completion`
+//! tag: `qore_agents::body_reads`); a fallback that cannot be reached is skipped with a warning, never the whole
 //! request.
 
 use std::collections::HashMap;
@@ -133,7 +135,19 @@ impl Router {
         }
         let agent = match job {
             Job::Chat => is_chat_agent(manager, name),
-            Job::Fim => (manager.config().catalog.get(name)).is_some_and(|a| !a.is_abstract),
+            Job::Fim => match manager.config().catalog.get(name) {
+                Some(a) if !a.is_abstract && !a.reads.fills() => {
+                    return Err(ServeError::invalid(
+                        "model",
+                        format!(
+                            "agent {name:?} chats (its [body] does not read ctx.prefix or \
+                             ctx.suffix): /v1/completions needs a fill-in-the-middle agent"
+                        ),
+                    ))
+                }
+                Some(a) => !a.is_abstract,
+                None => false,
+            },
         };
         let [agent_key, plain_key] = probes;
         let key: Key = match agent {
@@ -194,10 +208,9 @@ impl Router {
     }
 }
 
-/// A concrete agent that chats (not abstract, not a code-completion one).
+/// A concrete agent that can chat (its body does not fill in the middle without history).
 pub fn is_chat_agent(manager: &SessionManager, name: &str) -> bool {
-    (manager.config().catalog.get(name))
-        .is_some_and(|a| !a.is_abstract && !a.tags.iter().any(|t| t == "completion"))
+    (manager.config().catalog.get(name)).is_some_and(|a| !a.is_abstract && a.reads.chats())
 }
 
 fn unknown(name: &str) -> ServeError {

@@ -3,8 +3,13 @@
 //! the agent's settings.
 //!
 //! Promises:
-//! - any concrete chat agent of the catalog is reached (the rosters of `pipelines.toml`
-//!   choose defaults, they do not forbid); a code-completion agent is refused by name;
+//! - any concrete agent of the catalog that can chat is reached (the rosters of
+//!   `pipelines.toml` choose defaults, they do not forbid); one whose `[body]` reads the
+//!   prefix/suffix and not the history (a fill-in-the-middle body) is refused for chat by
+//!   name. What the body reads decides ([`BodyReads`]), never the `completion` tag;
+//! - [`reach_completer`] reaches any concrete agent a completion can be asked of: one whose
+//!   body reads the prefix/suffix (asked by fill-in-the-middle) or the history (asked by
+//!   chat); one that reads neither is refused by name;
 //! - `model` wins over the persisted override and the profile; `system` replaces the
 //!   agent's system prompt; `max_tokens`, `temperature` and `no_stream` are written into the
 //!   agent's request ([`request_overrides::apply`]) or refused; the spec's timeouts win over
@@ -22,6 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use qore_agents::body_reads::BodyReads;
 use qore_agents::config::Config;
 use qore_agents::profile::ToolProtocolSetting;
 use qore_agents::request_overrides::{self, RequestOverrides};
@@ -84,8 +90,9 @@ pub struct AgentSettings {
     /// The model's context window as the profile sets it (`context_window`), else as the
     /// server says it (`/props`).
     pub context_window: Option<u64>,
-    /// A code-completion agent (tagged `completion`): it fills in the middle, it does not chat.
-    pub completion: bool,
+    /// What the agent's `[body]` reads: a completion is asked of it by fill-in-the-middle
+    /// when it reads `ctx.prefix`/`ctx.suffix` ([`BodyReads::fills`]), else by chat.
+    pub reads: BodyReads,
 }
 
 /// A model, reached.
@@ -233,11 +240,18 @@ async fn reach_agent(
     for warning in (config.catalog.warnings.iter()).filter(|w| agent.sources.contains(&w.file)) {
         notes(&format!("qore: warning: {warning}"));
     }
-    let completion = agent.tags.iter().any(|t| t == "completion");
-    if completion && !completer {
+    let reads = agent.reads;
+    if !completer && !reads.chats() {
         return Err(ErrorInfo::config(format!(
-            "agent {name:?} is a code-completion agent (fill-in-the-middle), not a chat agent; \
+            "agent {name:?} is a code-completion agent (its [body] fills in the middle from \
+             ctx.prefix/ctx.suffix and reads no ctx.history), not a chat agent; \
              `qore agents list` shows the chat ones"
+        )));
+    }
+    if completer && reads.completion_style().is_none() {
+        return Err(ErrorInfo::config(format!(
+            "agent {name:?} cannot complete code: its [body] reads neither ctx.prefix/ctx.suffix \
+             (fill in the middle) nor ctx.history (chat)"
         )));
     }
     // The local server is started when the provider is at its address; what it allows is
@@ -291,7 +305,7 @@ async fn reach_agent(
         text_tools: renderer.agent.tool_protocol == ToolProtocolSetting::Text,
         stream: overrides.stream.unwrap_or(renderer.streams()),
         context_window: renderer.agent.context_window.or(rules.context_window),
-        completion,
+        reads,
     };
     Ok((client, settings, renderer.model.clone(), rules, local))
 }

@@ -13,9 +13,9 @@
 //!   starting after code on its line gets a first line without indentation; a selection
 //!   ending in a line break keeps it; the new text has the file's line ends (`\r\n` when the
 //!   file has any);
-//! - a code-completion (fill-in-the-middle) agent, a failed request, a cancelled one and a
-//!   reply with no code left after cleaning are each one [`ErrorInfo`] with a one-line
-//!   message, never a panic.
+//! - an agent that cannot chat (its body fills in the middle and reads no history), a failed
+//!   request, a cancelled one and a reply with no code left after cleaning are each one
+//!   [`ErrorInfo`] with a one-line message, never a panic.
 
 use std::path::Path;
 
@@ -24,7 +24,6 @@ use qore_core::{ErrorCategory, ErrorInfo, History, Message};
 
 use super::clean::clean_refactor;
 use super::context::{language_of, refactor_prompt, Cursor, Range};
-use super::request::is_fim;
 use crate::target::Target;
 
 /// The system prompt of a refactor asked of a target without an agent or a system prompt.
@@ -48,7 +47,7 @@ pub async fn refactor(
     instruction: &str,
     cancel: CancellationToken,
 ) -> Result<Refactored, ErrorInfo> {
-    if is_fim(target) {
+    if target.agent.as_ref().is_some_and(|a| !a.reads.chats()) {
         let name = target.agent.as_ref().map_or("", |a| a.name.as_str());
         return Err(ErrorInfo::config(format!(
             "agent {name:?} is a code-completion agent (fill-in-the-middle); a refactor needs \

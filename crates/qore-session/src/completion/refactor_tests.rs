@@ -11,6 +11,7 @@ use qore_testkit::{ReplayServer, Reply};
 use super::{clamped, refactor, Refactored, BUILT_IN_SYSTEM};
 use crate::completion::context::{Cursor, Range};
 use crate::target::{AgentSettings, Target};
+use qore_agents::body_reads::BodyReads;
 
 const BOOM: &str = r#"{"error":{"message":"boom"}}"#;
 const FILE: &str = "def add(a, b):\n    return a+b\n\nprint(add(1, 2))\n";
@@ -26,26 +27,35 @@ fn range(from: (u32, u32), to: (u32, u32)) -> Range {
     }
 }
 
-/// A target on `url`; `agent`: (system prompt, code-completion) of an agent, `None`: none.
-fn target(url: &str, agent: Option<(Option<&str>, bool)>) -> Target {
+/// What a chat body reads.
+const CHATS: BodyReads = BodyReads::PROTOCOL_CHAT;
+/// What a fill-in-the-middle body that reads no history reads.
+const FILLS: BodyReads = BodyReads {
+    fill: true,
+    history: false,
+    opaque: false,
+};
+
+/// A target on `url`; `agent`: (system prompt, what its body reads) of an agent, `None`: none.
+fn target(url: &str, agent: Option<(Option<&str>, BodyReads)>) -> Target {
     let protocol = protocols::by_name("openai-chat").expect("a known protocol");
     let client = Client::new(protocol, ClientConfig::new(format!("{url}/v1"))).expect("client");
     let mut target = Target::new(client, "m");
-    target.agent = agent.map(|(system, completion)| AgentSettings {
+    target.agent = agent.map(|(system, reads)| AgentSettings {
         name: "fixer".into(),
         system: system.map(str::to_owned),
         enable_tools: false,
         text_tools: false,
         stream: true,
         context_window: None,
-        completion,
+        reads,
     });
     target
 }
 
 struct Case {
     name: &'static str,
-    agent: Option<(Option<&'static str>, bool)>,
+    agent: Option<(Option<&'static str>, BodyReads)>,
     file: &'static str,
     selection: Range,
     reply: Reply,
@@ -78,7 +88,7 @@ async fn refactor_sends_the_selection_and_fits_the_cleaned_reply() {
     let cases = vec![
         Case {
             name: "the agent's system prompt; a fenced reply re-indented from the line start",
-            agent: Some((Some("You refactor."), false)),
+            agent: Some((Some("You refactor."), CHATS)),
             selection: range((1, 4), (1, 14)),
             system: Some("You refactor."),
             ..Case::plain(chat_answer(fenced), spaced)
@@ -113,8 +123,8 @@ async fn refactor_sends_the_selection_and_fits_the_cleaned_reply() {
             ..Case::plain(Reply::json(400, BOOM), Err("boom"))
         },
         Case {
-            name: "a code-completion agent is refused, nothing sent",
-            agent: Some((None, true)),
+            name: "a fill-in-the-middle body is refused, nothing sent",
+            agent: Some((None, FILLS)),
             system: None,
             ..Case::plain(chat_answer("unused"), Err("code-completion agent"))
         },

@@ -1,12 +1,12 @@
-//! One completion at a cursor, asked of a reached model. The agent's profile decides how:
+//! One completion at a cursor, asked of a reached model. What the agent's `[body]` reads
+//! decides how (`qore_agents::body_reads`; the `completion` tag only marks roster defaults):
 //!
-//! - a code-completion agent (tagged `completion`) gets the prefix and suffix as a
-//!   fill-in-the-middle request, with the other open documents as `extra` (llama.cpp's
-//!   `input_extra`; the body is the agent's `[body]` when it has one, see
-//!   `qore_client::Client::encode_fim`);
-//! - any other agent chats: a system message (the agent's own system prompt, else
-//!   [`CHAT_SYSTEM`]) and [`CompletionContext::chat_prompt`] (path, language, the open
-//!   documents, the code with `<cursor>`) as the user message.
+//! - an agent whose body reads `ctx.prefix`/`ctx.suffix` gets them as a fill-in-the-middle
+//!   request, with the other open documents as `extra` (llama.cpp's `input_extra`; the body
+//!   is the agent's `[body]`, see `qore_client::Client::encode_fim`);
+//! - any other agent, and a target without one, chats: a system message (the agent's own
+//!   system prompt, else [`CHAT_SYSTEM`]) and [`CompletionContext::chat_prompt`] (path,
+//!   language, the open documents, the code with `<cursor>`) as the user message.
 //!
 //! Either reply goes through [`clean_completion`]; `Ok(None)` when nothing is left to insert.
 //! A mismatch is an error naming the agent, with nothing sent: a completion agent whose
@@ -29,9 +29,10 @@ pub const CHAT_SYSTEM: &str = "You are a code completion engine. Answer with the
      insert at the <cursor> marker only: no prose, no explanation, no Markdown code fences, \
      and none of the surrounding code repeated.";
 
-/// Whether `target` fills in the middle (a code-completion agent) rather than chats.
+/// Whether a completion is asked of `target` by fill-in-the-middle (its agent's body reads
+/// the prefix/suffix) rather than by chat.
 pub fn is_fim(target: &Target) -> bool {
-    target.agent.as_ref().is_some_and(|a| a.completion)
+    target.agent.as_ref().is_some_and(|a| a.reads.fills())
 }
 
 /// Ask `target` for the completion at `ctx`'s cursor in the file at `path`, with `extra`

@@ -14,6 +14,7 @@ use super::{complete, CHAT_SYSTEM};
 use crate::completion::clean::Mode;
 use crate::completion::context::{CompletionContext, Cursor, OpenFile, Window};
 use crate::target::{AgentSettings, Target};
+use qore_agents::body_reads::BodyReads;
 
 const FILE: &str = "def add(a, b):\n    return \n\nprint(add(1, 2))\n";
 
@@ -45,6 +46,7 @@ struct Case {
     base: &'static str,
     /// The client's `endpoint` override.
     endpoint: Option<&'static str>,
+    /// The agent's body reads the prefix and suffix (not the history).
     fim: bool,
     /// The agent's own system prompt.
     system: Option<&'static str>,
@@ -70,7 +72,13 @@ fn target(url: &str, case: &Case) -> Target {
         text_tools: false,
         stream: true,
         context_window: None,
-        completion: case.fim,
+        reads: match case.fim {
+            true => BodyReads {
+                fill: true,
+                ..BodyReads::default()
+            },
+            false => BodyReads::PROTOCOL_CHAT,
+        },
     });
     target
 }
