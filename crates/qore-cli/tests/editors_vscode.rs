@@ -9,11 +9,10 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Output;
 use std::time::Duration;
 
-use common::pytest::repo;
-use common::QORE;
+use common::pytest::{bounded, repo};
 
 /// What npm prints when the registry is out of reach.
 const OFFLINE: [&str; 6] = [
@@ -29,19 +28,8 @@ const OFFLINE: [&str; 6] = [
 async fn step(what: &str, limit: Duration) -> Output {
     let mut cmd = tokio::process::Command::new("bash");
     cmd.arg(repo().join("scripts").join("vscode-env.sh"))
-        .arg(what)
-        .env("QORE_BIN", QORE)
-        .env_remove("QORE_URL")
-        .env_remove("QORE_MODEL")
-        .kill_on_drop(true)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let child = cmd.spawn().expect("bash starts");
-    tokio::time::timeout(limit, child.wait_with_output())
-        .await
-        .unwrap_or_else(|_| panic!("vscode-env.sh {what} did not finish within {limit:?}"))
-        .expect("vscode-env.sh runs")
+        .arg(what);
+    bounded(cmd, &format!("vscode-env.sh {what}"), limit).await
 }
 
 fn text(output: &Output) -> (String, String) {

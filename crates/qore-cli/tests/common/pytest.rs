@@ -1,5 +1,6 @@
 //! Running a Python test suite of the repository (tests/editors, tests/serve) from a cargo
-//! test: the clients' venv from the project's install script, pytest bounded in time.
+//! test: the clients' venv from the project's install script, pytest bounded in time; and
+//! any other such run ([`bounded`]).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -38,23 +39,31 @@ pub async fn pytest(
     let mut cmd = tokio::process::Command::new(python);
     cmd.args(["-m", "pytest", "-q", "-ra"])
         .current_dir(repo().join("tests").join(suite))
-        .env("QORE_BIN", super::QORE)
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env_remove("QORE_URL")
-        .env_remove("QORE_MODEL")
-        .kill_on_drop(true)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .env("PYTHONDONTWRITEBYTECODE", "1");
     for (name, value) in envs {
         cmd.env(name, value);
     }
     for name in unset {
         cmd.env_remove(name);
     }
-    let child = cmd.spawn().expect("pytest starts");
+    bounded(cmd, &format!("tests/{suite}"), limit).await
+}
+
+/// `cmd` run to its end with QORE_BIN set to the binary under test and no QORE_URL or
+/// QORE_MODEL, no stdin and its output captured; killed past `limit` (a panic naming `what`).
+pub async fn bounded(mut cmd: tokio::process::Command, what: &str, limit: Duration) -> Output {
+    cmd.env("QORE_BIN", super::QORE)
+        .env_remove("QORE_URL")
+        .env_remove("QORE_MODEL")
+        .kill_on_drop(true)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = cmd
+        .spawn()
+        .unwrap_or_else(|err| panic!("{what} does not start: {err}"));
     tokio::time::timeout(limit, child.wait_with_output())
         .await
-        .unwrap_or_else(|_| panic!("tests/{suite} did not finish within {limit:?}"))
-        .expect("pytest runs")
+        .unwrap_or_else(|_| panic!("{what} did not finish within {limit:?}"))
+        .unwrap_or_else(|err| panic!("{what} did not run: {err}"))
 }
