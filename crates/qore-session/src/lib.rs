@@ -53,6 +53,7 @@ pub mod target;
 pub mod tokens;
 pub mod toolset;
 pub mod transcript;
+pub mod turn_changes;
 pub mod undo;
 
 pub use error::SessionError;

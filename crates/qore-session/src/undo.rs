@@ -256,7 +256,7 @@ fn put_back(sandbox: &Sandbox, steps: &[Step]) {
 }
 
 /// The turn's calls of tools whose file changes are not recorded, each once.
-fn unrecorded_calls(turn: &UndoableTurn) -> Vec<String> {
+pub(crate) fn unrecorded_calls(turn: &UndoableTurn) -> Vec<String> {
     let mut calls: Vec<String> = Vec::new();
     let blocks = turn.messages.iter().flat_map(|m| &m.blocks);
     for block in blocks {
