@@ -156,7 +156,7 @@ async fn a_templated_agent_runs_the_loop_and_every_request_continues_the_last() 
     let options = RequestOptions::default();
     let mut runner = ToolLoopRunner {
         client: &client,
-        registry: &registry,
+        registry: &mut registry,
         policy: &mut policy,
         approver: &Nobody,
         config: LoopConfig {

@@ -70,7 +70,7 @@ const BARE_BATCH: u32 = 8;
 /// The one place the bench builds the runner (fields the loop gains go here).
 fn runner<'a>(
     client: &'a Client,
-    registry: &'a ToolRegistry,
+    registry: &'a mut ToolRegistry,
     policy: &'a mut ApprovalPolicy,
     approver: &'a dyn Approver,
     rounds: u32,
@@ -157,7 +157,9 @@ struct Sample {
 struct Env {
     // Field order is drop order: servers go before their runtime.
     cases: Vec<Case>,
-    registry: ToolRegistry,
+    /// A run refreshes it before each round (`&mut`); runs never overlap, so the lock is
+    /// never waited for.
+    registry: tokio::sync::Mutex<ToolRegistry>,
     approver: CountingApprover,
     options: RequestOptions,
     start: History,
@@ -227,7 +229,7 @@ impl Env {
         }
         Env {
             cases,
-            registry,
+            registry: tokio::sync::Mutex::new(registry),
             approver: CountingApprover::default(),
             options: RequestOptions {
                 max_tokens: Some(4096),
@@ -241,10 +243,11 @@ impl Env {
 
     /// One bare request from `history`: stream every event, then finish.
     async fn bare_once(&self, target: &Target, history: &History) -> Result<usize, String> {
+        let registry = self.registry.lock().await;
         let request = ChatRequest {
             model: workload::MODEL,
             history,
-            tools: self.registry.specs(),
+            tools: registry.specs(),
             options: &self.options,
         };
         let mut stream = target.client.stream(&request, CancellationToken::new());
@@ -270,9 +273,10 @@ impl Env {
         history: &mut History,
     ) -> Result<usize, String> {
         let mut policy = ApprovalPolicy::new(ApprovalMode::Auto);
+        let mut registry = self.registry.lock().await;
         let mut runner = runner(
             &target.client,
-            &self.registry,
+            &mut registry,
             &mut policy,
             &self.approver,
             rounds,
@@ -485,6 +489,7 @@ fn time_median(k: usize, mut f: impl FnMut()) -> Duration {
 fn breakdown(env: &Env, k: usize) {
     println!();
     println!("breakdown (in memory, medians of {k}), for the largest R of each case:");
+    let registry = env.registry.try_lock().expect("no run holds the registry");
     for case in &env.cases {
         let Some(history) = &case.finished else {
             continue;
@@ -501,7 +506,7 @@ fn breakdown(env: &Env, k: usize) {
             let request = ChatRequest {
                 model: workload::MODEL,
                 history: &prefix,
-                tools: env.registry.specs(),
+                tools: registry.specs(),
                 options: &env.options,
             };
             let size = client.encode(&request).map(|b| b.len()).unwrap_or(0);
@@ -516,7 +521,7 @@ fn breakdown(env: &Env, k: usize) {
         let request = ChatRequest {
             model: workload::MODEL,
             history: &last,
-            tools: env.registry.specs(),
+            tools: registry.specs(),
             options: &env.options,
         };
         let protocol = client.protocol();
@@ -593,7 +598,7 @@ fn breakdown(env: &Env, k: usize) {
             let mut policy = ApprovalPolicy::new(ApprovalMode::Auto);
             let results = env.client_rt.block_on(run_calls(
                 &calls,
-                &env.registry,
+                &registry,
                 &mut policy,
                 &env.approver,
                 &cancel,

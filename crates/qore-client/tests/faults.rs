@@ -260,7 +260,7 @@ async fn turn(wire: &Wire, replies: Vec<Reply>, attempts: u32, idle: Duration) -
     let client =
         Client::new(protocols::by_name(wire.protocol).expect("wire"), config).expect("client");
     let mut history = conversation();
-    let outcome = support::run_loop(&client, &ToolRegistry::new(), &mut history).await;
+    let outcome = support::run_loop(&client, &mut ToolRegistry::new(), &mut history).await;
     Run {
         outcome,
         history,

@@ -233,7 +233,7 @@ async fn a_spliced_anthropic_stream_fails_without_inventing_a_tool_call() {
     let client = client(&server, "anthropic");
     let before = History::from(vec![Message::user("hi")]);
     let mut history = before.clone();
-    let outcome = support::run_loop(&client, &registry, &mut history).await;
+    let outcome = support::run_loop(&client, &mut registry, &mut history).await;
     assert!(matches!(outcome, TurnOutcome::Failed { .. }), "{outcome:?}");
     assert_eq!(calls.load(Ordering::SeqCst), 0, "a tool ran");
     assert_eq!(history, before);

@@ -149,11 +149,11 @@ async fn the_loop_runs_a_real_tool_then_the_round_limit_forces_a_final_answer() 
     let Some(server) = server() else { return };
     let (client, proxy) = client(server).await;
     let project = project();
-    let registry = registry(project.path());
+    let mut registry = registry(project.path());
     let mut policy = ApprovalPolicy::new(ApprovalMode::Auto);
     let mut runner = ToolLoopRunner {
         client: &client,
-        registry: &registry,
+        registry: &mut registry,
         policy: &mut policy,
         approver: &NeverAsked,
         config: LoopConfig {

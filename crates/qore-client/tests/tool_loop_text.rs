@@ -48,7 +48,7 @@ async fn run(h: &mut Harness, client: &qore_client::Client, log: &Log) -> Run {
     let approver = ScriptedApprover::silent(log);
     let mut runner = ToolLoopRunner {
         client,
-        registry: &h.registry,
+        registry: &mut h.registry,
         policy: &mut h.policy,
         approver: &approver,
         config: h.config,

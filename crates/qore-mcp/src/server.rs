@@ -33,12 +33,12 @@ use tokio::sync::Mutex;
 use crate::config::{ServerConfig, Transport};
 use crate::error::McpError;
 use crate::result::{to_output, MAX_RESULT_CHARS};
-use crate::watch::{listen, Changes, Watch};
+use crate::watch::{listen, Changes, Counted};
 
 /// How many of the child's last stderr lines explain a failed start.
 const STDERR_TAIL: usize = 8;
 
-type Service = RunningService<RoleClient, Watch>;
+type Service = RunningService<RoleClient, ()>;
 
 /// A server and its connection, started when first needed and again after it died.
 pub struct Server {
@@ -224,17 +224,15 @@ impl Server {
             preferred_versions: vec![ProtocolVersion::LATEST],
             legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
         };
+        let transport = Counted::new(transport.into_transport(), &self.changes);
         let started = tokio::time::timeout(
             self.config.startup_timeout,
-            Watch {
-                changes: self.changes.clone(),
-            }
-            .serve_with_lifecycle(transport, lifecycle),
+            ().serve_with_lifecycle(transport, lifecycle),
         )
         .await;
         match started {
             Ok(Ok(service)) => {
-                listen(self.name(), service.peer(), &self.changes);
+                listen(self.name(), service.peer());
                 Ok(service)
             }
             Ok(Err(err)) => Err(format!("it did not start: {err}")),

@@ -1,18 +1,24 @@
 //! Hearing that a server's tools changed.
 //!
 //! Promises: every `notifications/tools/list_changed` a server sends moves its
-//! [`Changes`] counter: on a connection with `initialize` the notification comes as it is
-//! (the [`Watch`] client handler); on a `2026-07-28` connection, where such notifications
-//! only ride a `subscriptions/listen` stream, [`listen`] opens that stream when the server
-//! says its tool list can change, for as long as the connection lives. A stream the
-//! server refuses is a log line, never a failure of the connection.
+//! [`Changes`] counter, counted by the connection's transport ([`Counted`]) as the message
+//! is read, before any message the server sent after it is handled: a change the server
+//! announced while answering a tool call is counted by the time the call's result comes
+//! back (so a tool loop's next round sees it). On a connection with `initialize` the
+//! notification comes as it is; on a `2026-07-28` connection, where such notifications only
+//! ride a `subscriptions/listen` stream, [`listen`] opens that stream when the server says
+//! its tool list can change, for as long as the connection lives. A stream the server
+//! refuses is a log line, never a failure of the connection.
 
+use std::borrow::Cow;
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use rmcp::model::{ServerNotification, SubscriptionFilter};
-use rmcp::service::{NotificationContext, Peer};
-use rmcp::{ClientHandler, RoleClient};
+use rmcp::model::{JsonRpcMessage, ServerNotification, SubscriptionFilter};
+use rmcp::service::{Peer, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::RoleClient;
 
 /// How often a server said its tools changed (or was started again).
 #[derive(Debug, Clone, Default)]
@@ -28,21 +34,53 @@ impl Changes {
     }
 }
 
-/// qore's client side of a connection: it counts tool list changes.
-#[derive(Debug, Clone, Default)]
-pub struct Watch {
-    pub changes: Changes,
+/// A client transport that counts the tool list changes it reads into [`Changes`].
+pub struct Counted<T> {
+    inner: T,
+    changes: Changes,
 }
 
-impl ClientHandler for Watch {
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.changes.bump();
+impl<T> Counted<T> {
+    pub fn new(inner: T, changes: &Changes) -> Self {
+        Counted {
+            inner,
+            changes: changes.clone(),
+        }
     }
 }
 
-/// On a connection without `initialize` whose server's tool list can change, listen for
-/// the changes (see the module doc).
-pub fn listen(server: &str, peer: &Peer<RoleClient>, changes: &Changes) {
+impl<T: Transport<RoleClient>> Transport<RoleClient> for Counted<T> {
+    type Error = T::Error;
+
+    fn name() -> Cow<'static, str> {
+        T::name()
+    }
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let message = self.inner.receive().await?;
+        if let JsonRpcMessage::Notification(notification) = &message {
+            if let ServerNotification::ToolListChangedNotification(_) = notification.notification {
+                self.changes.bump();
+            }
+        }
+        Some(message)
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
+
+/// On a connection without `initialize` whose server's tool list can change, subscribe to
+/// the changes (see the module doc; the transport counts them).
+pub fn listen(server: &str, peer: &Peer<RoleClient>) {
     let Some(info) = peer.peer_info() else {
         return;
     };
@@ -50,7 +88,7 @@ pub fn listen(server: &str, peer: &Peer<RoleClient>, changes: &Changes) {
     if info.protocol_version.has_initialize() || can_change != Some(true) {
         return;
     }
-    let (server, peer, changes) = (server.to_string(), peer.clone(), changes.clone());
+    let (server, peer) = (server.to_string(), peer.clone());
     tokio::spawn(async move {
         let filter = SubscriptionFilter::builder().tools_list_changed().build();
         let mut stream = match peer.listen(filter).await {
@@ -60,13 +98,7 @@ pub fn listen(server: &str, peer: &Peer<RoleClient>, changes: &Changes) {
                 return;
             }
         };
-        while let Ok(Some(notification)) = stream.next().await {
-            if matches!(
-                notification,
-                ServerNotification::ToolListChangedNotification(_)
-            ) {
-                changes.bump();
-            }
-        }
+        // Drained so the subscription stays open; the transport already counted them.
+        while let Ok(Some(_)) = stream.next().await {}
     });
 }

@@ -9,9 +9,10 @@
 //! Promises: the turn's new messages (finished assistant messages and tool results, never
 //! half a message) come back in order with the one [`TurnOutcome`]; a network failure's
 //! message starts with "connecting to URL" when nothing was heard from the server, else
-//! "reading the answer from URL"; the tools on offer are refreshed first, so a tool source
-//! that changed (an MCP server's `tools/list_changed`) offers its new list from this turn on
-//! (a new tool the registry refuses is a log line).
+//! "reading the answer from URL"; the tools on offer are refreshed before every round (by
+//! the tool loop), so a tool source that changed (an MCP server's `tools/list_changed`)
+//! offers its new list from the next round on, within the same turn (a new tool the
+//! registry refuses is a log line).
 
 use std::borrow::Cow;
 
@@ -61,12 +62,9 @@ pub(crate) async fn run_turn(
     };
     let outcome = match tools {
         Some(tools) => {
-            for refused in tools.registry.refresh().await {
-                tracing::warn!("a changed tool left out: {}", refused.message);
-            }
             let mut runner = ToolLoopRunner {
                 client,
-                registry: &tools.registry,
+                registry: &mut tools.registry,
                 policy: &mut tools.policy,
                 approver: tools.approver.as_ref(),
                 config: tools.config,

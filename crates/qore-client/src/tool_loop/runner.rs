@@ -3,6 +3,9 @@
 //!
 //! ```text
 //! loop:
+//!   refresh the registry: a tool source whose version moved (an MCP server's
+//!     tools/list_changed) offers its new list from this round on; nothing changed: one
+//!     version check per source, nothing fetched
 //!   encode the request from history (tools on offer unless disabled) and stream it
 //!     (text protocol: the request is derived from history by `text_turn`, and the
 //!     reply's <tool_call> blocks become the turn's tool calls)
@@ -16,6 +19,9 @@
 //!   append one user message with every result, in call order
 //!   cancelled while running          -> stop (history is well formed: every call answered)
 //! ```
+//!
+//! A call to a tool no longer on offer (its source dropped it) is answered like any unknown
+//! tool, with an error result naming the tools there are (see [`super::execute`]).
 //!
 //! State (round count, repetition, usage) lives in one `run` call: concurrent runs never
 //! share it, and it is dropped however the run ends.
@@ -90,7 +96,8 @@ pub enum LoopEvent<'a> {
 /// Runs the tool loop for one request against one client.
 pub struct ToolLoopRunner<'a> {
     pub client: &'a Client,
-    pub registry: &'a ToolRegistry,
+    /// Refreshed before each round ([`ToolRegistry::refresh`]).
+    pub registry: &'a mut ToolRegistry,
     pub policy: &'a mut ApprovalPolicy,
     pub approver: &'a dyn Approver,
     pub config: LoopConfig,
@@ -141,6 +148,9 @@ impl ToolLoopRunner<'_> {
         // Messages the previous round's request encoded: the loop only appends to them.
         let mut encoded = 0;
         loop {
+            for refused in self.registry.refresh().await {
+                tracing::warn!("a changed tool left out: {}", refused.message);
+            }
             let derived;
             let (request_history, tools) = if text_mode {
                 derived = text_turn::request_history(history, self.registry.specs());

@@ -80,7 +80,7 @@ pub fn say_hi(client: &Client, cancel: CancellationToken) -> ResponseStream {
 /// options, on `history`.
 pub async fn run_loop(
     client: &Client,
-    registry: &qore_client::tool_loop::ToolRegistry,
+    registry: &mut qore_client::tool_loop::ToolRegistry,
     history: &mut History,
 ) -> qore_client::tool_loop::TurnOutcome {
     use qore_client::tool_loop::{ApprovalMode, ApprovalPolicy, LoopConfig, ToolLoopRunner};

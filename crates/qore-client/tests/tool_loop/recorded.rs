@@ -291,7 +291,7 @@ pub async fn replay_session(wire: Wire, name: &str, client_for: ClientFor<'_>) {
     let outcome = {
         let mut runner = qore_client::tool_loop::ToolLoopRunner {
             client: &client,
-            registry: &h.registry,
+            registry: &mut h.registry,
             policy: &mut h.policy,
             approver: &approver,
             config: h.config,

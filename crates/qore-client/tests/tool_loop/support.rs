@@ -391,7 +391,7 @@ impl Harness {
         let mut events = Vec::new();
         let mut runner = ToolLoopRunner {
             client,
-            registry: &self.registry,
+            registry: &mut self.registry,
             policy: &mut self.policy,
             approver,
             config: self.config,
