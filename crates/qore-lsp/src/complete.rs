@@ -1,5 +1,7 @@
 //! Completion at a cursor: `textDocument/inlineCompletion` and the `textDocument/completion`
-//! fallback, on `qore_session::completion::request::complete`.
+//! fallback, on `qore_session::completion::request::complete`. [`Backend::completion_at`] is
+//! the one path every completion method takes (the Copilot methods of
+//! [`crate::copilot_methods`] too): what follows holds for all of them.
 //!
 //! Promises:
 //! - inline: `{"items": [{"insertText", "range"}]}`, the range starting at the cursor and

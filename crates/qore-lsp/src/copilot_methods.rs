@@ -101,50 +101,40 @@ impl Backend {
     }
 
     async fn copilot_notify_shown(&self, params: Value) -> Result<Value> {
-        self.feedback_on(
-            Event::Shown,
-            copilot::uuid_of(&params).into_iter().collect(),
-        )
-        .await;
+        self.feedback_on(Event::Shown, &params).await;
         Ok(json!("OK"))
     }
 
     async fn copilot_notify_accepted(&self, params: Value) -> Result<Value> {
-        self.feedback_on(
-            Event::Accepted,
-            copilot::uuid_of(&params).into_iter().collect(),
-        )
-        .await;
+        self.feedback_on(Event::Accepted, &params).await;
         Ok(json!("OK"))
     }
 
     async fn copilot_notify_rejected(&self, params: Value) -> Result<Value> {
-        self.feedback_on(Event::Rejected, copilot::rejected_uuids(&params))
-            .await;
+        self.feedback_on(Event::Rejected, &params).await;
         Ok(json!("OK"))
     }
 
     async fn copilot_did_focus(&self, _: Value) {}
 
     async fn copilot_did_show(&self, params: Value) {
-        self.feedback_on(
-            Event::Shown,
-            copilot::uuid_of(&params).into_iter().collect(),
-        )
-        .await;
+        self.feedback_on(Event::Shown, &params).await;
     }
 
     async fn copilot_did_partially_accept(&self, params: Value) {
-        let uuids = copilot::uuid_of(&params).into_iter().collect();
-        self.feedback_on(Event::PartiallyAccepted, uuids).await;
+        self.feedback_on(Event::PartiallyAccepted, &params).await;
     }
 
-    /// Count `event` for `uuids` (one when none is named: the editor still told us), and log
-    /// it with the counts.
-    async fn feedback_on(&self, event: Event, uuids: Vec<String>) {
-        let n = match (event, uuids.len()) {
-            (Event::Rejected, n) => n as u64,
-            (_, _) => 1,
+    /// Count `event` for the uuids `params` names (a rejection counts each; any other event
+    /// counts one, named or not: the editor still told us), and log it with the counts.
+    async fn feedback_on(&self, event: Event, params: &Value) {
+        let (uuids, n) = match event {
+            Event::Rejected => {
+                let uuids = copilot::rejected_uuids(params);
+                let n = uuids.len() as u64;
+                (uuids, n)
+            }
+            _ => (copilot::uuid_of(params).into_iter().collect(), 1),
         };
         let counts = self.feedback.record(event, n);
         let named = match uuids.is_empty() {

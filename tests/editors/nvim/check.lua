@@ -5,15 +5,9 @@
 --   OUT    where the results go, as JSON
 -- Promises: OUT is always written (with `error` when a step failed) and Neovim exits 0.
 local setup, file, out = arg[1], arg[2], arg[3]
-local result = {}
+local report = dofile(vim.fs.joinpath(vim.fs.dirname(arg[0]), "report.lua"))
 
-local function write()
-  local f = assert(io.open(out, "w"))
-  f:write(vim.json.encode(result))
-  f:close()
-end
-
-local function main()
+local function main(result)
   dofile(setup)
   vim.cmd("filetype on")
   vim.cmd.edit(vim.fn.fnameescape(file))
@@ -62,9 +56,4 @@ local function main()
   result.lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
 end
 
-local ok, failure = pcall(main)
-if not ok then
-  result.error = tostring(failure)
-end
-write()
-vim.cmd("qa!")
+report(out, main)

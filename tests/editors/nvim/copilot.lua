@@ -9,15 +9,9 @@
 --   OUT             where the results go, as JSON
 -- Promises: OUT is always written (with `error` when a step failed) and Neovim exits 0.
 local qore, file, line, character, out = arg[1], arg[2], tonumber(arg[3]), tonumber(arg[4]), arg[5]
-local result = {}
+local report = dofile(vim.fs.joinpath(vim.fs.dirname(arg[0]), "report.lua"))
 
-local function write()
-  local f = assert(io.open(out, "w"))
-  f:write(vim.json.encode(result))
-  f:close()
-end
-
-local function main()
+local function main(result)
   vim.cmd.edit(vim.fn.fnameescape(file))
   local buf = vim.api.nvim_get_current_buf()
   local id = vim.lsp.start({
@@ -75,9 +69,4 @@ local function main()
   result.lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
 end
 
-local ok, failure = pcall(main)
-if not ok then
-  result.error = tostring(failure)
-end
-write()
-vim.cmd("qa!")
+report(out, main)
