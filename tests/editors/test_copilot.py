@@ -11,7 +11,8 @@ cursor, `text` = the line's prefix + the completion, `displayText` = the complet
 and their notifications; the account stubs; shown/accepted/rejected counts in the
 `window/logMessage` lines; a blank completion is no item; a superseded `getCompletionsCycling`
 is answered RequestCancelled and the newer one gets the completion; an unknown request is
--32601 and an unknown notification changes nothing.
+-32601 and an unknown notification changes nothing; `$/setTrace` and Copilot's own settings
+bring no warning, and a workspace folder added later brings its `.qoreignore` along.
 """
 
 from __future__ import annotations
@@ -105,7 +106,8 @@ def plain_json(client):
     return client
 
 
-RAW = {"textDocument/didOpen", "textDocument/didChange", "textDocument/inlineCompletion"}
+RAW = {"textDocument/didOpen", "textDocument/didChange", "textDocument/inlineCompletion",
+       "workspace/didChangeConfiguration", "workspace/didChangeWorkspaceFolders", "$/setTrace"}
 
 
 async def open_and_edit(client, workspace) -> str:
@@ -261,3 +263,33 @@ async def test_a_superseded_cycling_request_is_cancelled(start_lsp, workspace, p
     assert error.value.code == REQUEST_CANCELLED
     assert await asyncio.to_thread(first.done.wait, 30)
     assert first.closed_by_client
+
+
+async def test_the_plugins_housekeeping_notifications_change_nothing_but_the_roots(
+    start_lsp, workspace, provider
+):
+    """copilot.lua's `$/setTrace` and Copilot's own settings in didChangeConfiguration are
+    taken without a warning; a workspace folder added later brings its `.qoreignore` along."""
+    provider.queue(sse(infill_stream(["a + b"])), sse(infill_stream(["leak"])))
+    client = await start_lsp(init_options("Neovim", "copilot.lua"), ["--stdio"])
+    plain_json(client)
+    client.protocol.notify("$/setTrace", {"value": "off"})
+    client.protocol.notify("workspace/didChangeConfiguration", {"settings": {
+        "http": {"proxy": None, "proxyStrictSSL": None}, "github-enterprise": {"uri": None},
+        "telemetry": {"telemetryLevel": "off"}}})
+    other = workspace.project.parent / "other"
+    other.mkdir()
+    (other / ".qoreignore").write_text("secret.py\n")
+    client.protocol.notify("workspace/didChangeWorkspaceFolders", {"event": {
+        "added": [{"uri": other.as_uri(), "name": "other"}], "removed": []}})
+    secret = other / "secret.py"
+    secret.write_text(ADD_PY)
+    doc = {"uri": secret.as_uri(), "languageId": "python", "version": 1, "text": ADD_PY}
+    client.protocol.notify("textDocument/didOpen", {"textDocument": doc})
+    assert await request(client, "getCompletions", copilot_lua(secret.as_uri(), 1)) == {
+        "completions": []}
+    uri = await open_and_edit(client, workspace)
+    result = await request(client, "getCompletions", copilot_lua(uri, 2))
+    assert [item["displayText"] for item in result["completions"]] == ["a + b"], result
+    assert len(provider.seen) == 1, provider.seen  # the ignored file was never sent
+    assert client.messages == [], [m.message for m in client.messages]  # no warning shown
