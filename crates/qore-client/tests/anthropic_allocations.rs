@@ -97,15 +97,21 @@ fn decoding_deltas_allocates_nothing_per_delta() {
         r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#,
         r#"{"delta":{"thinking":" let me think","type":"thinking_delta"},"index":0,"type":"content_block_delta"}"#,
     );
-    // An id of 24 bytes or less stays inline in each args delta event.
     let tool = frames(
         r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_01","name":"add","input":{}}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"[1, 2, "}}"#,
+    );
+    // A real id (`toolu_` and 24 characters) is longer than a delta keeps inline: the
+    // call's deltas share it (`CallId`), so it is not copied per delta either.
+    let real_id = frames(
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_01A09q90qw90lq917835lq9","name":"add","input":{}}}"#,
         r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"[1, 2, "}}"#,
     );
     let counted = [
         ("text", allocations(&text)),
         ("thinking", allocations(&thinking)),
         ("tool arguments", allocations(&tool)),
+        ("tool arguments, real id", allocations(&real_id)),
     ];
     // The arguments buffer doubles a dozen times over 2000 deltas; anything per delta
     // would be 2000 or more.

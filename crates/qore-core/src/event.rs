@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ErrorInfo;
+use crate::{CallId, ErrorInfo};
 
 /// The text of a delta event: a string that keeps up to 24 bytes inline, so the many small
 /// deltas of a stream cost no allocation each. Derefs to `str`; JSON is a plain string.
@@ -47,7 +47,7 @@ pub enum ResponseEvent {
         name: String,
     },
     ToolCallArgsDelta {
-        id: DeltaText,
+        id: CallId,
         delta: DeltaText,
     },
     /// A tool call is complete: its arguments parsed, or the raw text and why it did not parse.

@@ -12,6 +12,7 @@
 //! - the [`Tool`] trait every tool source implements;
 //! - no I/O, no async runtime, no provider knowledge.
 
+mod call_id;
 mod content;
 mod error;
 mod event;
@@ -20,6 +21,7 @@ mod message;
 mod request;
 mod tool;
 
+pub use call_id::CallId;
 pub use content::{ContentBlock, ImageData, ImageSource, ToolResultPart};
 pub use error::{ErrorCategory, ErrorInfo, ProviderDetail};
 pub use event::{DeltaText, ResponseEvent, StopReason, ToolArgsError, ToolCallInput, Usage};

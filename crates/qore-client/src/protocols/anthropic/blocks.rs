@@ -1,7 +1,7 @@
 //! The content blocks of one Anthropic response: started, fed their deltas by `index`, and
 //! stopped (see the promises in `stream.rs`'s module doc).
 
-use qore_core::{ErrorInfo, ResponseEvent, ToolCallInput};
+use qore_core::{CallId, ErrorInfo, ResponseEvent, ToolCallInput};
 use serde_json::Value;
 
 use super::{MessagesStreamDecoder, Out};
@@ -21,7 +21,8 @@ pub(super) enum BlockState {
         opened: bool,
     },
     ToolUse {
-        id: String,
+        /// Shared by the call's argument deltas (a clone per delta, no allocation).
+        id: CallId,
         args: String,
         /// A non-empty `input` given at the start (whole bodies): used when no delta came.
         start_input: Option<Value>,
@@ -79,7 +80,7 @@ impl MessagesStreamDecoder {
                         _ => true,
                     });
                     BlockState::ToolUse {
-                        id,
+                        id: id.into(),
                         args: String::new(),
                         start_input,
                     }
@@ -124,7 +125,7 @@ impl MessagesStreamDecoder {
                 if let Some(part) = delta.partial_json.non_empty() {
                     args.push_str(part);
                     out.push_back(ResponseEvent::ToolCallArgsDelta {
-                        id: id.as_str().into(),
+                        id: id.clone(),
                         delta: part.into(),
                     });
                 }
@@ -172,12 +173,15 @@ fn end_block(state: BlockState, out: &mut Out) {
     let input = match start_input {
         Some(input) if args.trim().is_empty() => {
             out.push_back(ResponseEvent::ToolCallArgsDelta {
-                id: id.as_str().into(),
+                id: id.clone(),
                 delta: input.to_string().into(),
             });
             ToolCallInput::Parsed(input)
         }
         _ => ToolCallInput::parse(&args),
     };
-    out.push_back(ResponseEvent::ToolCallEnd { id, input });
+    out.push_back(ResponseEvent::ToolCallEnd {
+        id: id.to_string(),
+        input,
+    });
 }

@@ -11,7 +11,9 @@
 
 use std::collections::VecDeque;
 
-use qore_core::{ErrorInfo, ProviderDetail, ResponseEvent, StopReason, ToolCallInput, Usage};
+use qore_core::{
+    CallId, ErrorInfo, ProviderDetail, ResponseEvent, StopReason, ToolCallInput, Usage,
+};
 
 use super::error;
 use std::borrow::Cow;
@@ -42,6 +44,8 @@ pub struct ChatStreamDecoder {
 struct PendingCall {
     index: u32,
     id: String,
+    /// `id` once the call is announced, shared by its argument deltas (no allocation each).
+    shared_id: CallId,
     name: String,
     args: String,
     announced: bool,
@@ -116,6 +120,7 @@ impl ChatStreamDecoder {
             self.calls.push(PendingCall {
                 index,
                 id: String::new(),
+                shared_id: CallId::default(),
                 name: String::new(),
                 args: String::new(),
                 announced: false,
@@ -144,7 +149,7 @@ impl ChatStreamDecoder {
             if let Some(args) = args.filter(|a| !a.is_empty()) {
                 call.args.push_str(args);
                 out.push_back(ResponseEvent::ToolCallArgsDelta {
-                    id: call.id.as_str().into(),
+                    id: call.shared_id.clone(),
                     delta: args.into(),
                 });
             }
@@ -184,13 +189,14 @@ impl ChatStreamDecoder {
 
 fn announce(call: &mut PendingCall, out: &mut VecDeque<ResponseEvent>) {
     call.announced = true;
+    call.shared_id = CallId::from(call.id.as_str());
     out.push_back(ResponseEvent::ToolCallStart {
         id: call.id.clone(),
         name: call.name.clone(),
     });
     if !call.args.is_empty() {
         out.push_back(ResponseEvent::ToolCallArgsDelta {
-            id: call.id.as_str().into(),
+            id: call.shared_id.clone(),
             delta: call.args.as_str().into(),
         });
     }
