@@ -1,8 +1,8 @@
 //! The command lines editors' Copilot plugins run reach the LSP server: `qore --stdio`
 //! (copilot.lua, copilot.vim, copilot.el), `qore AGENT_JS [--stdio]` (Qt Creator, with qore as
 //! its "Node.js" and any existing file as its "agent.js") and `qore lsp --stdio`; each answers
-//! `initialize` with serverInfo, a Copilot method, and exits on `exit`. Near misses (a typo, a
-//! missing file) are still usage errors, not a server waiting on stdin.
+//! `initialize` with serverInfo, Copilot methods (one sent without `params` at all), and exits
+//! on `exit`. Near misses (a typo, a missing file) are still usage errors, not a server.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -48,6 +48,16 @@ async fn each_plugins_command_line_starts_the_server() {
             status["result"],
             json!({"status": "OK", "user": "qore"}),
             "{name}"
+        );
+        // A request without `params` at all, as some clients send the stubs.
+        let bare = json!({"jsonrpc": "2.0", "id": 900, "method": "getVersion"});
+        client.send(&bare).await;
+        let version = client.response(900).await;
+        let wanted = init["result"]["serverInfo"]["version"].clone();
+        assert_eq!(
+            version["result"],
+            json!({"version": wanted}),
+            "{name}: {version}"
         );
         assert_eq!(client.shutdown().await, Some(0), "{name}");
     }
