@@ -6,7 +6,9 @@ server (tests/editors/nvim/copilot.lua): `vim.lsp.start{cmd={qore, "--stdio"}}`,
 Proves: the command line copilot.lua builds starts the server; serverInfo and a truthy user
 come back; the item accepted the way copilot.lua accepts it puts the completion in the
 buffer after the cursor, on a line whose multi-byte characters (é, 😀: one and two UTF-16
-units) would shift a range counted in bytes or code points; `notifyAccepted` answers.
+units) would shift a range counted in bytes or code points; `notifyAccepted` answers; then
+copilot.vim's `textDocument/inlineCompletion` through the same client gives an item on the
+cursor's line, drawn into the buffer as copilot.vim draws it, asked on the edited text.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ def test_neovim_accepts_a_completion_as_copilot_lua_does(tmp_path, workspace, pr
     nvim = nvim_bin()
     if nvim is None:
         pytest.fail("no nvim: run scripts/editor-env.sh install and set NVIM_BIN")
-    provider.queue(sse(infill_stream(["na", "me"])))
+    provider.queue(sse(infill_stream(["na", "me"])), sse(infill_stream(["# done"])))
     file = workspace.project / "greet.py"
     file.write_text(GREET, encoding="utf-8")
     out = tmp_path / "out.json"
@@ -61,6 +63,11 @@ def test_neovim_accepts_a_completion_as_copilot_lua_does(tmp_path, workspace, pr
     assert item["docVersion"] == result["version"], (item, result["version"])
     assert result["accepted"]["result"] == "OK", result["accepted"]
     assert result["lines"][1] == LINE + "name", result["lines"]
-    assert "\n".join(result["lines"]) + "\n" == GREET.replace(LINE, LINE + "name"), result
-    [seen] = provider.seen
-    assert seen.body["input_prefix"].endswith(LINE), seen.body
+    [inline] = result["inline"]["result"]["items"]
+    assert inline["range"]["start"] == {"line": 2, "character": 0}, inline
+    wanted = GREET.replace(LINE, LINE + "name").replace("\n\n", "\n# done\n")
+    assert "\n".join(result["lines"]) + "\n" == wanted, result
+    first, second = provider.seen
+    assert first.body["input_prefix"].endswith(LINE), first.body
+    # The accepted completion had reached qore (Neovim sent the edit) before the next request.
+    assert second.body["input_prefix"].endswith(LINE + "name\n"), second.body

@@ -12,6 +12,7 @@ mod chat;
 mod complete;
 mod connect;
 mod console;
+mod diff;
 mod flags;
 mod lsp;
 mod mcp;

@@ -1,7 +1,8 @@
 -- Headless Neovim driving qore as copilot.lua does with `server = { type = "binary" }`:
 -- the server started as `{path, "--stdio"}`, copilot.lua's initializationOptions, its
 -- `checkStatus` and `getCompletions` requests (with `_ = true` and its doc keys), and its
--- accept: the item's `text` applied over its `range` (UTF-16), then `notifyAccepted`.
+-- accept: the item's `text` applied over its `range` (UTF-16), then `notifyAccepted`; then
+-- copilot.vim's `textDocument/inlineCompletion` and its way of drawing the item.
 -- nvim --headless --clean -l copilot.lua QORE FILE LINE CHARACTER OUT
 --   QORE            the qore binary
 --   FILE            the file to open
@@ -66,6 +67,26 @@ local function main(result)
   vim.lsp.util.apply_text_edits({ { range = item.range, newText = item.text } }, buf, "utf-16")
   local accepted, aerr = client:request_sync("notifyAccepted", { uuid = item.uuid }, 20000, buf)
   result.accepted = accepted or { err = aerr }
+
+  -- Then copilot.vim's request (current versions) on the blank line after it, drawn as
+  -- copilot.vim draws it: the line up to range.start, then insertText.
+  local blank = { line = line + 1, character = 0 }
+  local inline, ierr = client:request_sync("textDocument/inlineCompletion", {
+    textDocument = { uri = uri, version = vim.lsp.util.buf_versions[buf] },
+    position = blank,
+    context = { triggerKind = 2 },
+    formattingOptions = { tabSize = 4, insertSpaces = true },
+  }, 20000, buf)
+  result.inline = inline or { err = ierr }
+  local shown = inline and inline.result and inline.result.items and inline.result.items[1]
+  if shown == nil then
+    error("no inline completion item: " .. vim.inspect(inline))
+  end
+  local row = shown.range.start.line
+  local text = vim.api.nvim_buf_get_lines(buf, row, row + 1, false)[1]
+  local drawn = text:sub(1, vim.str_byteindex(text, "utf-16", shown.range.start.character))
+    .. shown.insertText
+  vim.api.nvim_buf_set_lines(buf, row, row + 1, false, { drawn })
   result.lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
 end
 

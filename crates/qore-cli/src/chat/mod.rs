@@ -15,6 +15,7 @@
 //!   answer, so the history stays well-formed; `--ephemeral` saves nothing.
 
 mod approve;
+mod changes;
 mod command;
 mod conversation;
 mod input;

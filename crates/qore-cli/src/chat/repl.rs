@@ -18,6 +18,7 @@ use qore_session::{Opening, SessionManager, TurnOutcome};
 use serde_json::json;
 
 use super::approve::{self, EditorApprover};
+use super::changes;
 use super::command::{self, Command, Line};
 use super::conversation::{Conversation, MakeTools};
 use super::input::{Input, Read, Terminal, HISTORY_FILE};
@@ -27,9 +28,10 @@ use crate::agents::plural;
 use crate::approve::{JsonApprover, StdinLines};
 use crate::connect::{notes, target_spec};
 use crate::console::{self, note, CLOSED_STDOUT};
+use crate::diff::Shown;
 use crate::output::{json_line, Output};
 use crate::run::announce_compressed;
-use crate::tools::{approval_mode, mcp_tools, tool_set};
+use crate::tools::{approval_mode, mcp_tools, project_dir, tool_set};
 use crate::ToolProtocol;
 
 /// Exit code of a chat cancelled by Ctrl-C before it could start.
@@ -60,14 +62,17 @@ pub async fn chat(args: ChatArgs, location: Option<&str>) -> ExitCode {
         false => Input::Piped(stdin.clone()),
     };
     let mode = approval_mode(&args.tools, json, terminal);
+    let shown =
+        (project_dir(&args.tools).ok()).map_or_else(Shown::default, |p| Shown::for_project(&p));
     let approver = match (&input, mode) {
         (Input::Terminal(terminal), Some(ApprovalMode::Confirm)) => {
             Some(Asker::Editor(EditorApprover {
                 terminal: terminal.clone(),
                 interrupts: interrupts.clone(),
+                shown,
             }))
         }
-        (Input::Piped(_), Some(ApprovalMode::Confirm)) => Some(Asker::Json(stdin)),
+        (Input::Piped(_), Some(ApprovalMode::Confirm)) => Some(Asker::Json(stdin, shown)),
         _ => None,
     };
     let tool_args = args.tools.clone();
@@ -140,14 +145,16 @@ fn history_file() -> Option<PathBuf> {
 /// Who asks about tool calls in confirm mode: the editor, or JSON lines on the chat's stdin.
 enum Asker {
     Editor(EditorApprover),
-    Json(Arc<StdinLines>),
+    Json(Arc<StdinLines>, Shown),
 }
 
 impl Asker {
     fn approver(&self) -> Box<dyn Approver> {
         match self {
             Asker::Editor(editor) => Box::new(editor.clone()),
-            Asker::Json(stdin) => Box::new(JsonApprover::reading(stdin.clone())),
+            Asker::Json(stdin, shown) => {
+                Box::new(JsonApprover::reading(stdin.clone(), shown.clone()))
+            }
         }
     }
 }
@@ -263,6 +270,8 @@ impl Chat {
             Command::Tokens => self.tokens().await,
             Command::Export(file) => self.export(&file).await,
             Command::Undo => self.undo().await,
+            Command::Diff => (changes::last_turn(&self.conversation).await)
+                .map(|(kind, fields, text)| self.say(kind, fields, &text)),
             Command::Compress => self.compress().await,
             Command::Approvals(revoke) => approve::approvals(self.conversation.approvals(), revoke)
                 .map(|(kind, fields, text)| self.say(kind, fields, &text)),
