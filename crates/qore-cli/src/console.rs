@@ -7,8 +7,12 @@
 //!   command then exits with [`CLOSED_STDOUT`] and prints nothing more;
 //! - [`note!`] lines go to stderr unless `-q/--quiet` was given ([`set_quiet`]); errors are
 //!   not notes and are always shown.
+//! - styles (colours, bold, dim) are written to a stream only when it is a terminal, `--plain`
+//!   was not given ([`set_plain`]), `NO_COLOR` is unset or empty (no-color.org) and `TERM` is
+//!   not `dumb` ([`styled_stdout`], [`styled_stderr`]); otherwise what is written is exactly
+//!   the text, byte for byte.
 
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
@@ -19,6 +23,7 @@ use qore_client::CancellationToken;
 pub const CLOSED_STDOUT: u8 = 141;
 
 static QUIET: AtomicBool = AtomicBool::new(false);
+static PLAIN: AtomicBool = AtomicBool::new(false);
 static CLOSED: AtomicBool = AtomicBool::new(false);
 static ON_CLOSED: OnceLock<CancellationToken> = OnceLock::new();
 
@@ -29,6 +34,49 @@ pub fn set_quiet(quiet: bool) {
 
 pub fn quiet() -> bool {
     QUIET.load(Ordering::Relaxed)
+}
+
+/// `--plain`: the answer exactly as the model wrote it, also on a terminal.
+pub fn set_plain(plain: bool) {
+    PLAIN.store(plain, Ordering::Relaxed);
+}
+
+/// Styles may be written at all: not `--plain`, `NO_COLOR` unset or empty, `TERM` not `dumb`.
+fn styles_allowed() -> bool {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty());
+    let dumb = std::env::var_os("TERM").is_some_and(|term| term == "dumb");
+    !PLAIN.load(Ordering::Relaxed) && !no_color && !dumb
+}
+
+/// The answer on stdout is rendered (Markdown, colours): stdout is a terminal and styles
+/// are allowed.
+pub fn styled_stdout() -> bool {
+    styles_allowed() && std::io::stdout().is_terminal()
+}
+
+/// Styles on stderr (dimmed reasoning, coloured diffs): stderr is a terminal and styles are
+/// allowed.
+pub fn styled_stderr() -> bool {
+    styles_allowed() && std::io::stderr().is_terminal()
+}
+
+/// Columns of the terminal on stdout; else `COLUMNS`; else 80.
+pub fn width() -> usize {
+    if let Some((terminal_size::Width(columns), _)) =
+        terminal_size::terminal_size_of(std::io::stdout())
+    {
+        return usize::from(columns);
+    }
+    (std::env::var("COLUMNS").ok())
+        .and_then(|columns| columns.trim().parse().ok())
+        .filter(|columns| *columns > 0)
+        .unwrap_or(80)
+}
+
+/// 24-bit colours where the terminal says it has them (`COLORTERM` of `truecolor` or
+/// `24bit`), else the 256-colour palette.
+pub fn true_colour() -> bool {
+    std::env::var("COLORTERM").is_ok_and(|value| matches!(value.as_str(), "truecolor" | "24bit"))
 }
 
 /// Cancel `token` when stdout turns out to be closed.

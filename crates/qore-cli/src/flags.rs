@@ -1,5 +1,6 @@
-//! Flags that need more than clap: the value parsers of `--protocol` and the timeouts. (The
-//! run flags are written into an agent's `[body]` by `qore_agents::request_overrides`.)
+//! Flags that need more than clap: the value parsers of `--protocol` and the timeouts, and
+//! how answers are shown (`--plain`). (The run flags are written into an agent's `[body]` by
+//! `qore_agents::request_overrides`.)
 //!
 //! Promises: an unknown protocol or a timeout that is not a positive number of seconds is a
 //! usage error naming what is accepted.
@@ -7,6 +8,15 @@
 use std::time::Duration;
 
 use qore_client::protocols;
+
+/// How `run` and `chat` show the answer.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct ShowArgs {
+    /// Print the answer exactly as the model wrote it, also on a terminal: no Markdown
+    /// rendering, no colours (as with NO_COLOR set, TERM=dumb, or stdout not a terminal).
+    #[arg(long)]
+    pub plain: bool,
+}
 
 /// `--protocol`: a name [`protocols::by_name`] knows.
 pub fn protocol_name(name: &str) -> Result<String, String> {

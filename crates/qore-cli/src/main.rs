@@ -20,6 +20,7 @@ mod output;
 mod prompt;
 mod providers;
 mod refactor;
+mod render;
 mod run;
 mod serve;
 mod sessions;
@@ -220,6 +221,8 @@ pub struct RunArgs {
     pub target: TargetArgs,
     #[command(flatten)]
     pub tools: ToolArgs,
+    #[command(flatten)]
+    pub show: flags::ShowArgs,
     /// Save nothing: the run is not kept as a session (by default it is, in the data dir:
     /// QORE_DATA_DIR, else $XDG_DATA_HOME/qore).
     #[arg(long, conflicts_with_all = ["session", "continue_session"])]
@@ -318,6 +321,11 @@ async fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     console::set_quiet(cli.quiet);
+    if let Command::Run(args) = &cli.command {
+        console::set_plain(args.show.plain);
+    } else if let Command::Chat(args) = &cli.command {
+        console::set_plain(args.show.plain);
+    }
     if let Command::Run(args) = &cli.command {
         if let (true, Some(mode @ (ToolsMode::Off | ToolsMode::ReadOnly))) =
             (args.tools.yes, args.tools.tools)

@@ -1,6 +1,11 @@
 //! What the CLI prints: text for people, one JSON object per line for scripts.
 //!
-//! Text mode: answer text to stdout as it streams; reasoning and tool calls to stderr.
+//! Text mode: answer text to stdout as it streams; reasoning and tool calls to stderr. On a
+//! terminal ([`console::styled_stdout`]) the answer is rendered Markdown, a line at a time
+//! ([`Renderer`]: what a line is can only be known once it ends, and a table once its last
+//! row is there), and reasoning is dimmed when stderr is one ([`console::styled_stderr`]);
+//! anywhere else (`--plain`, `NO_COLOR`, `TERM=dumb`, a pipe or a file) the answer is the
+//! model's text exactly as it came, byte for byte, written as it comes.
 //! When tools run: `qore: tool NAME ARGUMENTS` on stderr as a round starts, then one line
 //! per result, `qore: NAME -> SUMMARY`.
 //! JSON mode: every [`ResponseEvent`] as `{"type": ...}`; when tools run, between them
@@ -22,6 +27,7 @@ use qore_core::{ErrorInfo, History, ResponseEvent, StopReason, ToolCallInput, Us
 use serde_json::{json, Value};
 
 use crate::console::{self, note, outln};
+use crate::render::{Depth, Renderer};
 
 /// Characters of a tool's arguments or result shown on one stderr line.
 const SHOWN_CHARS: usize = 160;
@@ -45,6 +51,10 @@ pub struct Output {
     in_thinking: bool,
     /// The tool calls seen, in order.
     calls: Vec<SeenCall>,
+    /// The answer rendered for the terminal (none: printed as it comes).
+    render: Option<Renderer>,
+    /// Reasoning is dimmed on stderr.
+    dim_thinking: bool,
 }
 
 /// Print one JSON line on stdout, flushed (skipped once stdout is closed).
@@ -68,6 +78,24 @@ impl Output {
             ends_with_newline: true,
             in_thinking: false,
             calls: Vec::new(),
+            render: (!json && console::styled_stdout()).then(|| {
+                let depth = match console::true_colour() {
+                    true => Depth::TrueColour,
+                    false => Depth::Palette256,
+                };
+                Renderer::new(console::width(), depth)
+            }),
+            dim_thinking: !json && console::styled_stderr(),
+        }
+    }
+
+    /// Print what the renderer holds of the answer (its unfinished line, a table).
+    fn end_answer(&mut self) {
+        if let Some(renderer) = &mut self.render {
+            let rest = renderer.finish();
+            if !rest.is_empty() {
+                console::out(&rest);
+            }
         }
     }
 
@@ -93,6 +121,7 @@ impl Output {
     /// End the answer's line on stdout and the reasoning's on stderr before tool activity.
     fn end_lines(&mut self) {
         self.end_thinking();
+        self.end_answer();
         if !self.json && !self.ends_with_newline {
             outln!();
             self.ends_with_newline = true;
@@ -113,13 +142,27 @@ impl Output {
         match event {
             ResponseEvent::TextDelta { text } => {
                 self.end_thinking();
-                console::out(text);
-                self.ends_with_newline = text.ends_with('\n');
+                match &mut self.render {
+                    // Whole lines only: the renderer never ends on an unfinished one.
+                    Some(renderer) => {
+                        let shown = renderer.push(text);
+                        if !shown.is_empty() {
+                            console::out(&shown);
+                        }
+                    }
+                    None => {
+                        console::out(text);
+                        self.ends_with_newline = text.ends_with('\n');
+                    }
+                }
             }
             ResponseEvent::ThinkingDelta { .. } if console::quiet() => {}
             ResponseEvent::ThinkingDelta { text } => {
                 self.in_thinking = !text.ends_with('\n');
-                eprint!("{text}");
+                match self.dim_thinking {
+                    true => eprint!("\x1b[2m{text}\x1b[22m"),
+                    false => eprint!("{text}"),
+                }
             }
             // With tools, a call is printed when it runs or is answered (`loop_event`).
             ResponseEvent::ToolCallEnd { id, input } if !self.tools => {
@@ -246,6 +289,7 @@ impl Output {
         stop: Option<&StopReason>,
     ) {
         self.end_thinking();
+        self.end_answer();
         if self.json {
             self.line(&json!({
                 "type": "result",
@@ -280,6 +324,7 @@ impl Output {
 
     pub fn error(&mut self, error: &ErrorInfo) {
         self.end_thinking();
+        self.end_answer();
         if self.json {
             self.line(&json!({
                 "type": "error",
@@ -301,6 +346,7 @@ impl Output {
 
     pub fn cancelled(&mut self) {
         self.end_thinking();
+        self.end_answer();
         if self.json {
             self.line(&json!({"type": "cancelled"}));
         } else if !self.ends_with_newline {

@@ -39,6 +39,8 @@ pub struct ChatArgs {
     pub target: TargetArgs,
     #[command(flatten)]
     pub tools: ToolArgs,
+    #[command(flatten)]
+    pub show: crate::flags::ShowArgs,
     /// Continue this session (id, unique id prefix or name); a name that is not taken
     /// starts a session with that name. Default: a new session.
     #[arg(long, value_name = "ID|NAME")]
