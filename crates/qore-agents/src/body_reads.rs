@@ -105,10 +105,14 @@ impl BodyReads {
     }
 }
 
-/// Reads bodies, each partial's own reads found once.
+/// Reads bodies, each body string and each partial read once (profiles that extend one
+/// parent share its strings).
 pub(crate) struct Reader<'p> {
     partials: &'p Partials,
+    /// Partials by name.
     seen: HashMap<String, BodyReads>,
+    /// Body strings by their text.
+    strings: HashMap<String, BodyReads>,
 }
 
 impl<'p> Reader<'p> {
@@ -116,6 +120,7 @@ impl<'p> Reader<'p> {
         Reader {
             partials,
             seen: HashMap::new(),
+            strings: HashMap::new(),
         }
     }
 
@@ -130,7 +135,15 @@ impl<'p> Reader<'p> {
             .for_each(|v| collect_templates(v, &mut templates));
         let mut reads = BodyReads::default();
         for source in templates {
-            reads.add(self.template(&from_inja(source), 0));
+            let found = match self.strings.get(source) {
+                Some(found) => *found,
+                None => {
+                    let found = self.template(&from_inja(source), 0);
+                    self.strings.insert(source.to_owned(), found);
+                    found
+                }
+            };
+            reads.add(found);
         }
         reads
     }
@@ -261,110 +274,5 @@ pub fn refuse_unaskable_completers(catalog: &mut Catalog, roster: &[String]) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn reads(body: &str) -> BodyReads {
-        let table: toml::Table = toml::from_str(body).unwrap();
-        BodyReads::of(Some(&table), &Partials::default())
-    }
-
-    /// (body, fill, history, opaque): each way of reading, written as a profile would.
-    #[test]
-    fn what_a_body_reads() {
-        let cases = [
-            ("prompt = '{{ tojson(ctx.prefix) }}'", true, false, false),
-            ("s = '{{ tojson(ctx.suffix) }}'", true, false, false),
-            (
-                "m = '{% for m in ctx.history %}{{ m.content }}{% endfor %}'",
-                false,
-                true,
-                false,
-            ),
-            (
-                "m = '[{% include \"openai_messages.jinja\" %}]'",
-                false,
-                true,
-                false,
-            ),
-            (
-                "m = '[{% include \"partials/google_contents.jinja\" %}]'",
-                false,
-                true,
-                false,
-            ),
-            (
-                "[o]\na = ['{% if ctx.prefix %}1{% endif %}']",
-                true,
-                false,
-                false,
-            ),
-            ("m = '{{ tojson(ctx.model) }}'\nt = 0", false, false, false),
-            ("m = 'no {{ template'", false, false, true),
-            ("m = 'x'\nn = 1", false, false, false),
-            ("m = '{{ tojson(ctx) }}'", false, false, true),
-            ("m = '{{ ctx[\"prefix\"] }}'", true, false, false),
-            (
-                "m = '{% if existsIn(ctx, \"suffix\") %}1{% endif %}'",
-                true,
-                false,
-                false,
-            ),
-            ("m = '{{ ctx[key] }}'", false, false, true),
-            ("m = '{% include \"missing.jinja\" %}'", false, false, true),
-            ("m = '{% include name %}'", false, false, true),
-            ("m = '{% from \"x\" import y %}'", false, false, true),
-            ("m = '{% set h = ctx.history %}{{ h }}'", false, true, false),
-            (
-                "m = '{# ctx.prefix #}{{ \"ctx.suffix\" }}'",
-                false,
-                false,
-                false,
-            ),
-            (
-                "m = '{% if x %}1{% else if ctx.suffix %}2{% endif %}'",
-                true,
-                false,
-                false,
-            ),
-        ];
-        for (body, fill, history, opaque) in cases {
-            let expected = BodyReads {
-                fill,
-                history,
-                opaque,
-            };
-            assert_eq!(reads(body), expected, "{body}");
-        }
-    }
-
-    #[test]
-    fn the_style_follows_the_reads() {
-        use CompletionStyle::{Chat, Fill};
-        let r = |fill, history, opaque| BodyReads {
-            fill,
-            history,
-            opaque,
-        };
-        // (reads, style, chats)
-        let cases = [
-            (r(true, false, false), Some(Fill), false),
-            (r(true, true, false), Some(Fill), true),
-            (r(false, true, false), Some(Chat), true),
-            (r(false, false, true), Some(Chat), true),
-            (r(false, false, false), None, true),
-            (BodyReads::PROTOCOL_CHAT, Some(Chat), true),
-        ];
-        for (reads, style, chats) in cases {
-            assert_eq!(
-                (reads.completion_style(), reads.chats()),
-                (style, chats),
-                "{reads:?}"
-            );
-        }
-        assert_eq!(
-            BodyReads::of(None, &Partials::default()),
-            BodyReads::PROTOCOL_CHAT
-        );
-    }
-}
+#[path = "body_reads_tests.rs"]
+mod tests;

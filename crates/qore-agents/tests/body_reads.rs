@@ -169,31 +169,23 @@ fn an_abstract_completer_is_left_to_its_children() {
     assert_eq!(mine.reads.completion_style(), Some(Fill));
 }
 
-/// A config dir with `files` (relative path, text).
-fn config_dir(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (path, text) in files {
-        let path = dir.path().join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    dir
-}
-
 #[test]
 fn the_code_completion_roster_refuses_an_unaskable_profile_and_user_partials_are_read() {
     let neither = "name = \"plain\"\nprovider = \"llamacpp\"\n[body]\nn_predict = 16\n";
     let through_partial = "name = \"fim-mine\"\nprovider = \"llamacpp\"\n\
                            [body]\nprompt = \"{% include 'my_fim.jinja' %}\"\n";
-    let dir = config_dir(&[
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("agents")).unwrap();
+    std::fs::create_dir(dir.path().join("partials")).unwrap();
+    let pipelines = "code_completion = [\"plain\", \"fim-mine\"]\n";
+    for (path, text) in [
         ("agents/plain.toml", neither),
         ("agents/fim_mine.toml", through_partial),
         ("partials/my_fim.jinja", "{{ tojson(ctx.prefix) }}"),
-        (
-            "pipelines.toml",
-            "code_completion = [\"plain\", \"fim-mine\"]\n",
-        ),
-    ]);
+        ("pipelines.toml", pipelines),
+    ] {
+        std::fs::write(dir.path().join(path), text).unwrap();
+    }
     let config = Config::load(Some(dir.path()));
     assert!(config.catalog.get("plain").is_none(), "refused");
     let refused: Vec<String> = config
