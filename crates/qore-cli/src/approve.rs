@@ -2,6 +2,10 @@
 //! program speaking JSON lines ([`JsonApprover`]), or nobody ([`NobodyAsked`], for the modes
 //! whose policy never asks).
 //!
+//! The terminal's question comes after what the call would change ([`Shown`]: a coloured
+//! diff, or the command and its directory); `--json`'s `approval_request` carries the same
+//! as fields (`diff`, `command` and `cwd`).
+//!
 //! Answers are read from stdin on a thread of its own ([`StdinLines`]), started at the first
 //! question: a blocking read cannot be cancelled, and a thread left blocked in it does not
 //! hold up the end of the process (Ctrl-C while a question is pending), where a read on the
@@ -17,7 +21,11 @@ use qore_client::tool_loop::{ApprovalDecision, ApprovalRequest, Approver};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
+use crate::diff::{styled, Shown};
 use crate::output::{json_line, one_line};
+
+/// Characters of a call's arguments shown in the question.
+const QUESTION_CHARS: usize = 200;
 
 type Decision<'a> = Pin<Box<dyn Future<Output = ApprovalDecision> + Send + 'a>>;
 
@@ -55,6 +63,34 @@ pub use qore_session::NobodyAsked;
 #[derive(Default)]
 pub struct TerminalApprover {
     stdin: StdinLines,
+    shown: Shown,
+}
+
+impl TerminalApprover {
+    /// An approver that shows what each call would change in the project of `shown`.
+    pub fn showing(shown: Shown) -> Self {
+        TerminalApprover {
+            stdin: StdinLines::default(),
+            shown,
+        }
+    }
+}
+
+/// Print on stderr what `request` would change, when it changes something.
+pub fn show_change(shown: &Shown, request: &ApprovalRequest) {
+    if let Some(change) = shown.text(request, styled()) {
+        eprint!("{change}");
+    }
+}
+
+/// The question about `request`; `scope` says how long "always" lasts (`run`, `session`).
+pub fn question(request: &ApprovalRequest, scope: &str) -> String {
+    let tool = &request.tool;
+    let arguments = one_line(&request.arguments.to_string(), QUESTION_CHARS);
+    format!(
+        "qore: run {tool} {arguments}? [y] yes, [a] always for {tool} in this {scope}, [N] no \
+         (n REASON tells the model why): "
+    )
 }
 
 /// A prompt waiting for its answer on stderr: when the question is dropped unanswered
@@ -74,13 +110,10 @@ impl Drop for OpenPrompt {
 impl Approver for TerminalApprover {
     fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> Decision<'a> {
         Box::pin(async move {
-            let tool = &request.tool;
+            show_change(&self.shown, request);
+            let question = question(request, "run");
             loop {
-                eprint!(
-                    "qore: run {tool} {}? [y] yes, [a] always for {tool} in this run, [N] no \
-                     (n REASON tells the model why): ",
-                    request.arguments
-                );
+                eprint!("{question}");
                 let mut prompt = OpenPrompt { open: true };
                 let answer = self.stdin.next().await;
                 prompt.open = false;
@@ -124,14 +157,17 @@ pub fn parse_answer(answer: &str) -> Option<ApprovalDecision> {
 pub struct JsonApprover {
     stdin: Arc<StdinLines>,
     early: Mutex<HashMap<String, ApprovalDecision>>,
+    shown: Shown,
 }
 
 impl JsonApprover {
-    /// An approver reading its decisions from `stdin`, which others read too (`qore chat`).
-    pub fn reading(stdin: Arc<StdinLines>) -> Self {
+    /// An approver reading its decisions from `stdin`, which others read too (`qore chat`),
+    /// its requests carrying what each call would change in the project of `shown`.
+    pub fn reading(stdin: Arc<StdinLines>, shown: Shown) -> Self {
         JsonApprover {
             stdin,
             early: Mutex::default(),
+            shown,
         }
     }
 }
@@ -159,12 +195,18 @@ fn parse_decision(line: &str) -> Result<(String, ApprovalDecision), String> {
 impl Approver for JsonApprover {
     fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> Decision<'a> {
         Box::pin(async move {
-            json_line(&json!({
+            let mut line = json!({
                 "type": "approval_request",
                 "id": request.call_id,
                 "tool": request.tool,
                 "arguments": request.arguments,
-            }));
+            });
+            if let (Some(line), Value::Object(fields)) =
+                (line.as_object_mut(), self.shown.fields(request))
+            {
+                line.extend(fields);
+            }
+            json_line(&line);
             loop {
                 let early = self
                     .early

@@ -19,6 +19,7 @@ use qore_session::ToolSet;
 
 use crate::approve::{JsonApprover, NobodyAsked, TerminalApprover};
 use crate::console::note;
+use crate::diff::Shown;
 use crate::{ToolArgs, ToolProtocol, ToolsMode};
 
 /// The tool mode the arguments ask for, given whether stdin and stderr are a terminal (see
@@ -46,7 +47,7 @@ pub fn approval_mode(args: &ToolArgs, json: bool, interactive: bool) -> Option<A
     })
 }
 
-fn project_dir(args: &ToolArgs) -> Result<std::path::PathBuf, ErrorInfo> {
+pub fn project_dir(args: &ToolArgs) -> Result<std::path::PathBuf, ErrorInfo> {
     match &args.project {
         Some(dir) => Ok(dir.clone()),
         None => std::env::current_dir().map_err(|err| {
@@ -92,8 +93,11 @@ pub fn tool_set(
     };
     let project = project_dir(args)?;
     let approver: Box<dyn Approver> = match mode {
-        ApprovalMode::Confirm if json => Box::<JsonApprover>::default(),
-        ApprovalMode::Confirm => Box::<TerminalApprover>::default(),
+        ApprovalMode::Confirm if json => Box::new(JsonApprover::reading(
+            Default::default(),
+            Shown::for_project(&project),
+        )),
+        ApprovalMode::Confirm => Box::new(TerminalApprover::showing(Shown::for_project(&project))),
         ApprovalMode::Auto | ApprovalMode::ReadOnly => Box::new(NobodyAsked),
     };
     let config = LoopConfig {

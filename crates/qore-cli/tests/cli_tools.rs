@@ -313,7 +313,8 @@ async fn json_confirm_asks_and_a_denial_goes_back_with_its_reason() {
     assert_eq!(
         request,
         json!({"type": "approval_request", "id": "call_w", "tool": "write_file",
-               "arguments": {"path": "out.txt", "content": "hello"}})
+               "arguments": {"path": "out.txt", "content": "hello"},
+               "diff": "--- a/out.txt\n+++ b/out.txt\n@@ -0,0 +1 @@\n+hello\n\\ No newline at end of file\n"})
     );
     live.send(json!({"id": "call_w", "decision": "deny", "reason": "not in this repo"}))
         .await;

@@ -15,13 +15,15 @@ use serde_json::{json, Value};
 
 use super::input::{Read, Terminal};
 use super::interrupt::Interrupts;
-use crate::approve::parse_answer;
+use crate::approve::{parse_answer, question, show_change};
+use crate::diff::Shown;
 
-/// Asks on the chat's terminal.
+/// Asks on the chat's terminal, after showing what the call would change.
 #[derive(Clone)]
 pub struct EditorApprover {
     pub terminal: Terminal,
     pub interrupts: Interrupts,
+    pub shown: Shown,
 }
 
 impl Approver for EditorApprover {
@@ -30,12 +32,8 @@ impl Approver for EditorApprover {
         request: &'a ApprovalRequest,
     ) -> Pin<Box<dyn Future<Output = ApprovalDecision> + Send + 'a>> {
         Box::pin(async move {
-            let tool = &request.tool;
-            let question = format!(
-                "qore: run {tool} {}? [y] yes, [a] always for {tool} in this session, [N] no \
-                 (n REASON tells the model why): ",
-                request.arguments
-            );
+            show_change(&self.shown, request);
+            let question = question(request, "session");
             loop {
                 let answer = match self.terminal.read(&question, false).await {
                     Read::Line(answer) => answer,

@@ -33,6 +33,8 @@ pub enum Command {
     Model(String),
     Compress,
     Undo,
+    /// What the last turn changed, a unified diff per file.
+    Diff,
     Tokens,
     /// Write the session to this file.
     Export(String),
@@ -84,6 +86,11 @@ const COMMANDS: &[(&str, Takes, &str)] = &[
         "undo",
         Takes::Nothing,
         "undo the last turn: its files put back, the turn out of the history",
+    ),
+    (
+        "diff",
+        Takes::Nothing,
+        "what the last turn changed, a unified diff per file",
     ),
     (
         "tokens",
@@ -141,6 +148,7 @@ fn without_argument(name: &str) -> Command {
         "sessions" => Command::Sessions,
         "compress" => Command::Compress,
         "undo" => Command::Undo,
+        "diff" => Command::Diff,
         "tokens" => Command::Tokens,
         "exit" => Command::Exit,
         _ => Command::Help,
