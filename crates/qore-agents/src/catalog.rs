@@ -58,6 +58,8 @@ pub struct Agent {
     pub cache_breakpoints: Vec<CacheBreakpoint>,
     /// The model's context window in tokens (`context_window`), when the profile sets it.
     pub context_window: Option<u64>,
+    /// Dollars per million tokens (`[pricing]`), when the profile gives them.
+    pub pricing: Option<crate::pricing::Pricing>,
     /// Agents or `provider/model` names tried in order when this one cannot answer
     /// (`fallbacks`; `qore serve`).
     pub fallbacks: Vec<String>,
@@ -376,6 +378,7 @@ fn agent(
             (None, _) => Vec::new(),
         },
         context_window: f.context_window,
+        pricing: f.pricing,
         fallbacks: f.fallbacks.unwrap_or_default(),
         is_abstract: f.is_abstract.unwrap_or(false),
         hidden: f.hidden.unwrap_or(false),

@@ -27,6 +27,7 @@ pub mod native_fragments;
 pub mod os_keyring;
 pub mod overrides;
 pub mod partials;
+pub mod pricing;
 pub mod profile;
 pub mod provider_names;
 pub mod providers;

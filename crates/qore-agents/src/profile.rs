@@ -38,6 +38,7 @@ pub const KNOWN_KEYS: &[&str] = &[
     "cache_ttl",
     "cache_breakpoints",
     "context_window",
+    "pricing",
     "fallbacks",
     "extends",
     "abstract",
@@ -72,6 +73,8 @@ pub struct Fields {
     /// The model's context window in tokens, when the model listing does not say (or says
     /// more than the server runs with).
     pub context_window: Option<u64>,
+    /// `[pricing]`: dollars per million input and output tokens.
+    pub pricing: Option<crate::pricing::Pricing>,
     /// What answers when this agent cannot (a 429, a 5xx or a connection failure before
     /// any output): other agents or `provider/model` names, tried in order (`qore serve`).
     pub fallbacks: Option<Vec<String>>,
