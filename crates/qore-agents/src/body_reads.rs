@@ -243,9 +243,11 @@ pub fn completion_refusal(agent: &Agent, why: CompletionUse) -> Option<AgentErro
     let own = &agent.sources[0];
     let line_in_own = |key: &str| (agent.key_lines.get(key)).filter(|(file, _)| file == own);
     let line = (line_in_own("body").or_else(|| line_in_own("tags"))).map(|(_, line)| *line);
+    // The name is in the message: a lookup of the refused agent finds why by it.
+    let name = &agent.name;
     let used = match why {
-        CompletionUse::Tagged => "it is tagged \"completion\"",
-        CompletionUse::Roster => "pipelines.toml's code_completion names it",
+        CompletionUse::Tagged => format!("{name:?} is tagged \"completion\""),
+        CompletionUse::Roster => format!("pipelines.toml's code_completion names {name:?}"),
     };
     Some(AgentError::Profile {
         file: own.clone(),

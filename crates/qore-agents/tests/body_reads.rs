@@ -179,7 +179,7 @@ fn the_code_completion_roster_refuses_an_unaskable_profile_and_user_partials_are
     std::fs::create_dir(dir.path().join("partials")).unwrap();
     let pipelines = "code_completion = [\"plain\", \"fim-mine\"]\n";
     for (path, text) in [
-        ("agents/plain.toml", neither),
+        ("agents/unaskable.toml", neither),
         ("agents/fim_mine.toml", through_partial),
         ("partials/my_fim.jinja", "{{ tojson(ctx.prefix) }}"),
         ("pipelines.toml", pipelines),
@@ -194,15 +194,22 @@ fn the_code_completion_roster_refuses_an_unaskable_profile_and_user_partials_are
         .iter()
         .map(|e| e.to_string())
         .collect();
-    let file = dir.path().join("agents/plain.toml");
+    let file = dir.path().join("agents/unaskable.toml");
     assert_eq!(refused.len(), 1, "{refused:?}");
     assert!(
         refused[0].starts_with(&format!("{}:3:", file.display())),
         "{refused:?}"
     );
     assert!(
-        refused[0].contains("code_completion names it"),
+        refused[0].contains("code_completion names \"plain\""),
         "{refused:?}"
+    );
+    // Asked for by name, it says why (its file is not named after it).
+    let why = config.resolve("plain", None).err().map(|e| e.message);
+    assert!(
+        why.as_deref()
+            .is_some_and(|m| m.contains("was refused") && m.contains("neither")),
+        "{why:?}"
     );
     let fim = config.catalog.get("fim-mine").expect("loads");
     assert_eq!(
