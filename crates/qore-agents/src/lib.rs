@@ -5,6 +5,9 @@
 //! `partials/`). A broken profile is refused when it is loaded, with its file and line or
 //! body key, never mid-conversation.
 //!
+//! Whether a completion fills in the middle or chats is what a profile's `[body]` reads
+//! ([`body_reads`]), never its tags.
+//!
 //! Modules: [`body`] (the `[body]` engine), [`context`] (what templates see),
 //! [`json_commas`] (the trailing-comma stripper), [`partials`] (the include sandbox),
 //! [`error`].

@@ -15,7 +15,9 @@
 //! one dimension OR; file patterns are case-insensitive globs tested against the file name
 //! and against the full path; path patterns are case-insensitive globs on the full path;
 //! project names compare exactly. A roster naming an unknown or abstract agent, or a
-//! pattern that is not a glob, is an error naming `pipelines.toml`.
+//! pattern that is not a glob, is an error naming `pipelines.toml`. How a code_completion
+//! agent is asked (fill in the middle or chat) is what its `[body]` reads
+//! ([`crate::body_reads`]); one whose body reads neither is refused when the config loads.
 
 use std::path::{Path, PathBuf};
 
