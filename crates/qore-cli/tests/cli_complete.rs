@@ -253,4 +253,16 @@ async fn the_body_not_the_tag_decides_fim_or_chat() {
             }
         }
     }
+    // Neither tagged nor in the roster, it loads; named by --agent, it cannot complete.
+    let server = ReplayServer::start(vec![]).await.unwrap();
+    let neither =
+        "name = \"mine\"\nprovider = \"loop\"\nmodel = \"qwen\"\n[body]\nprompt = \"def \"\n";
+    let config = config_for(&server.url(), "llamacpp", neither);
+    let args = ["complete", &file(&config, "2:12"), "--agent", "mine"];
+    let run = qore_in(&config, &args).await;
+    failed_saying(
+        &run,
+        &["\"mine\" cannot complete code", "neither ctx.prefix"],
+    );
+    assert!(server.requests().is_empty());
 }
