@@ -19,13 +19,17 @@
 //! - the writing tools record what they change, with the prior content, into the
 //!   [`ChangeRecorder`] given as [`ToolOptions::record_changes`], so a turn can be undone
 //!   (`run_command` is not recorded: see the `changes` module);
+//! - `@path` mentions in a message ([`mentions`]) attach files and listings under the same
+//!   sandbox ([`attach_mentions`]), and complete to the paths it allows ([`complete_mention`]);
 //! - [`builtin_tools`] builds them all for one session.
 
+mod attach;
 mod changes;
 mod diff;
 mod edit_file;
 mod find_file;
 mod list_files;
+mod mention;
 mod preview;
 mod read_file;
 mod rooted;
@@ -40,6 +44,9 @@ mod write_file;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use attach::{
+    attach_mentions, complete_mention, Attached, MentionError, DEFAULT_BUDGET, LISTING_LIMIT,
+};
 pub use changes::{
     content_hash, records_every_change, Before, ChangeRecorder, FileChange, MAX_RECORDED_BYTES,
     MAX_RECORDED_TURN_BYTES, RECORDING_TOOLS,
@@ -48,6 +55,7 @@ pub use diff::unified_diff;
 pub use edit_file::EditFile;
 pub use find_file::FindFile;
 pub use list_files::ListFiles;
+pub use mention::{mentions, typed_mention, Mention};
 pub use preview::{preview, Preview};
 pub use read_file::ReadFile;
 pub use run_command::{

@@ -3,25 +3,33 @@
 //!
 //! Promises: the editor (rustyline) runs on a thread of its own, so the runtime never blocks
 //! on a key press; its history is the data dir's `chat_history` (a history that cannot be
-//! read or written costs the history, never the chat); on a terminal a line ending in `\`
+//! read or written costs the history, never the chat), shared by every chat of the data dir:
+//! it is read when the editor starts and each prompt is appended to it as soon as it is
+//! entered, so Up and Ctrl-R (reverse search) in a chat started later find it; a multi-line
+//! paste (bracketed paste) is inserted whole and sent as one message by Enter; Tab after an
+//! `@` completes a path of the project ([`MentionHelper`]); on a terminal a line ending in `\`
 //! continues on the next one and Alt-Enter inserts a new line; Ctrl-C at the prompt is
 //! [`Read::Interrupted`] (the chat goes on), Ctrl-D is [`Read::End`]. Piped stdin is read by
 //! one [`StdinLines`], shared with a JSON approver so that no line goes to the wrong reader.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc as std_mpsc;
 use std::sync::Arc;
 
 use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
-use rustyline::{Cmd, Editor, KeyCode, KeyEvent, Modifiers};
+use rustyline::{Cmd, CompletionType, Config, Editor, KeyCode, KeyEvent, Modifiers};
 use tokio::sync::oneshot;
 
+use super::mention::MentionHelper;
 use crate::approve::StdinLines;
 use crate::console::note;
 
 /// The editor's history file in the data dir.
 pub const HISTORY_FILE: &str = "chat_history";
+
+/// Prompts the history keeps (the oldest go first).
+const HISTORY_SIZE: usize = 1000;
 
 /// What one read gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,10 +56,19 @@ pub struct Terminal {
 }
 
 impl Terminal {
-    /// Start the editor thread with the history at `history` (none: no history kept).
-    pub fn start(history: Option<PathBuf>) -> Result<Terminal, String> {
-        let mut editor = Editor::<(), FileHistory>::new()
-            .map_err(|err| format!("the line editor cannot start: {err}"))?;
+    /// Start the editor thread with the history at `history` (none: no history kept),
+    /// completing `@` paths in `project`.
+    pub fn start(history: Option<PathBuf>, project: Option<&Path>) -> Result<Terminal, String> {
+        let cannot = |err| format!("the line editor cannot start: {err}");
+        let config = Config::builder()
+            .max_history_size(HISTORY_SIZE)
+            .map_err(cannot)?
+            .completion_type(CompletionType::List)
+            .bracketed_paste(true)
+            .build();
+        let mut editor =
+            Editor::<MentionHelper, FileHistory>::with_config(config).map_err(cannot)?;
+        editor.set_helper(Some(MentionHelper::new(project)));
         editor.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
         if let Some(path) = &history {
             match editor.load_history(path) {
@@ -101,7 +118,11 @@ impl Terminal {
     }
 }
 
-fn remember(editor: &mut Editor<(), FileHistory>, line: &str, path: Option<&std::path::Path>) {
+fn remember(
+    editor: &mut Editor<MentionHelper, FileHistory>,
+    line: &str,
+    path: Option<&std::path::Path>,
+) {
     let _ = editor.add_history_entry(line);
     if let Some(path) = path {
         if let Err(err) = editor.append_history(path) {

@@ -20,6 +20,7 @@ mod command;
 mod conversation;
 mod input;
 mod interrupt;
+mod mention;
 mod repl;
 
 use std::process::ExitCode;

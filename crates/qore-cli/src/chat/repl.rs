@@ -23,6 +23,7 @@ use super::command::{self, Command, Line};
 use super::conversation::{Conversation, MakeTools};
 use super::input::{Input, Read, Terminal, HISTORY_FILE};
 use super::interrupt::Interrupts;
+use super::mention;
 use super::{ChatArgs, FAILURE};
 use crate::agents::plural;
 use crate::approve::{JsonApprover, StdinLines};
@@ -55,7 +56,7 @@ pub async fn chat(args: ChatArgs, location: Option<&str>) -> ExitCode {
     let interrupts = Interrupts::install(all);
     let stdin = Arc::new(StdinLines::default());
     let input = match terminal {
-        true => match Terminal::start(history_file()) {
+        true => match Terminal::start(history_file(), project_dir(&args.tools).ok().as_deref()) {
             Ok(terminal) => Input::Terminal(terminal),
             Err(message) => return fail(json, ErrorInfo::config(message)),
         },
@@ -187,7 +188,15 @@ impl Chat {
             match command::parse(&line) {
                 Line::Empty => {}
                 Line::Invalid(message) => eprintln!("qore: {message}"),
-                Line::Message(text) => self.turn(text).await,
+                Line::Message(text) => {
+                    match mention::attach(text, self.conversation.project().as_deref()) {
+                        Ok(text) => self.turn(text).await,
+                        Err(refused) => {
+                            self.failed = true;
+                            Output::new(self.json).error(&refused);
+                        }
+                    }
+                }
                 Line::Command(Command::Exit) => return,
                 Line::Command(command) => self.run(command).await,
             }

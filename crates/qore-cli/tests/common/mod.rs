@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod chat;
+pub mod chat_term;
 pub mod config;
 pub mod live;
 pub mod local;
