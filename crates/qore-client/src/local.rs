@@ -7,7 +7,8 @@
 //! server, a lock against concurrent starts); this binary carries that script and its
 //! launcher and writes them to `$QORE_CACHE_DIR/bin` so it works from any directory.
 //! Progress goes to the caller's stderr; nothing is written to stdout. Callers cap the
-//! answers of requests to it at [`DEFAULT_MAX_TOKENS`] unless told otherwise.
+//! answers of requests to it at [`DEFAULT_MAX_TOKENS`] unless told otherwise, and a request
+//! that no agent shapes gets [`sampling`], which keeps the tiny model out of repetition loops.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -26,6 +27,24 @@ pub const MODEL_ID: &str = "smollm2-135m-instruct";
 /// own default is no cap (`n_predict` -1), and the tiny model can ramble on an odd prompt
 /// for minutes.
 pub const DEFAULT_MAX_TOKENS: u32 = 512;
+
+/// The sampling of a request to the local server that no agent profile shapes: llama.cpp's
+/// DRY sampler (which penalises continuing a run of tokens already in the context) and a
+/// mild repeat penalty. Without them SmolLM2-135M loops ("a fleeting beauty, a fleeting
+/// beauty, …") until the output cap on about one short prompt in six. The bundled
+/// `local-chat` profile sends the same fields from its `[body]`.
+pub fn sampling() -> serde_json::Map<String, serde_json::Value> {
+    let fields = serde_json::json!({
+        "repeat_penalty": 1.1,
+        "dry_multiplier": 0.8,
+        "dry_base": 1.75,
+        "dry_allowed_length": 2,
+    });
+    match fields {
+        serde_json::Value::Object(fields) => fields,
+        _ => serde_json::Map::new(),
+    }
+}
 
 /// The output cap of a request: the one asked for, else [`DEFAULT_MAX_TOKENS`] when the
 /// request goes to the local server (`local`), else none (the provider's default).

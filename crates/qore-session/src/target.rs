@@ -15,7 +15,8 @@
 //!   agent's request ([`request_overrides::apply`]) or refused; the spec's timeouts win over
 //!   the provider file's;
 //! - without an agent: the endpoint's URL, else the local model server (started when needed),
-//!   and the model named, else the local model, else the server's only model;
+//!   and the model named, else the local model, else the server's only model; a request to
+//!   the local server gets its sampling (`qore_client::local::sampling`);
 //! - what the server's `/props` says ([`ServerRules`]: asked of the local server, and of a
 //!   llama.cpp one with `probe_tools`) sets the output cap (unless the spec or the agent's
 //!   `[body]` sets one), the tool calling and, when the profile says none, the context
@@ -197,13 +198,17 @@ async fn reach_as(
     if spec.probe_tools {
         tool_calling = tool_calling.or(rules.tools);
     }
+    let mut options = options(!spec.no_stream, &rules);
+    if local {
+        options.merge_extra(local::sampling());
+    }
     Ok(Target {
         client,
         model,
         tool_calling,
         agent: None,
         local,
-        options: options(!spec.no_stream, &rules),
+        options,
         system: spec.system.clone(),
     })
 }
