@@ -6,7 +6,8 @@
 //! the run is saved as a session in the store (`--store`, else the data dir's file) unless
 //! `--ephemeral` (a store that cannot be opened is a warning for a new session, an error for
 //! `--session` and `--continue`);
-//! with `--json` a saved run prints `{"type": "session", "id"}` first.
+//! with `--json` a saved run prints `{"type": "session", "id"}` first; `@path` mentions in
+//! the prompt's arguments attach their files as in chat, and a refused one sends nothing.
 
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
@@ -23,6 +24,7 @@ use qore_session::{
 use qore_store::NewSession;
 use serde_json::json;
 
+use crate::chat::attach_words;
 use crate::connect::{notes, target_spec};
 use crate::console::{self, note, CLOSED_STDOUT};
 use crate::output::{json_line, Output};
@@ -54,6 +56,14 @@ pub async fn run(args: RunArgs, store: Option<&str>) -> ExitCode {
     let prompt = match prompt::assemble(&sources, prompt::read_stdin) {
         Ok(prompt) => prompt,
         Err(message) => crate::usage_error(message),
+    };
+    let project = crate::tools::project_dir(&args.tools).ok();
+    let prompt = match attach_words(prompt, &args.prompt, project.as_deref()) {
+        Ok(prompt) => prompt,
+        Err(error) => {
+            Output::new(json).error(&error);
+            return ExitCode::from(FAILURE);
+        }
     };
     // After the prompt is read: until then, Ctrl-C ends the process as usual.
     let cancel = cancel_on_ctrl_c();

@@ -167,3 +167,66 @@ async fn an_ignored_or_outside_mention_refuses_the_message() {
     term.wait_for(ENDED_WELL).await;
     assert_eq!(server.requests().len(), 0, "nothing is sent");
 }
+
+#[tokio::test]
+async fn run_attaches_the_mentions_of_its_arguments_only() {
+    let dir = tempfile::tempdir().expect("dir");
+    let root = project(dir.path());
+    let project = root.to_str().expect("UTF-8 path");
+    // (piped stdin, the prompt's argument, exit code, the user message sent: none when refused)
+    let file = "<file path=\"src/main.rs\">\nfn main() { marker_7f3a(); }\n</file>";
+    let cases: [(&str, &str, i32, Option<String>); 3] = [
+        (
+            "",
+            "Explain @src/main.rs",
+            0,
+            Some(format!("Explain @src/main.rs\n\n{file}")),
+        ),
+        (
+            "@big.txt is not a mention here\n",
+            "What is @src/main.rs?",
+            0,
+            Some(format!(
+                "@big.txt is not a mention here\n\nWhat is @src/main.rs?\n\n{file}"
+            )),
+        ),
+        ("", "Read @target/x", 1, None),
+    ];
+    for (stdin, prompt, code, sent) in cases {
+        let server = ReplayServer::start(vec![answer("Done.")])
+            .await
+            .expect("server");
+        let url = format!("{}/v1", server.url());
+        let args = [
+            "run",
+            "--url",
+            &url,
+            "--model",
+            MODEL,
+            "--project",
+            project,
+            prompt,
+        ];
+        let mut cmd = command(&args);
+        cmd.stdin(std::process::Stdio::piped());
+        let mut child = cmd.spawn().expect("qore runs");
+        let mut input = child.stdin.take().expect("stdin");
+        tokio::io::AsyncWriteExt::write_all(&mut input, stdin.as_bytes())
+            .await
+            .expect("write stdin");
+        drop(input);
+        let out = child.wait_with_output().await.expect("qore ends");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{prompt}: {stderr}");
+        let bodies: Vec<Value> = (server.requests().iter())
+            .map(|r| r.json().expect("a JSON body"))
+            .collect();
+        match sent {
+            Some(sent) => assert_eq!(last_user_text(&bodies[0]), sent, "{prompt}"),
+            None => {
+                assert!(bodies.is_empty(), "{prompt}: nothing is sent");
+                assert!(stderr.contains(".gitignore"), "{stderr}");
+            }
+        }
+    }
+}

@@ -6,7 +6,8 @@
 //! session stores with the turn; a mention of nothing in the project (`@property` in pasted
 //! code, a typo) stays text, with a note on stderr; a refused mention (outside the project, ignored, missing)
 //! refuses the whole message with the reason, and nothing is sent. Tab in the editor
-//! completes the path after an `@` to what the sandbox allows ([`MentionHelper`]).
+//! completes the path after an `@` to what the sandbox allows ([`MentionHelper`]). `qore
+//! run` attaches the mentions of its arguments the same way ([`attach_words`]).
 
 use std::path::Path;
 
@@ -21,8 +22,25 @@ use rustyline::validate::Validator;
 use rustyline::{Context, Helper};
 
 /// `text` with its mentions attached, from the project at `project`; the refusal when one
-/// of them cannot be attached.
+/// of them cannot be attached (it says that Up recalls the message).
 pub fn attach(text: String, project: Option<&Path>) -> Result<String, ErrorInfo> {
+    attach_with(text, project, "; Up recalls the message to change it")
+}
+
+/// `qore run`'s `prompt` with what the mentions in its arguments (`words`, which end the
+/// prompt) attach; an `@` in piped stdin or a `--file` is text, never a mention.
+pub fn attach_words(
+    prompt: String,
+    words: &[String],
+    project: Option<&Path>,
+) -> Result<String, ErrorInfo> {
+    let said = words.join(" ");
+    let attached = attach_with(said.clone(), project, "")?;
+    let blocks = attached.strip_prefix(&said).unwrap_or_default();
+    Ok(prompt + blocks)
+}
+
+fn attach_with(text: String, project: Option<&Path>, hint: &str) -> Result<String, ErrorInfo> {
     if mentions(&text).is_empty() {
         return Ok(text);
     }
@@ -30,7 +48,7 @@ pub fn attach(text: String, project: Option<&Path>) -> Result<String, ErrorInfo>
         project.ok_or_else(|| ErrorInfo::config("no project directory for @ mentions"))?;
     let sandbox = Sandbox::new(project).map_err(|error| ErrorInfo::config(error.to_string()))?;
     let attached = attach_mentions(&sandbox, &text, DEFAULT_BUDGET).map_err(|error| {
-        let message = format!("{error}. Nothing was sent; Up recalls the message to change it");
+        let message = format!("{error}. Nothing was sent{hint}");
         ErrorInfo::new(ErrorCategory::Validation, message)
     })?;
     for path in &attached.unmatched {

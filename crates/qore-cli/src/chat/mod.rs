@@ -29,6 +29,7 @@ use clap::Args;
 
 use crate::{EndpointArgs, TargetArgs, ToolArgs};
 
+pub use mention::attach_words;
 pub use repl::chat;
 
 /// What `qore chat` talks to and keeps.
