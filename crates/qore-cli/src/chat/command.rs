@@ -199,6 +199,7 @@ pub fn help() -> String {
     text.push_str(
         "Anything else is sent to the model (`//text` sends `/text`).\n\
          A line ending in \\ continues on the next line; Alt-Enter inserts a new line.\n\
+         @path attaches a project file (or a directory's listing); Tab completes the path.\n\
          Ctrl-C cancels the answer being written (the session keeps what came before); \
          Ctrl-D leaves.\n",
     );

@@ -100,7 +100,7 @@ fn help_lists_every_command_and_the_keys() {
     for (name, ..) in COMMANDS {
         assert!(help.contains(&format!("/{name}")), "{name}: {help}");
     }
-    for key in ["Ctrl-C", "Ctrl-D", "Alt-Enter", "\\"] {
+    for key in ["Ctrl-C", "Ctrl-D", "Alt-Enter", "\\", "@path", "Tab"] {
         assert!(help.contains(key), "{key}: {help}");
     }
 }
