@@ -489,7 +489,11 @@ fn time_median(k: usize, mut f: impl FnMut()) -> Duration {
 fn breakdown(env: &Env, k: usize) {
     println!();
     println!("breakdown (in memory, medians of {k}), for the largest R of each case:");
-    let registry = env.registry.try_lock().expect("no run holds the registry");
+    // Not held: `bare_once` below takes the lock.
+    let specs = {
+        let registry = env.registry.try_lock().expect("no run holds the registry");
+        registry.specs().to_vec()
+    };
     for case in &env.cases {
         let Some(history) = &case.finished else {
             continue;
@@ -506,7 +510,7 @@ fn breakdown(env: &Env, k: usize) {
             let request = ChatRequest {
                 model: workload::MODEL,
                 history: &prefix,
-                tools: registry.specs(),
+                tools: &specs,
                 options: &env.options,
             };
             let size = client.encode(&request).map(|b| b.len()).unwrap_or(0);
@@ -521,7 +525,7 @@ fn breakdown(env: &Env, k: usize) {
         let request = ChatRequest {
             model: workload::MODEL,
             history: &last,
-            tools: registry.specs(),
+            tools: &specs,
             options: &env.options,
         };
         let protocol = client.protocol();
@@ -598,7 +602,7 @@ fn breakdown(env: &Env, k: usize) {
             let mut policy = ApprovalPolicy::new(ApprovalMode::Auto);
             let results = env.client_rt.block_on(run_calls(
                 &calls,
-                &registry,
+                &env.registry.try_lock().expect("no run holds the registry"),
                 &mut policy,
                 &env.approver,
                 &cancel,
