@@ -129,6 +129,32 @@ async fn qore_chat_offers_mcp_tools_on_every_turn_and_follows_their_changes() {
     );
 }
 
+/// One turn: round 1 calls `py__grow`, which adds `grown` and says the tools changed
+/// before it answers; round 2's request already offers `py__grown`, and its call is run.
+#[tokio::test]
+async fn qore_run_offers_a_tool_an_mcp_server_added_from_the_next_round_of_the_same_turn() {
+    let config = config_with_servers();
+    let replies = vec![
+        turn("", &[("c1", "py__grow", json!({}))]),
+        turn("", &[("c2", "py__grown", json!({}))]),
+        answer("Done."),
+    ];
+    let (run, bodies) = run_with_model(&config, "auto", replies).await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(bodies.len(), 3, "{run:?}");
+    assert!(!offered(&bodies[0]).contains(&"py__grown".to_string()));
+    let offered = offered(&bodies[1]);
+    assert!(offered.contains(&"py__grown".to_string()), "{offered:?}");
+    assert!(offered.contains(&"py__greet".to_string()), "{offered:?}");
+    assert_eq!(
+        tool_results(&bodies[2]),
+        [
+            ("c1".to_string(), "grew".to_string()),
+            ("c2".to_string(), "grown here".to_string())
+        ]
+    );
+}
+
 #[tokio::test]
 async fn read_only_runs_only_a_trusted_servers_read_only_tools() {
     let config = config_with_servers();
