@@ -408,7 +408,7 @@ async fn cancelling_while_tools_run_answers_every_call_and_sends_nothing_more() 
         results[2]
     );
     assert!(
-        results[3].2 && results[3].1.contains("Unknown tool"),
+        results[3].2 && results[3].1.contains("is not available"),
         "{:?}",
         results[3]
     );
@@ -1230,7 +1230,7 @@ async fn cancelling_while_an_approval_is_pending_answers_every_call_and_runs_not
     let ids: Vec<&str> = results.iter().map(|r| r.0.as_str()).collect();
     assert_eq!(ids, ["e1", "w1", "x1", "w2"]);
     assert!(results.iter().all(|r| r.2), "{results:?}");
-    assert!(results[2].1.contains("Unknown tool"), "{results:?}");
+    assert!(results[2].1.contains("is not available"), "{results:?}");
     for r in [&results[0], &results[1], &results[3]] {
         assert!(r.1.contains("cancelled"), "{r:?}");
     }

@@ -157,7 +157,9 @@ async fn a_changed_list_is_offered_from_the_next_round_of_the_same_turn_on_every
             "{what}: {results:?}"
         );
         assert!(
-            vanish.2 && vanish.1.contains("vanish") && vanish.1.contains("secret"),
+            vanish.2
+                && vanish.1.contains("\"vanish\" is not available")
+                && vanish.1.contains("secret"),
             "{what}: the call to the removed tool is not answered as unavailable: {results:?}"
         );
         assert_eq!(log.count("start vanish"), 0, "{what}: {:?}", log.entries());

@@ -262,7 +262,7 @@ async fn continuations_are_byte_stable_and_carry_every_call_with_its_result(wire
     assert_eq!(results[1].0, expect_id(wire, "call_4"), "{wire:?}");
     assert!(results[1].2, "{wire:?}: the error is flagged: {results:?}");
     assert!(
-        results[1].1.contains("Unknown tool"),
+        results[1].1.contains("is not available"),
         "{wire:?}: {results:?}"
     );
 }

@@ -280,7 +280,7 @@ async fn a_malformed_block_and_an_unknown_tool_go_back_as_errors() {
     );
     let (name, _, error, body) = &results[1];
     assert!(name == "nope" && *error, "{results:?}");
-    assert!(body.contains("Unknown tool"), "{body}");
+    assert!(body.contains("is not available"), "{body}");
 }
 
 #[tokio::test]

@@ -1,9 +1,10 @@
 //! Running one turn's tool calls: validation, approval, execution, results in call order.
 //!
 //! Promises:
-//! - every call gets exactly one result, in the order of the calls, whatever happens: an
-//!   unknown tool, arguments that are not JSON, not an object or that break the tool's
-//!   schema, a refusal or denial, a timeout, a cancellation: each becomes an error result
+//! - every call gets exactly one result, in the order of the calls, whatever happens: a
+//!   tool not (or no longer) on offer ("not available", naming the tools there are),
+//!   arguments that are not JSON, not an object or that break the tool's schema, a refusal
+//!   or denial, a timeout, a cancellation: each becomes an error result
 //!   the model can read (so history never holds a call without its result), and so does a
 //!   tool that panics;
 //! - approval is asked first, for every call that needs it, before anything runs;
@@ -114,7 +115,7 @@ fn check<'r>(registry: &'r ToolRegistry, call: &ToolCall) -> Result<&'r Register
     let Some(registered) = registry.get(&call.name) else {
         let known: Vec<&str> = registry.specs().iter().map(|s| s.name.as_str()).collect();
         return Err(ToolOutput::error(format!(
-            "Unknown tool {:?}. The tools are: {}.",
+            "Tool {:?} is not available (not among the tools on offer now). The tools are: {}.",
             call.name,
             known.join(", ")
         )));

@@ -20,8 +20,9 @@
 //!   cancelled while running          -> stop (history is well formed: every call answered)
 //! ```
 //!
-//! A call to a tool no longer on offer (its source dropped it) is answered like any unknown
-//! tool, with an error result naming the tools there are (see [`super::execute`]).
+//! A call to a tool no longer on offer (its source dropped it) is answered like a call to a
+//! tool never offered: an error result saying it is not available and naming the tools
+//! there are (see [`super::execute`]).
 //!
 //! State (round count, repetition, usage) lives in one `run` call: concurrent runs never
 //! share it, and it is dropped however the run ends.
