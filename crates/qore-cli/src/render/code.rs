@@ -1,4 +1,5 @@
-//! Fenced code highlighted by language with syntect's bundled syntaxes and theme.
+//! Fenced code highlighted by language: syntect, with two-face's syntaxes (bat's set) and
+//! syntect's bundled theme.
 //!
 //! Promises: the syntaxes and the theme are loaded once, on the first code block a process
 //! shows (an answer without code never pays for them); a block is highlighted line by line
@@ -27,7 +28,7 @@ pub enum Depth {
 
 fn syntaxes() -> &'static SyntaxSet {
     static SYNTAXES: OnceLock<SyntaxSet> = OnceLock::new();
-    SYNTAXES.get_or_init(SyntaxSet::load_defaults_newlines)
+    SYNTAXES.get_or_init(two_face::syntax::extra_newlines)
 }
 
 fn theme() -> &'static Theme {
@@ -103,6 +104,7 @@ mod tests {
             ("rust", "fn main() {}", Depth::Palette256, "\x1b[38;5;"),
             ("rust,ignore", "let x = 1;", Depth::TrueColour, "\x1b[38;2;"),
             ("py", "def f(): pass", Depth::Palette256, "\x1b[38;5;"),
+            ("toml", "[body]", Depth::Palette256, "\x1b[38;5;"),
             (
                 "no-such-language",
                 "anything at all",
@@ -119,15 +121,25 @@ mod tests {
         }
     }
 
+    /// A language that is known colours a line in more than one colour (plain text is one).
     #[test]
-    fn a_keyword_and_a_name_get_different_colours() {
-        let shown = Code::new("rust", Depth::TrueColour).line("fn main");
-        let mut colours: Vec<&str> = (shown.split("\x1b[").skip(1))
-            .filter_map(|escape| escape.split_once('m').map(|(sgr, _)| sgr))
-            .filter(|sgr| *sgr != "0")
-            .collect();
-        colours.sort_unstable();
-        colours.dedup();
-        assert!(colours.len() >= 2, "{shown:?}");
+    fn known_languages_colour_their_parts_differently() {
+        let cases = [
+            ("rust", "fn main"),
+            ("toml", "key = \"value\""),
+            ("ts", "const x: number = 1;"),
+            ("no-such-language", "fn main"),
+        ];
+        for (info, line) in cases {
+            let shown = Code::new(info, Depth::TrueColour).line(line);
+            let mut colours: Vec<&str> = (shown.split("\x1b[").skip(1))
+                .filter_map(|escape| escape.split_once('m').map(|(sgr, _)| sgr))
+                .filter(|sgr| *sgr != "0")
+                .collect();
+            colours.sort_unstable();
+            colours.dedup();
+            let known = info != "no-such-language";
+            assert_eq!(colours.len() >= 2, known, "{info}: {shown:?}");
+        }
     }
 }
