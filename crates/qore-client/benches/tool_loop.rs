@@ -1,10 +1,12 @@
 //! Tool-loop overhead per round, as a ratio to one bare request over the same loopback.
 //!
-//! The model is a `qore_testkit::ReplayServer` speaking Chat Completions SSE over real
-//! loopback HTTP (`tool_loop/workload.rs`: the bodies, the two instant tools, the start
-//! history). Cases: `calls1` (one parallel-safe `lookup` per round) and `calls4` (two
-//! `lookup`, two `record`: two run at once, two one at a time, all allowed by `Auto`
-//! approval). Per case:
+//! The model is a `qore_testkit::ReplayServer` over real loopback HTTP speaking each wire's
+//! streamed shape (`tool_loop/workload.rs`: the Chat Completions bodies, the two instant
+//! tools, the start history; `tool_loop/wires.rs`: the same turns on the other wires).
+//! Cases: `calls1` (one parallel-safe `lookup` per round) and `calls4` (two `lookup`, two
+//! `record`: two run at once, two one at a time, all allowed by `Auto` approval) on Chat
+//! Completions, and `calls4/<wire>` on every other wire (each encodes its requests through
+//! its own `EncodeCache` path). Per case:
 //! - `bare`: one request as a round sends it (the start history, the tools on offer) through
 //!   `Client::stream`, every event taken from the stream, then `finish`; the server answers
 //!   with the body of round 1 (a tool-call turn), the same size as every round's body;
@@ -38,6 +40,10 @@
 //! requests per sample), then the table and the breakdown. `QORE_BENCH_CASES=calls4` keeps the
 //! cases whose name contains that text; `QORE_BENCH_ROUNDS=1,10,50` sets the values of R.
 
+#[path = "../tests/tool_loop/support.rs"]
+mod support;
+#[path = "tool_loop/wires.rs"]
+mod wires;
 #[path = "tool_loop/workload.rs"]
 mod workload;
 
@@ -62,6 +68,7 @@ use qore_testkit::{ReplayServer, Reply};
 use tokio::runtime::Runtime;
 
 use qore_testkit::bench::{median, us, BenchRun};
+use support::Wire;
 use workload::CountingApprover;
 
 /// Requests per `bare` sample in ratio mode (one per iteration under criterion).
@@ -123,8 +130,9 @@ impl Variant {
 }
 
 struct Case {
-    /// `calls1`, `calls4`.
+    /// `calls1`, `calls4` (Chat Completions), `calls4/<wire>`.
     name: String,
+    wire: Wire,
     calls: usize,
     bare: Target,
     loops: Vec<(u32, Target)>,
@@ -167,15 +175,19 @@ struct Env {
     _server_rt: Runtime,
 }
 
-fn client_for(server: &ReplayServer) -> Client {
-    let protocol = protocols::by_name("openai-chat").expect("openai-chat is registered");
+fn client_for(wire: Wire, server: &ReplayServer) -> Client {
+    let protocol = protocols::by_name(wire.name()).expect("the wire is registered");
     let config = ClientConfig {
         // A failure must show, not hide behind a backoff.
         retry: RetryPolicy {
             max_attempts: 1,
             ..RetryPolicy::default()
         },
-        ..ClientConfig::new(format!("{}/v1", server.url()))
+        ..ClientConfig::new(match wire {
+            // As OpenAI documents its base URL; the other wires' paths name their version.
+            Wire::OpenAiChat => format!("{}/v1", server.url()),
+            _ => server.url(),
+        })
     };
     Client::new(protocol, config).expect("qore client")
 }
@@ -195,32 +207,40 @@ impl Env {
         registry
             .extend(workload::tools())
             .expect("the bench tools register");
-        let start = |replies: Vec<Reply>| {
+        let start = |wire: Wire, replies: Vec<Reply>| {
             let server = server_rt
                 .block_on(ReplayServer::start_cycling(replies))
                 .expect("replay server");
-            let client = client_for(&server);
+            let client = client_for(wire, &server);
             Target { server, client }
         };
         let mut cases = Vec::new();
-        for calls in [1, 4] {
-            let name = format!("calls{calls}");
+        // Chat Completions with one and four calls a round; every other wire with four.
+        let runs = [(Wire::OpenAiChat, 1)]
+            .into_iter()
+            .chain(Wire::ALL.into_iter().map(|wire| (wire, 4)));
+        for (wire, calls) in runs {
+            let name = match wire {
+                Wire::OpenAiChat => format!("calls{calls}"),
+                _ => format!("calls{calls}/{}", wire.name()),
+            };
             if filter.is_some_and(|f| !name.contains(f)) {
                 continue;
             }
-            let bare = start(vec![Reply::sse(workload::tool_turn(1, calls))]);
+            let bare = start(wire, vec![wires::tool_turn(wire, 1, calls)]);
             let loops = rounds
                 .iter()
                 .map(|&r| {
                     let mut replies: Vec<Reply> = (1..=r)
-                        .map(|round| Reply::sse(workload::tool_turn(round, calls)))
+                        .map(|round| wires::tool_turn(wire, round, calls))
                         .collect();
-                    replies.push(Reply::sse(workload::final_answer()));
-                    (r, start(replies))
+                    replies.push(wires::final_answer(wire));
+                    (r, start(wire, replies))
                 })
                 .collect();
             cases.push(Case {
                 name,
+                wire,
                 calls,
                 bare,
                 loops,
@@ -379,11 +399,23 @@ fn check(env: &mut Env) {
             );
             assert_eq!(messages[messages.len() - 1].text(), workload::FINAL_TEXT);
             for round in 1..=rounds {
-                let results = &messages[start_len + 2 * (round as usize - 1) + 1];
+                let at = start_len + 2 * (round as usize - 1);
+                let results = &messages[at + 1];
                 assert_eq!(results.role, Role::User, "{what}");
-                let want: Vec<String> = (0..case.calls)
-                    .map(|j| workload::call_id(round, j))
+                // The calls the turn made, in order (Gemini's ids are the decoder's own).
+                let want: Vec<&str> = (messages[at].blocks.iter())
+                    .filter_map(|b| match b {
+                        ContentBlock::ToolUse { id, .. } => Some(id.as_str()),
+                        _ => None,
+                    })
                     .collect();
+                assert_eq!(want.len(), case.calls, "{what}: round {round}");
+                if case.wire != Wire::Gemini {
+                    let sent: Vec<String> = (0..case.calls)
+                        .map(|j| workload::call_id(round, j))
+                        .collect();
+                    assert_eq!(want, sent, "{what}: round {round}");
+                }
                 let got = results_of(&results.blocks);
                 let ids: Vec<&str> = got.iter().map(|r| r.0).collect();
                 assert_eq!(ids, want, "{what}: round {round}");

@@ -60,7 +60,7 @@ pub fn call_id(round: u32, j: usize) -> String {
 }
 
 /// The tool name and argument text of call `j` of round `round`.
-fn call_args(round: u32, j: usize) -> (&'static str, String) {
+pub fn call_args(round: u32, j: usize) -> (&'static str, String) {
     let key = format!("item-{round:04}-{j}");
     if j.is_multiple_of(2) {
         ("lookup", json!({"key": key}).to_string())
