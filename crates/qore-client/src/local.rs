@@ -36,7 +36,7 @@ pub const DEFAULT_MAX_TOKENS: u32 = 512;
 pub fn sampling() -> serde_json::Map<String, serde_json::Value> {
     let fields = serde_json::json!({
         "repeat_penalty": 1.1,
-        "dry_multiplier": 0.8,
+        "dry_multiplier": 1.5,
         "dry_base": 1.75,
         "dry_allowed_length": 2,
     });
