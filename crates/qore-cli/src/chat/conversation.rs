@@ -14,6 +14,7 @@
 
 use std::path::PathBuf;
 
+use qore_agents::pricing::Pricing;
 use qore_client::tool_loop::SessionApprovals;
 use qore_client::CancellationToken;
 use qore_core::{ErrorInfo, History, Message, Usage};
@@ -29,6 +30,7 @@ use qore_session::{
 };
 use qore_store::{NewSession, SessionInfo};
 
+use super::status::{Clock, Timing};
 use crate::output::Output;
 
 /// Builds the tools of each new session (`None`: no tools).
@@ -50,6 +52,8 @@ pub struct Conversation {
     on_compressed: OnCompressed,
     /// The usage the provider reported for the last turn.
     pub last_usage: Option<Usage>,
+    /// When the last turn's first token came, and how long it took.
+    pub last_timing: Timing,
 }
 
 impl Conversation {
@@ -81,6 +85,7 @@ impl Conversation {
             approvals,
             on_compressed,
             last_usage,
+            last_timing: Timing::default(),
         })
     }
 
@@ -101,6 +106,17 @@ impl Conversation {
     /// The project the sessions belong to.
     pub fn project(&self) -> Option<PathBuf> {
         project_dir(&self.spec)
+    }
+
+    /// The model the turns go to.
+    pub fn model(&self) -> &str {
+        &self.target.model
+    }
+
+    /// The agent's prices (`[pricing]` in its profile), when it has them.
+    pub fn pricing(&self) -> Option<Pricing> {
+        let agent = self.target.agent.as_ref()?;
+        self.manager.config().catalog.get(&agent.name)?.pricing
     }
 
     /// The session's "always" approvals.
@@ -146,6 +162,11 @@ impl Conversation {
         let setup = setup(&self.spec, &self.target, &self.tools, &self.approvals)?;
         self.adopt(self.manager.open(&id, setup).await.map_err(info)?);
         Ok(report)
+    }
+
+    /// [`Conversation::token_use`] without asking the server for the window.
+    pub async fn token_use_known(&self) -> TokenUse {
+        self.session.token_use_known().await
     }
 
     /// How much of the context window the session takes ([`Session::token_use`]).
@@ -199,10 +220,15 @@ impl Conversation {
         cancel: &CancellationToken,
     ) -> TurnOutcome {
         let user = Message::user(text);
+        let mut clock = Clock::start();
         let outcome = (self.session)
-            .send(user, cancel, |event| out.loop_event(event))
+            .send(user, cancel, |event| {
+                clock.saw(&event);
+                out.loop_event(event)
+            })
             .await;
         self.last_usage = Some(outcome.usage());
+        self.last_timing = clock.stop();
         outcome
     }
 

@@ -22,6 +22,7 @@ mod input;
 mod interrupt;
 mod mention;
 mod repl;
+mod status;
 
 use std::process::ExitCode;
 

@@ -24,6 +24,7 @@ use super::conversation::{Conversation, MakeTools};
 use super::input::{Input, Read, Terminal, HISTORY_FILE};
 use super::interrupt::Interrupts;
 use super::mention;
+use super::status;
 use super::{ChatArgs, FAILURE};
 use crate::agents::plural;
 use crate::approve::{JsonApprover, StdinLines};
@@ -219,6 +220,7 @@ impl Chat {
             } => {
                 let text = history.last().map(Message::text).unwrap_or_default();
                 out.result(&text, &history, &usage, stop_reason.as_ref());
+                status::after_answer(&self.conversation, self.json, &usage).await;
             }
             TurnOutcome::Failed {
                 limit: Some(limit),

@@ -1,0 +1,198 @@
+//! The status line after each answer of a chat on a terminal: the model, tokens in and out,
+//! time to the first token and in all, the session's share of the context window, and the
+//! cost when the agent's profile gives prices (`[pricing]`).
+//!
+//! Promises: the line goes to stderr (stdout stays the answer), dimmed when stderr takes
+//! colours ([`styled`]); only on a terminal (stdin and stderr), never with `--json` or
+//! `--quiet`; nothing is asked of the server (the context window is shown when the
+//! profile sets it or `/tokens` has listed it, else the tokens used); tokens are the provider's counts for the turn (`?` when not reported); the
+//! first token is the first text, reasoning or tool call of the turn's stream; the cost is
+//! qore-agents' [`Pricing::cost`], shown only when the profile has `[pricing]` and both
+//! counts were reported.
+
+use std::io::IsTerminal as _;
+use std::time::{Duration, Instant};
+
+use qore_agents::pricing::Pricing;
+use qore_client::tool_loop::LoopEvent;
+use qore_core::{ResponseEvent, Usage};
+use qore_session::tokens::{grouped, TokenUse};
+
+use super::conversation::Conversation;
+use crate::console;
+use crate::diff::styled;
+
+/// When a turn started and when its first token came.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock {
+    started: Instant,
+    first: Option<Duration>,
+}
+
+/// A turn's times.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Timing {
+    /// From the send to the first text, reasoning or tool call (`None`: none came).
+    pub first_token: Option<Duration>,
+    pub total: Duration,
+}
+
+impl Clock {
+    pub fn start() -> Clock {
+        Clock {
+            started: Instant::now(),
+            first: None,
+        }
+    }
+
+    /// Note `event`: the first output of the stream stops the first-token time.
+    pub fn saw(&mut self, event: &LoopEvent<'_>) {
+        let output = matches!(
+            event,
+            LoopEvent::Response(
+                ResponseEvent::TextDelta { .. }
+                    | ResponseEvent::ThinkingDelta { .. }
+                    | ResponseEvent::ToolCallStart { .. }
+            )
+        );
+        if output && self.first.is_none() {
+            self.first = Some(self.started.elapsed());
+        }
+    }
+
+    pub fn stop(&self) -> Timing {
+        Timing {
+            first_token: self.first,
+            total: self.started.elapsed(),
+        }
+    }
+}
+
+/// What the status line says about one answer.
+pub struct Status<'a> {
+    pub model: &'a str,
+    pub usage: &'a Usage,
+    pub timing: Timing,
+    pub context: &'a TokenUse,
+    pub pricing: Option<Pricing>,
+}
+
+/// Whether a chat shows the status line: on a terminal, without `--json` or `--quiet`.
+pub fn shown(json: bool) -> bool {
+    !json && !console::quiet() && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+}
+
+/// After an answer: the status line of the conversation's last turn, which used `usage`,
+/// when the chat shows one ([`shown`]).
+pub async fn after_answer(conversation: &Conversation, json: bool, usage: &Usage) {
+    if !shown(json) {
+        return;
+    }
+    let context = conversation.token_use_known().await;
+    print(&Status {
+        model: conversation.model(),
+        usage,
+        timing: conversation.last_timing,
+        context: &context,
+        pricing: conversation.pricing(),
+    });
+}
+
+/// Print `status` on stderr, dimmed where colours are taken.
+pub fn print(status: &Status<'_>) {
+    let line = line(status);
+    match styled() {
+        true => eprintln!("\x1b[2m{line}\x1b[0m"),
+        false => eprintln!("{line}"),
+    }
+}
+
+/// `m · 1,000 in · 500 out · first token 0.4 s · 1.3 s · context 12.5% of 8,192 · $0.0105`
+pub fn line(status: &Status<'_>) -> String {
+    let count = |n: Option<u64>| n.map_or_else(|| "?".to_owned(), grouped);
+    let mut parts = vec![
+        status.model.to_owned(),
+        format!("{} in", count(status.usage.input_tokens)),
+        format!("{} out", count(status.usage.output_tokens)),
+    ];
+    if let Some(first) = status.timing.first_token {
+        parts.push(format!("first token {}", seconds(first)));
+    }
+    parts.push(seconds(status.timing.total));
+    parts.push(match (status.context.window, status.context.percent) {
+        (Some(window), Some(percent)) => format!("context {percent}% of {}", grouped(window)),
+        _ => format!("context {} tokens", grouped(status.context.used)),
+    });
+    let cost = status
+        .pricing
+        .and_then(|pricing| pricing.cost(status.usage));
+    parts.extend(cost.map(|cost| format!("${cost:.4}")));
+    parts.join(" · ")
+}
+
+/// `0.4 s`, `12.0 s`.
+fn seconds(time: Duration) -> String {
+    format!("{:.1} s", time.as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_line_says_each_part_and_a_cost_only_with_prices() {
+        let usage = Usage {
+            input_tokens: Some(1000),
+            output_tokens: Some(500),
+            ..Usage::default()
+        };
+        let unreported = Usage::default();
+        let timing = Timing {
+            first_token: Some(Duration::from_millis(420)),
+            total: Duration::from_millis(1260),
+        };
+        let late = Timing {
+            first_token: None,
+            total: Duration::from_secs(12),
+        };
+        let window = TokenUse::new(1024, Some(8192));
+        let unknown = TokenUse::new(1234, None);
+        let prices = Some(Pricing {
+            input: 3.0,
+            output: 15.0,
+        });
+        let cases = [
+            (
+                &usage,
+                timing,
+                &window,
+                prices,
+                "m · 1,000 in · 500 out · first token 0.4 s · 1.3 s · context 12.5% of 8,192 · $0.0105",
+            ),
+            (
+                &usage,
+                timing,
+                &window,
+                None,
+                "m · 1,000 in · 500 out · first token 0.4 s · 1.3 s · context 12.5% of 8,192",
+            ),
+            (
+                &unreported,
+                late,
+                &unknown,
+                prices,
+                "m · ? in · ? out · 12.0 s · context 1,234 tokens",
+            ),
+        ];
+        for (usage, timing, context, pricing, want) in cases {
+            let status = Status {
+                model: "m",
+                usage,
+                timing,
+                context,
+                pricing,
+            };
+            assert_eq!(line(&status), want);
+        }
+    }
+}
