@@ -21,7 +21,8 @@ use qore_client::tool_loop::{ApprovalDecision, ApprovalRequest, Approver};
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use crate::diff::{styled, Shown};
+use crate::console::styled_stderr;
+use crate::diff::Shown;
 use crate::output::{json_line, one_line};
 
 /// Characters of a call's arguments shown in the question.
@@ -78,7 +79,7 @@ impl TerminalApprover {
 
 /// Print on stderr what `request` would change, when it changes something.
 pub fn show_change(shown: &Shown, request: &ApprovalRequest) {
-    if let Some(change) = shown.text(request, styled()) {
+    if let Some(change) = shown.text(request, styled_stderr()) {
         eprint!("{change}");
     }
 }

@@ -9,8 +9,8 @@
 //! - a diff longer than the budget ([`SHOWN_LINES`] on a terminal) is cut, and the cut says
 //!   how many lines were left out (`… 12 more lines`);
 //! - colour (red removals, green additions, cyan hunk headers, bold file headers) only when
-//!   [`styled`] says so: stderr is a terminal, `NO_COLOR` is unset or empty and `TERM` is
-//!   not `dumb`; otherwise the text is plain.
+//!   the caller says so (the console's decision: a terminal, not `--plain`, `NO_COLOR`
+//!   unset or empty, `TERM` not `dumb`); otherwise the text is plain.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -31,20 +31,6 @@ const CYAN: &str = "\x1b[36m";
 const BOLD: &str = "\x1b[1m";
 const DIM: &str = "\x1b[2m";
 const RESET: &str = "\x1b[0m";
-
-/// Whether stderr gets colours: a terminal, `NO_COLOR` unset or empty, `TERM` not `dumb`.
-pub fn styled() -> bool {
-    use std::io::IsTerminal as _;
-    styled_on(std::io::stderr().is_terminal())
-}
-
-/// Whether an output gets colours: it is a `terminal`, `NO_COLOR` is unset or empty and
-/// `TERM` is not `dumb`.
-pub fn styled_on(terminal: bool) -> bool {
-    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
-    terminal && !no_color && !dumb
-}
 
 /// The unified diff from `old` (`None`: no file) to `new` of the file `path`, whole.
 pub fn file_diff(path: &str, old: Option<&str>, new: &str) -> String {

@@ -25,6 +25,7 @@ use qore_store::NewSession;
 use serde_json::json;
 
 use crate::chat::attach_words;
+use crate::chat::status::{self, Clock, Status};
 use crate::connect::{notes, target_spec};
 use crate::console::{self, note, CLOSED_STDOUT};
 use crate::output::{json_line, Output};
@@ -184,6 +185,10 @@ async fn run_turn(
         () = cancel.cancelled() => return Ok(Ended::Cancelled),
     };
     let project = project_dir(&spec);
+    let (model, pricing) = (
+        target.model.clone(),
+        status::pricing(manager.config(), &target),
+    );
     let mut setup = SessionSetup::new(target);
     if let Some(project) = &project {
         setup.layers = setup.layers.with_project_rules(project)?;
@@ -200,8 +205,12 @@ async fn run_turn(
     }
     session.on_compressed(move |done| announce_compressed(json, done));
     let user = Message::user(prompt);
+    let mut clock = Clock::start();
     let outcome = session
-        .send(user, cancel, |event| out.loop_event(event))
+        .send(user, cancel, |event| {
+            clock.saw(&event);
+            out.loop_event(event)
+        })
         .await;
     let conversation = session.conversation().await;
     match outcome {
@@ -209,6 +218,18 @@ async fn run_turn(
             stop_reason, usage, ..
         } => {
             finished(out, &conversation, &usage, stop_reason.as_ref());
+            if status::shown_in_run(json) {
+                let context = session.token_use_known().await;
+                let timing = clock.stop();
+                let model = model.as_str();
+                status::print(&Status {
+                    model,
+                    usage: &usage,
+                    timing,
+                    context: &context,
+                    pricing,
+                });
+            }
             Ok(Ended::Finished)
         }
         TurnOutcome::Failed {

@@ -7,14 +7,13 @@
 //! that is binary, is named without a diff; calls whose changes are not recorded
 //! (`run_command`) are named; a turn that changed nothing says "no changes in the last turn".
 
-use std::io::IsTerminal as _;
-
 use qore_core::ErrorInfo;
 use qore_session::turn_changes::{last_turn_changes, ChangedFile};
 use serde_json::{json, Value};
 
 use super::conversation::Conversation;
-use crate::diff::{coloured, file_diff, styled_on};
+use crate::console::styled_stdout;
+use crate::diff::{coloured, file_diff};
 
 /// `/diff`: the JSON line's type and fields, and the text.
 pub async fn last_turn(
@@ -33,7 +32,7 @@ pub async fn last_turn(
         let text = "no turn yet in this session\n".to_owned();
         return Ok(("diff", json!({"turn": null, "files": []}), text));
     };
-    let styled = styled_on(std::io::stdout().is_terminal());
+    let styled = styled_stdout();
     let mut text = String::new();
     let mut files = Vec::new();
     for file in &turn.files {

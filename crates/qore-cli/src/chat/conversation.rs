@@ -115,8 +115,7 @@ impl Conversation {
 
     /// The agent's prices (`[pricing]` in its profile), when it has them.
     pub fn pricing(&self) -> Option<Pricing> {
-        let agent = self.target.agent.as_ref()?;
-        self.manager.config().catalog.get(&agent.name)?.pricing
+        super::status::pricing(self.manager.config(), &self.target)
     }
 
     /// The session's "always" approvals.

@@ -22,7 +22,7 @@ mod input;
 mod interrupt;
 mod mention;
 mod repl;
-mod status;
+pub(crate) mod status;
 
 use std::process::ExitCode;
 

@@ -1,9 +1,11 @@
-//! The status line after each answer of a chat on a terminal: the model, tokens in and out,
+//! The status line after each answer of a chat on a terminal (and of `qore run` when
+//! stderr is one): the model, tokens in and out,
 //! time to the first token and in all, the session's share of the context window, and the
 //! cost when the agent's profile gives prices (`[pricing]`).
 //!
 //! Promises: the line goes to stderr (stdout stays the answer), dimmed when stderr takes
-//! colours ([`styled`]); only on a terminal (stdin and stderr), never with `--json` or
+//! colours (the console's `styled_stderr`), broken between its parts into lines that fit
+//! the terminal's width; only on a terminal (stdin and stderr), never with `--json` or
 //! `--quiet`; nothing is asked of the server (the context window is shown when the
 //! profile sets it or `/tokens` has listed it, else the tokens used); tokens are the provider's counts for the turn (`?` when not reported); the
 //! first token is the first text, reasoning or tool call of the turn's stream; the cost is
@@ -13,14 +15,15 @@
 use std::io::IsTerminal as _;
 use std::time::{Duration, Instant};
 
+use qore_agents::config::Config;
 use qore_agents::pricing::Pricing;
 use qore_client::tool_loop::LoopEvent;
 use qore_core::{ResponseEvent, Usage};
 use qore_session::tokens::{grouped, TokenUse};
+use qore_session::Target;
 
 use super::conversation::Conversation;
 use crate::console;
-use crate::diff::styled;
 
 /// When a turn started and when its first token came.
 #[derive(Debug, Clone, Copy)]
@@ -77,6 +80,18 @@ pub struct Status<'a> {
     pub pricing: Option<Pricing>,
 }
 
+/// The prices of `target`'s agent (`[pricing]` in its profile), when it has them.
+pub fn pricing(config: &Config, target: &Target) -> Option<Pricing> {
+    let agent = target.agent.as_ref()?;
+    config.catalog.get(&agent.name)?.pricing
+}
+
+/// Whether `qore run` shows the status line: stderr is a terminal, without `--json` or
+/// `--quiet`.
+pub fn shown_in_run(json: bool) -> bool {
+    !json && !console::quiet() && std::io::stderr().is_terminal()
+}
+
 /// Whether a chat shows the status line: on a terminal, without `--json` or `--quiet`.
 pub fn shown(json: bool) -> bool {
     !json && !console::quiet() && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
@@ -100,15 +115,19 @@ pub async fn after_answer(conversation: &Conversation, json: bool, usage: &Usage
 
 /// Print `status` on stderr, dimmed where colours are taken.
 pub fn print(status: &Status<'_>) {
-    let line = line(status);
-    match styled() {
-        true => eprintln!("\x1b[2m{line}\x1b[0m"),
-        false => eprintln!("{line}"),
+    let styled = console::styled_stderr();
+    for line in line(status, console::width()).lines() {
+        match styled {
+            true => eprintln!("\x1b[2m{line}\x1b[0m"),
+            false => eprintln!("{line}"),
+        }
     }
 }
 
-/// `m · 1,000 in · 500 out · first token 0.4 s · 1.3 s · context 12.5% of 8,192 · $0.0105`
-pub fn line(status: &Status<'_>) -> String {
+/// `m · 1,000 in · 500 out · first token 0.4 s · 1.3 s · context 12.5% of 8,192 · $0.0105`,
+/// broken into lines of at most `width` characters between its parts (a part longer than
+/// that stands on a line of its own).
+pub fn line(status: &Status<'_>, width: usize) -> String {
     let count = |n: Option<u64>| n.map_or_else(|| "?".to_owned(), grouped);
     let mut parts = vec![
         status.model.to_owned(),
@@ -127,7 +146,22 @@ pub fn line(status: &Status<'_>) -> String {
         .pricing
         .and_then(|pricing| pricing.cost(status.usage));
     parts.extend(cost.map(|cost| format!("${cost:.4}")));
-    parts.join(" · ")
+    let mut text = String::new();
+    let mut column = 0;
+    for part in parts {
+        let chars = part.chars().count();
+        if column > 0 && column + 3 + chars > width {
+            text.push('\n');
+            column = 0;
+        }
+        if column > 0 {
+            text.push_str(" · ");
+            column += 3;
+        }
+        text.push_str(&part);
+        column += chars;
+    }
+    text
 }
 
 /// `0.4 s`, `12.0 s`.
@@ -192,7 +226,19 @@ mod tests {
                 context,
                 pricing,
             };
-            assert_eq!(line(&status), want);
+            assert_eq!(line(&status, 200), want);
         }
+        // At 40 columns: broken between parts, no line longer than 40.
+        let status = Status {
+            model: "m",
+            usage: &usage,
+            timing,
+            context: &window,
+            pricing: prices,
+        };
+        assert_eq!(
+            line(&status, 40),
+            "m · 1,000 in · 500 out\nfirst token 0.4 s · 1.3 s\ncontext 12.5% of 8,192 · $0.0105"
+        );
     }
 }
