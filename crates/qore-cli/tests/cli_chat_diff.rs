@@ -45,6 +45,33 @@ fn at(screen: &str, needle: &str) -> usize {
     (screen.find(needle)).unwrap_or_else(|| panic!("{needle:?} is not on the screen:\n{screen}"))
 }
 
+/// `qore chat` on `project` against `server` in a 100-column tmux of `rows` rows, with a
+/// data dir of its own (kept as long as the chat).
+struct Chat {
+    term: Tmux,
+    _data: tempfile::TempDir,
+}
+
+impl Chat {
+    fn start(server: &ReplayServer, project: &tempfile::TempDir, rows: u16) -> Option<Chat> {
+        let data = tempfile::tempdir().expect("data dir");
+        let url = format!("{}/v1", server.url());
+        let argv = [
+            common::QORE,
+            "chat",
+            "--url",
+            &url,
+            "--model",
+            MODEL,
+            "--project",
+            path_of(project.path()),
+        ];
+        let env = [("QORE_DATA_DIR", path_of(data.path()))];
+        let term = Tmux::start(&argv, &env, project.path(), (100, rows))?;
+        Some(Chat { term, _data: data })
+    }
+}
+
 #[tokio::test]
 async fn chat_shows_each_change_before_its_question_and_diff_shows_the_turn() {
     let long: String = (1..=100).map(|i| format!("line {i}\n")).collect();
@@ -74,21 +101,8 @@ async fn chat_shows_each_change_before_its_question_and_diff_shows_the_turn() {
     ])
     .await
     .expect("server");
-    let data = tempfile::tempdir().expect("data dir");
     let project = project();
-    let url = format!("{}/v1", server.url());
-    let argv = [
-        common::QORE,
-        "chat",
-        "--url",
-        &url,
-        "--model",
-        MODEL,
-        "--project",
-        path_of(project.path()),
-    ];
-    let env = [("QORE_DATA_DIR", path_of(data.path()))];
-    let Some(term) = Tmux::start(&argv, &env, project.path(), (100, 50)) else {
+    let Some(Chat { term, _data }) = Chat::start(&server, &project, 50) else {
         return;
     };
     term.wait_for("> ").await;
@@ -171,21 +185,8 @@ async fn diff_after_a_turn_without_changes_says_so() {
     let server = ReplayServer::start(vec![answer("Nothing to change.")])
         .await
         .expect("server");
-    let data = tempfile::tempdir().expect("data dir");
     let project = project();
-    let url = format!("{}/v1", server.url());
-    let argv = [
-        common::QORE,
-        "chat",
-        "--url",
-        &url,
-        "--model",
-        MODEL,
-        "--project",
-        path_of(project.path()),
-    ];
-    let env = [("QORE_DATA_DIR", path_of(data.path()))];
-    let Some(term) = Tmux::start(&argv, &env, project.path(), (100, 30)) else {
+    let Some(Chat { term, _data }) = Chat::start(&server, &project, 50) else {
         return;
     };
     term.wait_for("> ").await;

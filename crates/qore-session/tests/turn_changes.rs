@@ -2,49 +2,13 @@
 //! run through the real built-in tools with a recorder, the turn is stored with its record,
 //! then `last_turn_changes` tells each file's before and now.
 
-use std::sync::Arc;
-use std::time::SystemTime;
-
-use qore_core::{CancellationToken, ContentBlock, Message, Role, Tool, Usage};
 use qore_session::turn_changes::{last_turn_changes, ChangedFile};
-use qore_session::undo::take_changes;
-use qore_store::{NewSession, SqliteStore, Store, TurnRecord, TurnStatus};
+use qore_store::{NewSession, SqliteStore, Store};
 use qore_tools::{builtin_tools, ChangeRecorder, Sandbox, ToolOptions};
-use serde_json::{json, Value};
+use serde_json::json;
 
-/// One stored turn of `calls`, each run through the real tool.
-async fn turn(
-    store: &SqliteStore,
-    session: &str,
-    tools: &[Arc<dyn Tool>],
-    recorder: &ChangeRecorder,
-    calls: &[(&str, Value)],
-) {
-    let mut replies = Vec::new();
-    for (n, (name, input)) in calls.iter().enumerate() {
-        let tool = tools.iter().find(|t| t.spec().name == *name).expect("tool");
-        let out = tool.call(input.clone(), CancellationToken::new()).await;
-        assert!(!out.is_error, "{name}: {}", out.text_content());
-        let id = format!("call-{n}");
-        let call = ContentBlock::tool_use(id.clone(), name.to_string(), input.clone());
-        let result = ContentBlock::tool_result(id, out.text_content(), out.is_error);
-        replies.push(Message::new(Role::Assistant, vec![call]));
-        replies.push(Message::new(Role::User, vec![result]));
-    }
-    replies.push(Message::assistant("done"));
-    let record = TurnRecord {
-        user: Message::user("change the files"),
-        replies,
-        usage: Usage::default(),
-        model: None,
-        agent: None,
-        started_at: SystemTime::now(),
-        finished_at: SystemTime::now(),
-        status: TurnStatus::Finished,
-        file_changes: take_changes(recorder),
-    };
-    store.append_turn(session, &record).await.expect("append");
-}
+mod undo_common;
+use undo_common::stored_turn;
 
 #[tokio::test]
 async fn the_last_turn_is_told_file_by_file() {
@@ -73,7 +37,7 @@ async fn the_last_turn_is_told_file_by_file() {
     assert_eq!(none, None, "no turn yet");
 
     let first = [("write_file", json!({"path": "old.txt", "content": "x"}))];
-    turn(&store, &session, &tools, &recorder, &first).await;
+    stored_turn(&store, &session, &tools, &recorder, &first).await;
     let second = [
         (
             "edit_file",
@@ -85,7 +49,7 @@ async fn the_last_turn_is_told_file_by_file() {
         ),
         ("run_command", json!({"argv": ["pwd"]})),
     ];
-    turn(&store, &session, &tools, &recorder, &second).await;
+    stored_turn(&store, &session, &tools, &recorder, &second).await;
     // The user changes b/new.txt after the turn.
     std::fs::write(root.join("b/new.txt"), "mine\n").expect("write");
 

@@ -4,13 +4,15 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::SystemTime;
 
-use qore_core::{CancellationToken, ContentBlock, Message, Role, Tool, Usage};
-use qore_session::undo::{take_changes, undo_last_turn, FileUndo, UndoError};
-use qore_store::{NewSession, SqliteStore, Store, TurnRecord, TurnStatus};
+use qore_core::Tool;
+use qore_session::undo::{undo_last_turn, FileUndo, UndoError};
+use qore_store::{NewSession, SqliteStore, Store};
 use qore_tools::{builtin_tools, ChangeRecorder, Sandbox, ToolOptions};
 use serde_json::{json, Value};
+
+mod undo_common;
+use undo_common::stored_turn;
 
 struct Project {
     _tmp: tempfile::TempDir,
@@ -56,32 +58,8 @@ impl Project {
     /// One stored turn: each call runs through the real tool, then the turn is appended with
     /// the recorder's record.
     async fn turn(&mut self, calls: &[(&str, Value)]) {
-        let mut replies = Vec::new();
-        for (n, (name, input)) in calls.iter().enumerate() {
-            let tool = self.tools.iter().find(|t| t.spec().name == *name).unwrap();
-            let out = tool.call(input.clone(), CancellationToken::new()).await;
-            let id = format!("call-{n}");
-            let call = ContentBlock::tool_use(id.clone(), name.to_string(), input.clone());
-            let result = ContentBlock::tool_result(id, out.text_content(), out.is_error);
-            replies.push(Message::new(Role::Assistant, vec![call]));
-            replies.push(Message::new(Role::User, vec![result]));
-        }
-        replies.push(Message::assistant("done"));
-        let record = TurnRecord {
-            user: Message::user("change the files"),
-            replies,
-            usage: Usage::default(),
-            model: None,
-            agent: None,
-            started_at: SystemTime::now(),
-            finished_at: SystemTime::now(),
-            status: TurnStatus::Finished,
-            file_changes: take_changes(&self.recorder),
-        };
-        self.store
-            .append_turn(&self.session, &record)
-            .await
-            .unwrap();
+        let (store, tools) = (&self.store, &self.tools);
+        stored_turn(store, &self.session, tools, &self.recorder, calls).await;
     }
 
     fn read(&self, path: &str) -> Option<Vec<u8>> {
