@@ -38,6 +38,8 @@ fn lines_parse_into_messages_and_commands() {
         ),
         ("/compress", command(Command::Compress)),
         ("/undo", command(Command::Undo)),
+        ("/diff", command(Command::Diff)),
+        ("/diff x", invalid("/diff takes no argument")),
         ("/tokens", command(Command::Tokens)),
         (
             "/export out.json",

@@ -8,6 +8,9 @@
 //!   `{"type":"session","id":…}` line (again after `/new` and `/switch`, and with
 //!   `"compressed_from"` when the session goes on in a compressed one: `/compress` or
 //!   automatically before a send).
+//! - On a terminal, a tool call waiting for approval first shows what it would change (a
+//!   coloured diff, or the command and its directory), each answer is followed by a status
+//!   line on stderr ([`status`]), and `/diff` shows what the last turn changed ([`changes`]).
 //! - Ctrl-C cancels the turn in flight and the chat goes on with the session's earlier
 //!   turns ([`interrupt`]); at the prompt it does nothing; Ctrl-D (the end of stdin) exits 0.
 //! - The conversation is a qore-session `Session` ([`conversation`]): each turn is saved in
