@@ -13,6 +13,12 @@
 //!
 //! Run: `cargo bench -p qore-cli --bench render`; it prints, after criterion's groups, each
 //! variant's median per KB and the ratio to `plain`. No timing assertions.
+//!
+//! One run (2 cores shared with other builds): plain 0.19 µs/KB; render 1,099 µs/KB (5,712x
+//! plain); prose 81 µs/KB (422x). Highlighting is most of it: 75-180 µs per code line with
+//! syntect's pure-Rust regexes (onig measured about the same per line, its regexes compile
+//! faster: a syntax's first line costs ~45 ms once with fancy-regex). A 10 KB answer costs
+//! about 11 ms of rendering spread over its stream.
 
 // The module's unit tests come along (clippy builds this with cfg(test), no harness runs them).
 #[allow(dead_code, unused_imports)]
