@@ -318,12 +318,8 @@ fn ratio_mode(env: &Env, k: usize) {
     report::print_table(&names, &records, &format!("ratio mode, K={k}"));
     report::print_paired(&names, &records);
     println!();
-    // The in-memory breakdown reads Chat Completions only.
-    for case in env
-        .cases
-        .iter()
-        .filter(|c| c.framing == "fixed64k" && c.workload.wire == Wire::OpenAiChat)
-    {
+    // The in-memory breakdown, once per workload.
+    for case in env.cases.iter().filter(|c| c.framing == "fixed64k") {
         let name = case.name.replace("/fixed64k", "");
         decode_only::breakdown(&name, &case.workload, k.max(5));
     }
