@@ -7,6 +7,7 @@
 
 mod common;
 
+use common::chat::Dirs;
 use common::live::run_with_stdin;
 use common::pty::shell_quoted;
 use common::tmux::Tmux;
@@ -246,9 +247,7 @@ async fn piped_output_is_the_model_text_byte_for_byte() {
         assert_eq!(text.code, Some(0), "{text:?}");
         assert_eq!(text.stdout, text_stdout(ANSWER), "run, pieces of {piece}");
 
-        let data = tempfile::tempdir().expect("data dir");
-        let mut chat = common::command(&["chat", "--url", &url, "--model", MODEL, "--ephemeral"]);
-        chat.env("QORE_DATA_DIR", data.path());
+        let chat = Dirs::new().chat(&url, &["--ephemeral"]);
         let chatted = run_with_stdin(chat, "Show me.\n").await;
         assert_eq!(
             chatted.stdout,
