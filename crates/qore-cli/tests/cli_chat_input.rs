@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use common::chat_term::{self, ENDED_WELL};
+use common::chat_term;
 use common::content_text;
 use common::tmux::Tmux;
 use common::turns::{answer, MODEL};
@@ -56,7 +56,7 @@ async fn a_pasted_block_of_three_lines_is_one_message() {
     term.wait_for("Three lines read.").await;
     term.wait_for_count("> ", 2).await;
     term.key("C-d");
-    term.wait_for(ENDED_WELL).await;
+    assert_eq!(term.wait_exit().await, 0, "{}", term.text());
     assert_eq!(
         sent(&server),
         ["first line of the paste\nsecond line\nthird line"]
@@ -85,7 +85,7 @@ async fn a_later_chat_recalls_earlier_prompts_with_up_and_ctrl_r() {
         }
         term.wait_for_count("> ", 3).await;
         term.key("C-d");
-        term.wait_for(ENDED_WELL).await;
+        assert_eq!(term.wait_exit().await, 0, "{}", term.text());
     }
     // A second chat of the same data dir: Up brings the last prompt, Ctrl-R finds the other.
     let Some(term) = chat(&url, dirs.1.path(), dirs.0.path()) else {
@@ -104,7 +104,7 @@ async fn a_later_chat_recalls_earlier_prompts_with_up_and_ctrl_r() {
     term.wait_for("Four.").await;
     term.wait_for_count("> ", 3).await;
     term.key("C-d");
-    term.wait_for(ENDED_WELL).await;
+    assert_eq!(term.wait_exit().await, 0, "{}", term.text());
     let expected = [first[0], first[1], first[1], first[0]];
     assert_eq!(sent(&server), expected);
 }

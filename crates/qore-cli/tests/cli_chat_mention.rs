@@ -8,7 +8,7 @@ mod common;
 
 use std::path::Path;
 
-use common::chat_term::{self, ENDED_WELL};
+use common::chat_term;
 use common::tmux::Tmux;
 use common::turns::{answer, MODEL};
 use common::{command, content_text, run_cmd};
@@ -89,7 +89,7 @@ async fn a_mentioned_file_goes_with_the_message_and_stays_with_the_turn() {
     term.wait_for("A long file.").await;
     term.wait_for_count("> ", 3).await;
     term.key("C-d");
-    term.wait_for(ENDED_WELL).await;
+    assert_eq!(term.wait_exit().await, 0, "{}", term.text());
 
     let bodies: Vec<Value> = (server.requests().iter())
         .filter(|r| r.path.ends_with("/chat/completions"))
@@ -164,7 +164,7 @@ async fn an_ignored_or_outside_mention_refuses_the_message() {
     term.key("C-c");
     term.wait_for_count("> ", 4).await;
     term.key("C-d");
-    term.wait_for(ENDED_WELL).await;
+    assert_eq!(term.wait_exit().await, 0, "{}", term.text());
     assert_eq!(server.requests().len(), 0, "nothing is sent");
 }
 

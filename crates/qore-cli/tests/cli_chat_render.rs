@@ -9,7 +9,6 @@ mod common;
 
 use common::chat::Dirs;
 use common::live::run_with_stdin;
-use common::pty::shell_quoted;
 use common::tmux::Tmux;
 use common::turns::{chunk, MODEL};
 use common::{text_stdout, IRREGULAR};
@@ -62,19 +61,6 @@ fn no_config() -> String {
     dir.to_str().expect("UTF-8 path").to_owned()
 }
 
-/// What the shell running `argv` prints once it has ended with `code`.
-fn exited(code: i32) -> String {
-    format!("[qore exited {code}]")
-}
-
-/// `argv` run by sh(1), which says how it ended ([`exited`]): waiting for that line is
-/// sturdier than tmux's pane status, which under load was seen not to notice a pane's
-/// process had exited (a zombie never reaped) for over 30 s.
-fn saying_its_exit(argv: &[&str]) -> String {
-    let line: Vec<String> = argv.iter().map(|arg| shell_quoted(arg)).collect();
-    format!("{}; echo \"[qore exited $?]\"", line.join(" "))
-}
-
 /// `qore run` on `url` in tmux (`cols` wide) with `extra` flags, under `env` (`K=V`, set by
 /// env(1) so that tmux's own TERM does not win); the terminal once it has ended.
 async fn run_in_tmux(url: &str, extra: &[&str], env: &[&str], cols: u16) -> Option<Tmux> {
@@ -86,9 +72,8 @@ async fn run_in_tmux(url: &str, extra: &[&str], env: &[&str], cols: u16) -> Opti
     argv.extend_from_slice(&["--ephemeral", "--tools", "off"]);
     argv.extend_from_slice(extra);
     argv.push("Show me.");
-    let shell = ["sh", "-c", &saying_its_exit(&argv)];
-    let term = Tmux::start(&shell, &[], data.path(), (cols, 40))?;
-    term.wait_for(&exited(0)).await;
+    let term = Tmux::start(&argv, &[], data.path(), (cols, 40))?;
+    assert_eq!(term.wait_exit().await, 0, "{}", term.text());
     Some(term)
 }
 
@@ -136,8 +121,7 @@ async fn a_chat_answer_is_rendered_with_its_markers_gone_and_its_code_coloured()
         project_dir,
     ];
     let env = [("QORE_DATA_DIR", data_dir), ("QORE_CONFIG_DIR", &config)];
-    let shell = ["sh", "-c", &saying_its_exit(&argv)];
-    let Some(term) = Tmux::start(&shell, &env, project.path(), (100, 50)) else {
+    let Some(term) = Tmux::start(&argv, &env, project.path(), (100, 50)) else {
         return;
     };
     term.wait_for("> ").await;
@@ -169,7 +153,7 @@ async fn a_chat_answer_is_rendered_with_its_markers_gone_and_its_code_coloured()
         assert!(set.contains(&sgr), "{needle:?} without SGR {sgr}: {line:?}");
     }
     term.key("C-d");
-    term.wait_for(&exited(0)).await;
+    assert_eq!(term.wait_exit().await, 0, "{}", term.text());
     assert_eq!(server.requests().len(), 1);
 }
 
