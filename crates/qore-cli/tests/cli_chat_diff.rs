@@ -14,6 +14,7 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
+use common::chat_term;
 use common::tmux::Tmux;
 use common::turns::{answer, turn, MODEL};
 use qore_testkit::ReplayServer;
@@ -56,18 +57,7 @@ impl Chat {
     fn start(server: &ReplayServer, project: &tempfile::TempDir, rows: u16) -> Option<Chat> {
         let data = tempfile::tempdir().expect("data dir");
         let url = format!("{}/v1", server.url());
-        let argv = [
-            common::QORE,
-            "chat",
-            "--url",
-            &url,
-            "--model",
-            MODEL,
-            "--project",
-            path_of(project.path()),
-        ];
-        let env = [("QORE_DATA_DIR", path_of(data.path()))];
-        let term = Tmux::start(&argv, &env, project.path(), (100, rows))?;
+        let term = chat_term::chat_on(&url, project.path(), data.path(), (&[], &[]), (100, rows))?;
         Some(Chat { term, _data: data })
     }
 }

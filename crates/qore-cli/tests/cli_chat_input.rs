@@ -10,15 +10,13 @@ use std::path::Path;
 use common::chat_term;
 use common::content_text;
 use common::tmux::Tmux;
-use common::turns::{answer, MODEL};
+use common::turns::answer;
 use qore_testkit::ReplayServer;
 use serde_json::Value;
 
 /// `qore chat` against `url` on the project `project`, saving into `data`.
 fn chat(url: &str, project: &Path, data: &Path) -> Option<Tmux> {
-    let dir = project.to_str().expect("UTF-8 path");
-    let args = ["--url", url, "--model", MODEL, "--project", dir];
-    chat_term::chat(&args, data, project, (100, 30))
+    chat_term::chat_on(url, project, data, (&[], &[]), (100, 30))
 }
 
 /// The text of each request's last user message.

@@ -34,18 +34,8 @@ fn project(dir: &Path) -> std::path::PathBuf {
 
 /// `qore chat` on `root` in tmux, saving into `data`, the session named [`SESSION`].
 fn chat(url: &str, root: &Path, data: &Path) -> Option<Tmux> {
-    let project = root.to_str().expect("UTF-8 path");
-    let args = [
-        "--url",
-        url,
-        "--model",
-        MODEL,
-        "--project",
-        project,
-        "--session",
-        SESSION,
-    ];
-    chat_term::chat(&args, data, root, (120, 40))
+    let extra = ["--session", SESSION];
+    chat_term::chat_on(url, root, data, (&extra, &[]), (120, 40))
 }
 
 /// The text of the last user message of a request.

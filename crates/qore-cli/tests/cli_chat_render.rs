@@ -8,6 +8,7 @@
 mod common;
 
 use common::chat::Dirs;
+use common::chat_term;
 use common::live::run_with_stdin;
 use common::tmux::Tmux;
 use common::turns::{chunk, MODEL};
@@ -108,20 +109,10 @@ async fn a_chat_answer_is_rendered_with_its_markers_gone_and_its_code_coloured()
     let (server, url) = serving(stream(REASONING, ANSWER, 5)).await;
     let data = tempfile::tempdir().expect("data dir");
     let project = tempfile::tempdir().expect("project dir");
-    let (data_dir, config) = (data.path().to_str().expect("UTF-8"), no_config());
-    let project_dir = project.path().to_str().expect("UTF-8");
-    let argv = [
-        common::QORE,
-        "chat",
-        "--url",
-        &url,
-        "--model",
-        MODEL,
-        "--project",
-        project_dir,
-    ];
-    let env = [("QORE_DATA_DIR", data_dir), ("QORE_CONFIG_DIR", &config)];
-    let Some(term) = Tmux::start(&argv, &env, project.path(), (100, 50)) else {
+    let config = no_config();
+    let env = [("QORE_CONFIG_DIR", config.as_str())];
+    let Some(term) = chat_term::chat_on(&url, project.path(), data.path(), (&[], &env), (100, 50))
+    else {
         return;
     };
     term.wait_for("> ").await;

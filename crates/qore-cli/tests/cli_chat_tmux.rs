@@ -4,8 +4,8 @@
 
 mod common;
 
-use common::tmux::Tmux;
-use common::turns::{answer, MODEL};
+use common::chat_term;
+use common::turns::answer;
 use qore_testkit::ReplayServer;
 
 #[tokio::test]
@@ -16,20 +16,8 @@ async fn a_chat_in_tmux_answers_and_ends_on_ctrl_d() {
     let data = tempfile::tempdir().expect("data dir");
     let project = tempfile::tempdir().expect("project dir");
     let url = format!("{}/v1", server.url());
-    let project_dir = project.path().to_str().expect("UTF-8 path");
-    let argv = [
-        common::QORE,
-        "chat",
-        "--url",
-        &url,
-        "--model",
-        MODEL,
-        "--project",
-        project_dir,
-    ];
-    let data_dir = data.path().to_str().expect("UTF-8 path");
-    let env = [("QORE_DATA_DIR", data_dir)];
-    let Some(term) = Tmux::start(&argv, &env, project.path(), (100, 30)) else {
+    let Some(term) = chat_term::chat_on(&url, project.path(), data.path(), (&[], &[]), (100, 30))
+    else {
         return;
     };
     term.wait_for("> ").await;
