@@ -143,6 +143,9 @@ async fn a_chat_answer_is_rendered_with_its_markers_gone_and_its_code_coloured()
         let set = attributes_before(line, needle);
         assert!(set.contains(&sgr), "{needle:?} without SGR {sgr}: {line:?}");
     }
+    // Ctrl-D only once the editor shows its prompt again (typed before, it reaches the
+    // terminal's line discipline as an end of file nobody reads, and the chat goes on).
+    term.wait_for_count("> ", 2).await;
     term.key("C-d");
     assert_eq!(term.wait_exit().await, 0, "{}", term.text());
     assert_eq!(server.requests().len(), 1);
