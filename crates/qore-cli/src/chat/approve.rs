@@ -4,10 +4,12 @@
 //!
 //! Promises: Ctrl-C or Ctrl-D at the question denies the call and cancels the turn in
 //! flight (the session keeps its earlier turns); `/approvals` lists the session's "always"
-//! answers and revokes one ([`approvals`]).
+//! answers and revokes one ([`approvals`]); [`Asker`] is who asks in confirm mode, the
+//! editor or JSON lines on the chat's stdin.
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use qore_client::tool_loop::{ApprovalDecision, ApprovalRequest, Approver, SessionApprovals};
 use qore_core::ErrorInfo;
@@ -15,7 +17,7 @@ use serde_json::{json, Value};
 
 use super::input::{Read, Terminal};
 use super::interrupt::Interrupts;
-use crate::approve::{parse_answer, question, show_change};
+use crate::approve::{parse_answer, question, show_change, JsonApprover, StdinLines};
 use crate::diff::Shown;
 
 /// Asks on the chat's terminal, after showing what the call would change.
@@ -74,4 +76,21 @@ pub fn approvals(
         false => format!("allowed always in this session: {}\n", tools.join(", ")),
     };
     Ok(("approvals", json!({"tools": tools}), text))
+}
+
+/// Who asks about tool calls in confirm mode: the editor, or JSON lines on the chat's stdin.
+pub enum Asker {
+    Editor(EditorApprover),
+    Json(Arc<StdinLines>, Shown),
+}
+
+impl Asker {
+    pub fn approver(&self) -> Box<dyn Approver> {
+        match self {
+            Asker::Editor(editor) => Box::new(editor.clone()),
+            Asker::Json(stdin, shown) => {
+                Box::new(JsonApprover::reading(stdin.clone(), shown.clone()))
+            }
+        }
+    }
 }

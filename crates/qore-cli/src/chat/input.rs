@@ -28,6 +28,13 @@ use crate::console::note;
 /// The editor's history file in the data dir.
 pub const HISTORY_FILE: &str = "chat_history";
 
+/// The editor's history file in the data dir (created when missing), shared by every chat.
+pub fn history_file() -> Option<PathBuf> {
+    let dir = qore_store::data_dir().ok()?;
+    std::fs::create_dir_all(&dir).ok()?;
+    Some(dir.join(HISTORY_FILE))
+}
+
 /// Prompts the history keeps (the oldest go first).
 const HISTORY_SIZE: usize = 1000;
 

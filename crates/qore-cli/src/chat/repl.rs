@@ -5,11 +5,10 @@
 //! chat cannot start or (stdin not a terminal) any turn failed, 141 when stdout was closed.
 
 use std::io::IsTerminal as _;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use qore_client::tool_loop::{ApprovalMode, Approver};
+use qore_client::tool_loop::ApprovalMode;
 use qore_client::CancellationToken;
 use qore_core::{ErrorInfo, Message};
 use qore_session::auto_compress::OnCompressed;
@@ -17,17 +16,17 @@ use qore_session::transcript::ExportFormat;
 use qore_session::{Opening, SessionManager, TurnOutcome};
 use serde_json::json;
 
-use super::approve::{self, EditorApprover};
+use super::approve::{self, Asker, EditorApprover};
 use super::changes;
 use super::command::{self, Command, Line};
 use super::conversation::{Conversation, MakeTools};
-use super::input::{Input, Read, Terminal, HISTORY_FILE};
+use super::input::{history_file, Input, Read, Terminal};
 use super::interrupt::Interrupts;
 use super::mention;
 use super::status;
 use super::{ChatArgs, FAILURE};
 use crate::agents::plural;
-use crate::approve::{JsonApprover, StdinLines};
+use crate::approve::StdinLines;
 use crate::connect::{notes, target_spec};
 use crate::console::{self, note, CLOSED_STDOUT};
 use crate::diff::Shown;
@@ -138,29 +137,6 @@ pub async fn chat(args: ChatArgs, location: Option<&str>) -> ExitCode {
 }
 
 /// The editor's history file, in the data dir (none when there is no data dir).
-fn history_file() -> Option<PathBuf> {
-    let dir = qore_store::data_dir().ok()?;
-    std::fs::create_dir_all(&dir).ok()?;
-    Some(dir.join(HISTORY_FILE))
-}
-
-/// Who asks about tool calls in confirm mode: the editor, or JSON lines on the chat's stdin.
-enum Asker {
-    Editor(EditorApprover),
-    Json(Arc<StdinLines>, Shown),
-}
-
-impl Asker {
-    fn approver(&self) -> Box<dyn Approver> {
-        match self {
-            Asker::Editor(editor) => Box::new(editor.clone()),
-            Asker::Json(stdin, shown) => {
-                Box::new(JsonApprover::reading(stdin.clone(), shown.clone()))
-            }
-        }
-    }
-}
-
 /// Which session the flags ask for.
 fn opening(args: &ChatArgs) -> Opening<'_> {
     match (&args.session, args.continue_session) {
