@@ -1,5 +1,6 @@
 //! `qore lsp`: the editor server on stdin/stdout (qore-lsp). Agents and providers come from
-//! the config dir as for every command; notes go to stderr, never stdout (the protocol's).
+//! the config dir as for every command; notes and the log (`QORE_LOG`, default: qore_lsp at
+//! info) go to stderr, never stdout (the protocol's).
 //! The process ends when the server does (after `exit`, or at the end of stdin): exit code 0,
 //! or 1 with one line on stderr when stdout cannot be written.
 //!
@@ -43,6 +44,8 @@ fn names_a_file(arg: &OsString, is_command: &impl Fn(&str) -> bool) -> bool {
 }
 
 pub async fn lsp() -> ExitCode {
+    // Shown, accepted and rejected completions are counted at info (copilot_methods.rs).
+    crate::log::init("warn,qore_lsp=info");
     if std::io::stdin().is_terminal() {
         eprintln!("qore: serving LSP on stdin/stdout (an editor starts this; Ctrl-D ends it)");
     }

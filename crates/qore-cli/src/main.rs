@@ -14,6 +14,7 @@ mod connect;
 mod console;
 mod diff;
 mod flags;
+mod log;
 mod lsp;
 mod mcp;
 mod output;

@@ -130,13 +130,7 @@ pub async fn serve(args: ServeArgs, store: Option<String>) -> ExitCode {
 
 /// Start the server.
 async fn start(args: ServeArgs, store: Arc<dyn Store>) -> Result<(), String> {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("QORE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,qore_serve=info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
+    crate::log::init("warn,qore_serve=info");
     qore_serve::run(args.flags(), store)
         .await
         .map_err(|e| e.to_string())

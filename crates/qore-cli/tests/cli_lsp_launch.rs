@@ -3,6 +3,7 @@
 //! its "Node.js" and any existing file as its "agent.js") and `qore lsp --stdio`; each answers
 //! `initialize` with serverInfo, Copilot methods (one sent without `params` at all), and exits
 //! on `exit`. Near misses (a typo, a missing file) are still usage errors, not a server.
+//! Accepted and rejected completions are counted in the log on stderr.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -83,5 +84,31 @@ async fn near_misses_are_usage_errors() {
             .unwrap_or_else(|_| panic!("{name}: qore is waiting instead of refusing"))
             .expect("qore's status");
         assert_eq!(out.status.code(), Some(2), "{name}: {out:?}");
+    }
+}
+
+#[tokio::test]
+async fn accepted_and_rejected_completions_are_logged_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("stderr.log");
+    let mut cmd = qore(&["--stdio"], dir.path());
+    cmd.env_remove("QORE_LOG")
+        .stderr(std::fs::File::create(&log).expect("log file"));
+    let mut client = LspClient::spawn(cmd).expect("qore starts");
+    client.initialize(dir.path(), Value::Null).await;
+    let accepted = client
+        .call("notifyAccepted", json!({"uuid": "u-accepted"}))
+        .await;
+    assert_eq!(accepted["result"], "OK", "{accepted}");
+    let rejected = (client.call("notifyRejected", json!({"uuids": ["u-rejected"]}))).await;
+    assert_eq!(rejected["result"], "OK", "{rejected}");
+    assert_eq!(client.shutdown().await, Some(0));
+    let text = std::fs::read_to_string(&log).expect("stderr");
+    for (what, uuid) in [("accepted", "u-accepted"), ("rejected", "u-rejected")] {
+        let line = (text
+            .lines()
+            .find(|l| l.contains(&format!("completion {what}"))))
+        .unwrap_or_else(|| panic!("no 'completion {what}' line:\n{text}"));
+        assert!(line.contains(uuid), "{line}");
     }
 }
