@@ -83,11 +83,7 @@ pub fn spliced(text: &str, range: &Range, new: &str) -> String {
 /// A unified diff from `old` to `new` of the file `name` (an absolute path loses its leading
 /// `/` under `a/` and `b/`, as `git diff --no-index` writes it).
 pub fn unified_diff(name: &str, old: &str, new: &str) -> String {
-    let name = name.trim_start_matches('/');
-    similar::TextDiff::from_lines(old, new)
-        .unified_diff()
-        .header(&format!("a/{name}"), &format!("b/{name}"))
-        .to_string()
+    qore_tools::unified_diff(name.trim_start_matches('/'), old, new, usize::MAX)
 }
 
 /// Replace the file at `path` (through links) by `text`: a temporary file in its directory

@@ -24,6 +24,7 @@ use qore_session::Target;
 
 use super::conversation::Conversation;
 use crate::console;
+use crate::render::style::dim;
 
 /// When a turn started and when its first token came.
 #[derive(Debug, Clone, Copy)]
@@ -118,7 +119,7 @@ pub fn print(status: &Status<'_>) {
     let styled = console::styled_stderr();
     for line in line(status, console::width()).lines() {
         match styled {
-            true => eprintln!("\x1b[2m{line}\x1b[0m"),
+            true => eprintln!("{}", dim(line)),
             false => eprintln!("{line}"),
         }
     }

@@ -26,14 +26,14 @@
 mod blocks;
 mod code;
 mod inline;
-mod style;
+pub mod style;
 mod table;
 
 use blocks::{classify, closes, indentation, Block};
 use code::Code;
 pub use code::Depth;
 use inline::{spans, wrap};
-use style::{Colour, Style};
+use style::{dim, Colour, Style};
 use table::{delimiter, Table};
 use unicode_width::UnicodeWidthStr as _;
 
@@ -192,12 +192,12 @@ fn lines_of(line: &str, width: usize) -> Vec<String> {
             };
             wrap(&spans(text, style), width, "", "", 0)
         }
-        Block::Rule => vec![format!("\x1b[2m{}\x1b[0m", "─".repeat(width))],
+        Block::Rule => vec![dim(&"─".repeat(width))],
         Block::Quote { rest } => {
-            let bar = "\x1b[2m│\x1b[0m";
+            let bar = dim("│");
             (lines_of(rest, width.saturating_sub(2)).into_iter())
                 .map(|inner| match inner.is_empty() {
-                    true => bar.to_owned(),
+                    true => bar.clone(),
                     false => format!("{bar} {inner}"),
                 })
                 .collect()

@@ -157,6 +157,11 @@ impl Line {
     }
 }
 
+/// `text` dimmed (SGR 2), every style reset after it.
+pub fn dim(text: &str) -> String {
+    format!("\x1b[2m{text}\x1b[0m")
+}
+
 /// `text` without its escape sequences (CSI, e.g. SGR, and OSC).
 pub fn strip(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

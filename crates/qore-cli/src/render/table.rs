@@ -11,7 +11,7 @@
 //! many columns that even one column each does not fit.
 
 use super::inline::{spans, wrap};
-use super::style::{visible_width, Span, Style};
+use super::style::{dim, visible_width, Span, Style};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Align {
@@ -135,10 +135,6 @@ impl Table {
         out.push(rule("└", "┴", "┘"));
         out
     }
-}
-
-fn dim(text: &str) -> String {
-    format!("\x1b[2m{text}\x1b[0m")
 }
 
 /// Column widths within `room`: the natural ones when they fit, else each column gets at
