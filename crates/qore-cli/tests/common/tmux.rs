@@ -25,7 +25,7 @@ use super::pty::shell_quoted;
 const ENDED: &str = "command ended with status";
 
 /// The exit status on the shell's `[command ended with status N]` line of `text`, if any.
-pub fn ended(text: &str) -> Option<i32> {
+fn ended(text: &str) -> Option<i32> {
     let start = text.rfind(&format!("[{ENDED} "))? + ENDED.len() + 2;
     let rest = &text[start..];
     rest[..rest.find(']')?].parse().ok()
@@ -40,7 +40,7 @@ pub struct Tmux {
 
 /// The tmux binary, installed by `scripts/term-env.sh` when missing; `None` (with the reason
 /// printed) where it cannot be had.
-pub fn tmux_binary() -> Option<PathBuf> {
+fn tmux_binary() -> Option<PathBuf> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/term-env.sh");
     let out = Command::new("bash").arg(&script).arg("tmux").output();
     match out {
@@ -140,11 +140,6 @@ impl Tmux {
     pub fn text(&self) -> String {
         let out = self.run(&["capture-pane", "-p", "-J", "-S", "-", "-t", "t"]);
         String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// The command's exit status once it has ended (the shell's last line), else `None`.
-    pub fn exit_status(&self) -> Option<i32> {
-        ended(&self.text())
     }
 
     /// Wait until the plain screen shows `needle` `times` times (10 s); the plain screen.
