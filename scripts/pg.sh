@@ -8,6 +8,9 @@
 #   pg.sh stop DIR                 fast shutdown (sessions cut, nothing committed lost)
 #   pg.sh url DIR                  print the URL of the cluster in DIR
 #   pg.sh psql DIR [ARGS...]       psql on it, as the owner
+#   pg.sh freeze DIR               SIGSTOP the server and its backends: connections stay
+#                                  open and nothing answers (a hung database, for tests)
+#   pg.sh thaw DIR                 SIGCONT them: everything queued is answered
 #
 # Environment:
 #   QORE_PG_OWNER_PID  when set, the server is stopped once that process has exited (tests
@@ -130,6 +133,7 @@ cmd_start() {
   fi
   if [ -n "${QORE_PG_OWNER_PID:-}" ]; then  # stop when the owner is gone
     ( trap '' HUP; while kill -0 "$QORE_PG_OWNER_PID" 2>/dev/null; do sleep 1; done
+      ( cmd_signal CONT "$dir" ) || true   # a frozen server takes no signal to stop
       as_owner "$BIN/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null 2>&1 || true
       if [ "${QORE_PG_REMOVE_WITH_OWNER:-}" = 1 ]; then
         for _ in $(seq 60); do [ -e "$dir/data/postmaster.pid" ] || break; sleep 1; done
@@ -156,11 +160,29 @@ cmd_psql() {
   as_owner "$BIN/psql" -h "$dir" -p "$(port_of "$dir")" -U qore -d qore "$@"
 }
 
+# The cluster's processes: the postmaster, then its children (from /proc: no procps needed).
+cluster_pids() {
+  local dir="${1:?usage: pg.sh freeze|thaw DIR}" pid
+  [ -r "$dir/data/postmaster.pid" ] || die "no server running in $dir"
+  pid="$(head -n 1 "$dir/data/postmaster.pid")"
+  echo "$pid"
+  grep -l "^PPid:[[:space:]]*$pid\$" /proc/[0-9]*/status 2>/dev/null | cut -d/ -f3 || true
+}
+
+cmd_signal() {
+  local signal="$1" dir="$2" pids
+  pids="$(cluster_pids "$dir")"
+  # shellcheck disable=SC2086 # one pid per word
+  kill "-$signal" $pids
+}
+
 case "${1:-}" in
   install) cmd_install ;;
   start) shift; cmd_start "$@" ;;
   stop) shift; cmd_stop "$@" ;;
   url) shift; url_of "${1:?usage: pg.sh url DIR}" ;;
   psql) shift; cmd_psql "$@" ;;
-  *) sed -n '2,27p' "$0" >&2; exit 2 ;;
+  freeze) shift; cmd_signal STOP "${1:?usage: pg.sh freeze DIR}" ;;
+  thaw) shift; cmd_signal CONT "${1:?usage: pg.sh thaw DIR}" ;;
+  *) sed -n '2,30p' "$0" >&2; exit 2 ;;
 esac

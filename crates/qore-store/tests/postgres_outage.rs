@@ -1,7 +1,8 @@
 //! A PostgreSQL server that goes away: every call is `Unavailable` with one line that names
 //! the store without its password, no call hangs, and once the server is back the SAME
-//! `PgStore` works again by itself. This binary stops its own server, so it has one of its
-//! own.
+//! `PgStore` works again by itself. A server that keeps its connections open and answers
+//! nothing (frozen) is the same: each call is `Unavailable` within `call_timeout`. This
+//! binary stops and freezes its own servers, so it has them to itself.
 
 mod common;
 
@@ -99,6 +100,62 @@ async fn a_stopped_server_is_unavailable_and_the_same_store_recovers_after_resta
         bounded(name, call)
             .await
             .unwrap_or_else(|e| panic!("{name} after the restart: {e}"));
+    }
+    let turns = store.turns(&session).await.unwrap();
+    assert_eq!(turns.iter().map(|t| t.seq).collect::<Vec<_>>(), [1, 2]);
+}
+
+/// Thaws the server when dropped, so a failing test never leaves it frozen.
+struct Frozen<'a>(&'a TestPostgres);
+
+impl Drop for Frozen<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.thaw();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_answers_is_unavailable_within_the_call_timeout_and_recovers() {
+    let server = TestPostgres::start().expect("a PostgreSQL server");
+    // Connecting gives up first (2 s), so a call that needs a new connection says why; a call
+    // on an open connection can only be cut by call_timeout (3 s).
+    let url = server.url().replacen("qore@", "qore:sekrit@", 1)
+        + "?connect_timeout=2&pool_timeout=2&call_timeout=3";
+    let store = PgStore::connect(&url).await.unwrap();
+    let session = store.create_session(&NewSession::default()).await.unwrap();
+    store
+        .append_turn(&session, &common::tool_turn(1, 10))
+        .await
+        .unwrap();
+    store.ping().await.unwrap(); // opens the watch connection
+
+    server.freeze().unwrap();
+    let frozen = Frozen(&server);
+    let mut unanswered = Vec::new();
+    for (name, call) in calls(&store, &session) {
+        match bounded(name, call).await {
+            Err(StoreError::Unavailable(why)) => {
+                assert!(!why.contains("sekrit"), "{name}: {why}");
+                assert!(!why.contains('\n'), "{name}: {why}");
+                if why.contains("no answer from the database within 3s") {
+                    unanswered.push(name);
+                }
+            }
+            other => panic!("{name} on a frozen server: {other:?}"),
+        }
+    }
+    // The reads run on the connections opened before the freeze (the transactions after
+    // them close theirs, and new ones are refused by the connect timeout).
+    assert!(
+        unanswered.starts_with(&["ping", "session", "turns"]),
+        "{unanswered:?}"
+    );
+    drop(frozen);
+
+    for (name, call) in calls(&store, &session) {
+        bounded(name, call)
+            .await
+            .unwrap_or_else(|e| panic!("{name} after the thaw: {e}"));
     }
     let turns = store.turns(&session).await.unwrap();
     assert_eq!(turns.iter().map(|t| t.seq).collect::<Vec<_>>(), [1, 2]);

@@ -138,6 +138,18 @@ impl TestPostgres {
         run(&["stop", &self.dir.to_string_lossy()]).map(drop)
     }
 
+    /// Stop every process of the server (SIGSTOP) without closing anything: connections stay
+    /// open and nothing is answered until [`TestPostgres::thaw`]. Thaw before dropping:
+    /// stopping waits for the server.
+    pub fn freeze(&self) -> Result<(), String> {
+        run(&["freeze", &self.dir.to_string_lossy()]).map(drop)
+    }
+
+    /// Let a frozen server go on (SIGCONT): what was queued is answered.
+    pub fn thaw(&self) -> Result<(), String> {
+        run(&["thaw", &self.dir.to_string_lossy()]).map(drop)
+    }
+
     /// Start it again on the same port, with its data.
     pub fn restart(&self) -> Result<(), String> {
         let dir = self.dir.to_string_lossy().into_owned();
@@ -147,6 +159,8 @@ impl TestPostgres {
 
 impl Drop for TestPostgres {
     fn drop(&mut self) {
+        // A frozen server (a test that panicked between freeze and thaw) would never stop.
+        let _ = self.thaw();
         let _ = self.stop();
         let _ = std::fs::remove_dir_all(&self.dir);
     }

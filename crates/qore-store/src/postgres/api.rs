@@ -1,5 +1,5 @@
 //! The [`Store`] interface of [`PgStore`]: each method hands over to the module that holds
-//! its SQL (see the parent module's promises).
+//! its SQL, within the store's `call_timeout` (see the parent module's promises).
 
 use std::path::Path;
 
@@ -21,8 +21,11 @@ impl Store for PgStore {
     }
 
     async fn ping(&self) -> Result<(), StoreError> {
-        let conn = self.watch_conn("ping").await?;
-        conn.row("ping", "SELECT 1", &[]).await.map(drop)
+        let ping = async {
+            let conn = self.watch_conn("ping").await?;
+            conn.row("ping", "SELECT 1", &[]).await.map(drop)
+        };
+        self.within("ping", ping).await
     }
 
     fn counters(&self) -> StoreCounters {
@@ -30,87 +33,112 @@ impl Store for PgStore {
     }
 
     async fn create_session(&self, new: &NewSession) -> Result<String, StoreError> {
-        sessions::create_session(self, new).await
+        self.within("create a session", sessions::create_session(self, new))
+            .await
     }
 
     async fn append_turn(&self, session: &str, turn: &TurnRecord) -> Result<TurnId, StoreError> {
-        sessions::append_turn(self, session, turn).await
+        self.within("append a turn", sessions::append_turn(self, session, turn))
+            .await
     }
 
     async fn import_session(&self, import: &SessionImport) -> Result<String, StoreError> {
-        sessions::import_session(self, import).await
+        self.within("import a session", sessions::import_session(self, import))
+            .await
     }
 
     async fn rename(&self, session: &str, name: &str) -> Result<(), StoreError> {
-        sessions::rename(self, session, name).await
+        self.within("rename a session", sessions::rename(self, session, name))
+            .await
     }
 
     async fn remove(&self, session: &str) -> Result<(), StoreError> {
-        sessions::remove(self, session).await
+        self.within("remove a session", sessions::remove(self, session))
+            .await
     }
 
     async fn mark_undone(&self, turn: TurnId) -> Result<(), StoreError> {
-        sessions::mark_undone(self, turn).await
+        self.within("mark a turn undone", sessions::mark_undone(self, turn))
+            .await
     }
 
     async fn session(&self, key: &str) -> Result<SessionInfo, StoreError> {
-        read::session(self, key).await
+        self.within("read a session", read::session(self, key))
+            .await
     }
 
     async fn list_sessions(&self, project: Option<&Path>) -> Result<Vec<SessionInfo>, StoreError> {
-        read::list_sessions(self, project).await
+        self.within("list sessions", read::list_sessions(self, project))
+            .await
     }
 
     async fn session_ids(&self) -> Result<Vec<String>, StoreError> {
-        read::session_ids(self).await
+        self.within("list session ids", read::session_ids(self))
+            .await
     }
 
     async fn latest_for_project(&self, project: &Path) -> Result<Option<SessionInfo>, StoreError> {
-        read::latest_for_project(self, project).await
+        self.within(
+            "find the project's latest session",
+            read::latest_for_project(self, project),
+        )
+        .await
     }
 
     async fn history(&self, session: &str) -> Result<History, StoreError> {
-        read::history(self, session).await
+        self.within("read a history", read::history(self, session))
+            .await
     }
 
     async fn turn_ids(&self, session: &str) -> Result<Vec<TurnId>, StoreError> {
-        read::turn_ids(self, session).await
+        self.within("list turns", read::turn_ids(self, session))
+            .await
     }
 
     async fn turns(&self, session: &str) -> Result<Vec<StoredTurn>, StoreError> {
-        read::turns(self, session).await
+        self.within("read turns", read::turns(self, session)).await
     }
 
     async fn last_undoable_turn(&self, session: &str) -> Result<Option<UndoableTurn>, StoreError> {
-        read::last_undoable_turn(self, session).await
+        self.within(
+            "find the last undoable turn",
+            read::last_undoable_turn(self, session),
+        )
+        .await
     }
 
     async fn create_key(&self, new: &NewKey) -> Result<KeyRecord, StoreError> {
-        keys::create_key(self, new).await
+        self.within("create a key", keys::create_key(self, new))
+            .await
     }
 
     async fn keys(&self) -> Result<Vec<KeyRecord>, StoreError> {
-        keys::keys(self).await
+        self.within("list keys", keys::keys(self)).await
     }
 
     async fn key_by_hash(&self, hash: &str) -> Result<Option<KeyRecord>, StoreError> {
-        keys::key_by_hash(self, hash).await
+        self.within("check a key", keys::key_by_hash(self, hash))
+            .await
     }
 
     async fn key(&self, name_or_id: &str) -> Result<KeyRecord, StoreError> {
-        keys::find_key(self, name_or_id).await
+        self.within("find a key", keys::find_key(self, name_or_id))
+            .await
     }
 
     async fn revoke_key(&self, name_or_id: &str) -> Result<KeyRecord, StoreError> {
-        keys::revoke_key(self, name_or_id).await
+        self.within("revoke a key", keys::revoke_key(self, name_or_id))
+            .await
     }
 
     async fn keys_version(&self) -> Result<KeysVersion, StoreError> {
-        keys::keys_version(self).await
+        self.within("read the keys version", keys::keys_version(self))
+            .await
     }
 
     async fn record_usage(&self, rows: &[UsageRow]) -> Result<(), StoreError> {
-        usage::record_usage(self, rows).await
+        self.within("record usage", usage::record_usage(self, rows))
+            .await
     }
 
     async fn usage(
@@ -118,46 +146,54 @@ impl Store for PgStore {
         key_id: Option<&str>,
         since: Option<&str>,
     ) -> Result<Vec<UsageRow>, StoreError> {
-        usage::usage(self, key_id, since).await
+        self.within("read usage", usage::usage(self, key_id, since))
+            .await
     }
 
     async fn tokens_used(&self, key_id: &str) -> Result<u64, StoreError> {
-        usage::tokens_used(self, key_id).await
+        self.within("count tokens used", usage::tokens_used(self, key_id))
+            .await
     }
 
     async fn admit(&self, check: &LimitCheck) -> Result<LimitVerdict, StoreError> {
-        limits::admit(self, check).await
+        self.within("check limits", limits::admit(self, check))
+            .await
     }
 
     async fn put_response(&self, new: &NewResponse<'_>) -> Result<ResponseRecord, StoreError> {
-        responses::put_response(self, new).await
+        self.within("store a response", responses::put_response(self, new))
+            .await
     }
 
     async fn response(&self, id: &str) -> Result<Option<ResponseRecord>, StoreError> {
-        responses::response(self, id).await
+        self.within("read a response", responses::response(self, id))
+            .await
     }
 
     async fn delete_response(&self, id: &str) -> Result<bool, StoreError> {
-        responses::delete_response(self, id).await
+        self.within("delete a response", responses::delete_response(self, id))
+            .await
     }
 
     async fn responses(&self) -> Result<Vec<ResponseCopy>, StoreError> {
-        copy::responses(self).await
+        self.within("list responses", copy::responses(self)).await
     }
 
     async fn copy_session(&self, copy: &SessionCopy) -> Result<bool, StoreError> {
-        copy::copy_session(self, copy).await
+        self.within("copy a session", copy::copy_session(self, copy))
+            .await
     }
 
     async fn copy_key(&self, key: &KeyRecord) -> Result<bool, StoreError> {
-        copy::copy_key(self, key).await
+        self.within("copy a key", copy::copy_key(self, key)).await
     }
 
     async fn copy_usage(&self, row: &UsageRow) -> Result<bool, StoreError> {
-        copy::copy_usage(self, row).await
+        self.within("copy usage", copy::copy_usage(self, row)).await
     }
 
     async fn copy_response(&self, copy: &ResponseCopy) -> Result<bool, StoreError> {
-        copy::copy_response(self, copy).await
+        self.within("copy a response", copy::copy_response(self, copy))
+            .await
     }
 }

@@ -3,7 +3,9 @@
 //! Promises:
 //! - our own query parameters are taken out before the URL reaches `tokio-postgres`:
 //!   `pool_max_size` (connections in the pool, default 16, at least 1), `pool_timeout`
-//!   (seconds to wait for a free connection, default 5) and `sslrootcert` (a PEM file of CA
+//!   (seconds to wait for a free connection, default 5), `call_timeout` (seconds one store
+//!   call may take in all, waiting for a connection and every answer, default 30; a server
+//!   that accepts and never answers is thus bounded) and `sslrootcert` (a PEM file of CA
 //!   certificates to trust besides the bundled webpki roots and the system's); a bad value is
 //!   [`StoreError::PgConfig`] naming the parameter, never a panic;
 //! - every other parameter (`sslmode=disable|prefer|require`, `connect_timeout`, …) is
@@ -30,6 +32,8 @@ use crate::StoreError;
 pub(super) const DEFAULT_POOL_MAX_SIZE: usize = 16;
 /// How long a call waits for a free connection when the URL does not say.
 pub(super) const DEFAULT_POOL_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long one store call may take when the URL does not say.
+pub(super) const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long connecting may take when the URL does not say.
 pub(super) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -41,6 +45,7 @@ pub(super) struct Settings {
     pub location: String,
     pub pool_max_size: usize,
     pub pool_timeout: Duration,
+    pub call_timeout: Duration,
     /// A PEM file of CA certificates to trust too.
     pub root_cert: Option<PathBuf>,
 }
@@ -53,6 +58,7 @@ impl Settings {
         let mut kept = Vec::new();
         let mut pool_max_size = DEFAULT_POOL_MAX_SIZE;
         let mut pool_timeout = DEFAULT_POOL_TIMEOUT;
+        let mut call_timeout = DEFAULT_CALL_TIMEOUT;
         let mut root_cert = None;
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
@@ -60,6 +66,7 @@ impl Settings {
             match key.as_str() {
                 "pool_max_size" => pool_max_size = positive(&value, "pool_max_size")?,
                 "pool_timeout" => pool_timeout = seconds(&value, "pool_timeout")?,
+                "call_timeout" => call_timeout = seconds(&value, "call_timeout")?,
                 "sslrootcert" => root_cert = Some(PathBuf::from(value)),
                 _ => kept.push(pair),
             }
@@ -80,6 +87,7 @@ impl Settings {
             location,
             pool_max_size,
             pool_timeout,
+            call_timeout,
             root_cert,
         })
     }
@@ -143,20 +151,22 @@ mod tests {
 
     #[test]
     fn our_parameters_are_taken_out_and_the_password_is_never_shown() {
-        // (url, location, pool size, pool timeout ms, CA file)
+        // (url, location, pool size, pool timeout ms, call timeout ms, CA file)
         let cases = [
             (
                 "postgres://u:secret@h:5432/db",
                 "postgres://u@h:5432/db",
                 16,
                 5_000,
+                30_000,
                 None,
             ),
             (
-                "postgresql://u:p%40ss@h/db?sslmode=require&pool_max_size=2&pool_timeout=0.5",
-                "postgresql://u@h/db?sslmode=require&pool_max_size=2&pool_timeout=0.5",
+                "postgresql://u:p%40ss@h/db?sslmode=require&pool_max_size=2&pool_timeout=0.5&call_timeout=2",
+                "postgresql://u@h/db?sslmode=require&pool_max_size=2&pool_timeout=0.5&call_timeout=2",
                 2,
                 500,
+                2_000,
                 None,
             ),
             (
@@ -164,10 +174,11 @@ mod tests {
                 "postgres://u@h/db?sslrootcert=%2Ftmp%2Fca.pem",
                 16,
                 5_000,
+                30_000,
                 Some("/tmp/ca.pem"),
             ),
         ];
-        for (url, location, size, timeout, ca) in cases {
+        for (url, location, size, timeout, call, ca) in cases {
             let settings = Settings::parse(url).unwrap();
             assert_eq!(settings.location, location, "{url}");
             assert!(!settings.location.contains("secret"), "{url}");
@@ -177,6 +188,7 @@ mod tests {
                 Duration::from_millis(timeout),
                 "{url}"
             );
+            assert_eq!(settings.call_timeout, Duration::from_millis(call), "{url}");
             assert_eq!(settings.root_cert, ca.map(PathBuf::from), "{url}");
             assert_eq!(
                 settings.pg.get_connect_timeout(),
@@ -191,6 +203,7 @@ mod tests {
         let cases = [
             ("postgres://u:secret@h/db?pool_max_size=0", "pool_max_size"),
             ("postgres://u:secret@h/db?pool_timeout=soon", "pool_timeout"),
+            ("postgres://u:secret@h/db?call_timeout=-1", "call_timeout"),
             ("postgres://u:secret@h/db?sslmode=maybe", "invalid"),
         ];
         for (url, words) in cases {

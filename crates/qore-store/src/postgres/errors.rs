@@ -2,7 +2,8 @@
 //!
 //! Promises: a database that cannot be reached (connection refused or reset, connect timeout,
 //! any I/O error, a closed connection, no free connection in the pool, SQLSTATE class 08, or
-//! the server shutting down or starting: 57P01, 57P02, 57P03) is
+//! the server shutting down or starting: 57P01, 57P02, 57P03; a call with no answer within
+//! `call_timeout`) is
 //! [`StoreError::Unavailable`] with one line naming the store (without its password), what
 //! was being done and why; every other error is [`StoreError::Postgres`] naming what was
 //! being done. Constraint violations are told apart by the constraint's name
@@ -72,6 +73,7 @@ pub(super) struct Teller {
     pub location: String,
     pub pool_max_size: usize,
     pub pool_timeout: Duration,
+    pub call_timeout: Duration,
 }
 
 impl Teller {
@@ -114,6 +116,15 @@ impl Teller {
             other => one_line(&other),
         };
         StoreError::Unavailable(format!("{}: cannot {doing}: {why}", self.location))
+    }
+
+    /// A call that got no answer within `call_timeout` (a server that accepts and never
+    /// answers, or holds a lock for longer).
+    pub(super) fn no_answer(&self, doing: &str) -> StoreError {
+        StoreError::Unavailable(format!(
+            "{}: cannot {doing}: no answer from the database within {:?}",
+            self.location, self.call_timeout
+        ))
     }
 
     /// A migration's failure: [`StoreError::Unavailable`] when the database went away.

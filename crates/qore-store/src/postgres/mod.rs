@@ -8,6 +8,10 @@
 //!   every pooled connection never starve the checks that let requests in); a call waits
 //!   at most `pool_timeout` for a free one and connecting at most `connect_timeout`, then
 //!   fails with [`StoreError::Unavailable`](crate::StoreError::Unavailable) (`errors`);
+//! - every [`Store`](crate::Store) call as a whole (waiting for a connection and for every
+//!   answer) ends within `call_timeout`, else fails `Unavailable` too; the connection of a
+//!   call cut inside a transaction is closed (`conn`), one cut between statements goes back
+//!   to the pool, whose next statement waits behind the unanswered one on the server;
 //! - a pooled connection the server closed (a restart, a shutdown) is dropped when it is
 //!   next taken, so once the server is back new calls succeed with the same `PgStore`;
 //! - every method behaves as on SQLite (the same errors, order and checks, from the crate's
@@ -83,6 +87,7 @@ impl PgStore {
             location: settings.location.clone(),
             pool_max_size: settings.pool_max_size,
             pool_timeout: settings.pool_timeout,
+            call_timeout: settings.call_timeout,
         };
         migrate::migrate(&settings.pg, tls.clone(), &teller).await?;
         let connect_timeout =
@@ -120,6 +125,18 @@ impl PgStore {
         match self.pool.get().await {
             Ok(client) => Ok(Conn::new(client, &self.shared)),
             Err(e) => Err(self.shared.teller.pool(doing, e)),
+        }
+    }
+
+    /// `call`, given up after `call_timeout` (see the module doc).
+    async fn within<T>(
+        &self,
+        doing: &str,
+        call: impl std::future::Future<Output = Result<T, StoreError>>,
+    ) -> Result<T, StoreError> {
+        match tokio::time::timeout(self.shared.teller.call_timeout, call).await {
+            Ok(answer) => answer,
+            Err(_) => Err(self.shared.teller.no_answer(doing)),
         }
     }
 
