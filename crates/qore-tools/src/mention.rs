@@ -11,7 +11,11 @@
 //!   `:` `!` `?` `)` `]` `}` `'` `"`, and a trailing `.` unless it follows `/` or `.` or is
 //!   the whole path (`@src/main.rs.` names `src/main.rs`; `@.`, `@..` and `@src/.` keep
 //!   theirs); escape or quote a path that really ends in one of them;
-//! - a literal `@` before a word is written `\@word` (no mention: `\` is not white space).
+//! - a literal `@` before a word is written `\@word` (no mention: `\` is not white space);
+//! - an `@` in code is code: inside a fenced block (a line starting, after at most three
+//!   spaces, with three or more backticks or tildes, to the line with a like fence at least
+//!   as long, or to the end) or an inline code span (a run of backticks to the next run of
+//!   the same length; an unclosed run is text), as in Markdown.
 //!
 //! The text itself is never changed: the mentions are read from it, and what they attach is
 //! added by the caller (see the `attach` module).
@@ -29,13 +33,15 @@ const TRAILING: &[char] = &[',', ';', ':', '!', '?', ')', ']', '}', '\'', '"'];
 
 /// Every mention in `text`, in order (see the module doc for the rule).
 pub fn mentions(text: &str) -> Vec<Mention> {
+    let code = code_spans(text);
+    let in_code = |at: usize| code.iter().any(|span| span.contains(&at));
     let mut found = Vec::new();
     let mut before: Option<char> = None;
     let mut chars = text.char_indices().peekable();
     while let Some((at, c)) = chars.next() {
         let starts = c == '@' && before.is_none_or(char::is_whitespace);
         before = Some(c);
-        if !starts {
+        if !starts || in_code(at) {
             continue;
         }
         let rest = &text[at + 1..];
@@ -56,6 +62,93 @@ pub fn mentions(text: &str) -> Vec<Mention> {
         }
     }
     found
+}
+
+/// The byte ranges of `text` that are code (see the module doc): fenced blocks, then inline
+/// spans in the lines outside them.
+fn code_spans(text: &str) -> Vec<std::ops::Range<usize>> {
+    let mut spans = Vec::new();
+    let mut fence: Option<(char, usize, usize)> = None; // (character, length, block start)
+    let mut prose_from = 0;
+    let mut line_start = 0;
+    for line in text.split_inclusive('\n') {
+        let line_end = line_start + line.len();
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        let marker = (indent <= 3)
+            .then(|| fence_marker(&line[indent..]))
+            .flatten();
+        match (fence, marker) {
+            (None, Some((c, n))) => {
+                inline_spans(text, prose_from..line_start, &mut spans);
+                fence = Some((c, n, line_start));
+            }
+            (Some((c, n, start)), Some((close, m)))
+                if close == c && m >= n && line[indent + m..].trim().is_empty() =>
+            {
+                spans.push(start..line_end);
+                fence = None;
+                prose_from = line_end;
+            }
+            _ => {}
+        }
+        line_start = line_end;
+    }
+    match fence {
+        Some((_, _, start)) => spans.push(start..text.len()),
+        None => inline_spans(text, prose_from..text.len(), &mut spans),
+    }
+    spans
+}
+
+/// The fence a line starts with: its character and length (three or more).
+fn fence_marker(line: &str) -> Option<(char, usize)> {
+    let c = line.chars().next().filter(|c| *c == '`' || *c == '~')?;
+    let n = line.len() - line.trim_start_matches(c).len();
+    (n >= 3).then_some((c, n))
+}
+
+/// The inline code spans of `text[range]`, added to `spans`.
+fn inline_spans(
+    text: &str,
+    range: std::ops::Range<usize>,
+    spans: &mut Vec<std::ops::Range<usize>>,
+) {
+    let bytes = text.as_bytes();
+    let run_at = |i: usize| {
+        bytes[i..range.end]
+            .iter()
+            .take_while(|b| **b == b'`')
+            .count()
+    };
+    let mut i = range.start;
+    while i < range.end {
+        if bytes[i] != b'`' {
+            i += 1;
+            continue;
+        }
+        let open = run_at(i);
+        let mut j = i + open;
+        let mut close = None;
+        while j < range.end {
+            if bytes[j] == b'`' {
+                let run = run_at(j);
+                if run == open {
+                    close = Some(j + run);
+                    break;
+                }
+                j += run;
+            } else {
+                j += 1;
+            }
+        }
+        match close {
+            Some(end) => {
+                spans.push(i..end);
+                i = end;
+            }
+            None => i += open,
+        }
+    }
 }
 
 /// Where the path of the mention being typed at the end of `before_cursor` starts (the byte
@@ -146,6 +239,18 @@ mod tests {
             ("@@twice", &["@twice"]),
             ("@.,", &["."]),
             ("ünï @dïr/fïle.rs", &["dïr/fïle.rs"]),
+            // Code is code: fenced blocks (``` or ~~~, closed or not) and inline spans.
+            ("```py\n@property\ndef x(): ...\n```\nsee @a.rs", &["a.rs"]),
+            (
+                "@a.rs\n~~~~\n@b.rs\n~~~\n@c.rs\n~~~~\n@d.rs",
+                &["a.rs", "d.rs"],
+            ),
+            ("  ```\n@open.rs never closed", &[]),
+            ("```\n@x\n``` not a close\n@y\n```", &[]),
+            ("use `@Override` on @Main.java", &["Main.java"]),
+            ("``a ` @in`` @out", &["out"]),
+            ("an unclosed ` @tick", &["tick"]),
+            ("    ```\n@indented.rs", &["indented.rs"]),
         ];
         for (text, paths) in cases {
             let found: Vec<String> = mentions(text).into_iter().map(|m| m.path).collect();
