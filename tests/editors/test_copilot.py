@@ -8,7 +8,7 @@ Vim) is completed on its new text; `getCompletions`/`getCompletionsCycling` give
 plugin reads (a unique non-null uuid, `range` from character 0 of the cursor's line to the
 cursor, `text` = the line's prefix + the completion, `displayText` = the completion,
 `docVersion` = the version sent); copilot.vim's and copilot.el's `textDocument/inlineCompletion`
-and their notifications; the account stubs; shown/accepted/rejected counts in the
+(its item's `command`, run on a whole accept, is counted) and their notifications; the account stubs; shown/accepted/rejected counts in the
 `window/logMessage` lines; a blank completion is no item; a superseded `getCompletionsCycling`
 is answered RequestCancelled and the newer one gets the completion; an unknown request is
 -32601 and an unknown notification changes nothing; `$/setTrace` and Copilot's own settings
@@ -21,6 +21,7 @@ import asyncio
 import uuid
 
 import pytest
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from cassette import infill_stream
@@ -169,8 +170,13 @@ async def test_copilot_vim_and_el_inline_completion_and_notifications(
         "context": {"triggerKind": 2}, "formattingOptions": {"tabSize": 4, "insertSpaces": True}})
     [item] = result["items"]
     # copilot.vim draws line[:range.start] + insertText: the range is on the cursor's line.
-    assert item == {"insertText": "a + b", "range": {"start": POSITION, "end": POSITION}}
-    shown = item
+    command = item["command"]
+    assert {k: v for k, v in item.items() if k != "command"} == {
+        "insertText": "a + b", "range": {"start": POSITION, "end": POSITION}}
+    assert command["command"] == "qore.completionAccepted", command
+    [uuid_arg] = command["arguments"]
+    assert uuid.UUID(uuid_arg), command
+    shown = item  # the plugins send the item back whole: its command names it
     client.protocol.notify("textDocument/didShowCompletion", {"item": shown})
     client.protocol.notify("textDocument/didPartiallyAcceptCompletion",
                            {"item": shown, "acceptedLength": 1})
@@ -179,7 +185,13 @@ async def test_copilot_vim_and_el_inline_completion_and_notifications(
     assert (await request(client, "checkStatus", {})) == {"status": "OK", "user": "qore"}
     await until_logged(client, "partially accepted 1")
     logged = [m.message for m in client.log_messages]
-    assert any("shown 1, accepted 0, partially accepted 0" in m for m in logged), logged
+    assert any(f"{uuid_arg} shown (shown 1, accepted 0, partially accepted 0" in m
+               for m in logged), logged
+    # A whole accept: the plugins run the item's command, only because it has one.
+    accepted = client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command=command["command"], arguments=command["arguments"]))
+    assert (await asyncio.wait_for(accepted, 30)) is None
+    await until_logged(client, f"completion {uuid_arg} accepted (shown 1, accepted 1,")
 
 
 async def until_logged(client, text: str, seconds: float = 30) -> None:

@@ -35,6 +35,9 @@ use crate::settings::{actions_from_config, Settings};
 
 /// The command a quick-refactor code action runs.
 pub const REFACTOR_COMMAND: &str = "qore.refactor";
+/// The command an inline completion item carries, which the editor runs when the item is
+/// accepted whole (copilot.vim and copilot.el run it; nothing else tells them apart).
+pub const ACCEPTED_COMMAND: &str = "qore.completionAccepted";
 
 /// What the server runs on, given by its front end.
 pub struct Setup {
@@ -157,7 +160,7 @@ fn capabilities() -> ServerCapabilities {
             ..Default::default()
         })),
         execute_command_provider: Some(ExecuteCommandOptions {
-            commands: vec![REFACTOR_COMMAND.to_owned()],
+            commands: vec![REFACTOR_COMMAND.to_owned(), ACCEPTED_COMMAND.to_owned()],
             ..Default::default()
         }),
         ..Default::default()

@@ -4,9 +4,10 @@
 //! [`crate::copilot_methods`] too): what follows holds for all of them.
 //!
 //! Promises:
-//! - inline: `{"items": [{"insertText", "range"}]}`, the range starting at the cursor and
-//!   covering what the completion overwrites to its right (`replace_length`, in UTF-16
-//!   units); fallback: one item whose `textEdit` is that same edit, labelled with the first
+//! - inline: `{"items": [{"insertText", "range", "command"}]}`, the range starting at the
+//!   cursor and covering what the completion overwrites to its right (`replace_length`, in
+//!   UTF-16 units), the command [`ACCEPTED_COMMAND`] with the item's fresh uuid, which the
+//!   editor runs on a whole accept (`workspace/executeCommand`, counted); fallback: one item whose `textEdit` is that same edit, labelled with the first
 //!   line. Nothing left after cleaning, the server disabled, or an ignored file: no items;
 //! - a request waits `debounceMs`, then asks the agent of `completion.agent` (else the
 //!   `code_completion` roster routed by file) with the window of lines the settings give and,
@@ -32,7 +33,7 @@ use tower_lsp_server::ls_types::{
     TextDocumentIdentifier, TextDocumentPositionParams, TextEdit,
 };
 
-use crate::backend::{path_of, Backend, Job};
+use crate::backend::{path_of, Backend, Job, ACCEPTED_COMMAND};
 use crate::documents::{cursor, Documents};
 use crate::lock::lock;
 
@@ -128,7 +129,15 @@ impl Backend {
             .completion_at(&params.text_document, params.position)
             .await?
         {
-            Some(found) => vec![json!({"insertText": found.text, "range": found.range})],
+            Some(found) => vec![json!({
+                "insertText": found.text,
+                "range": found.range,
+                "command": {
+                    "title": "Accepted",
+                    "command": ACCEPTED_COMMAND,
+                    "arguments": [uuid::Uuid::new_v4().to_string()],
+                },
+            })],
             None => Vec::new(),
         };
         Ok(json!({ "items": items }))

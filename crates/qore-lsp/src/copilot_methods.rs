@@ -127,7 +127,7 @@ impl Backend {
 
     /// Count `event` for the uuids `params` names (a rejection counts each; any other event
     /// counts one, named or not: the editor still told us), and log it with the counts.
-    async fn feedback_on(&self, event: Event, params: &Value) {
+    pub(crate) async fn feedback_on(&self, event: Event, params: &Value) {
         let (uuids, n) = match event {
             Event::Rejected => {
                 let uuids = copilot::rejected_uuids(params);

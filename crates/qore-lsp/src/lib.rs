@@ -30,7 +30,7 @@ pub mod refactor;
 pub mod settings;
 pub mod transport;
 
-pub use backend::{Backend, Setup, REFACTOR_COMMAND};
+pub use backend::{Backend, Setup, ACCEPTED_COMMAND, REFACTOR_COMMAND};
 pub use error::{FrameError, LspError};
 
 use tokio::io::{AsyncRead, AsyncWrite};

@@ -1,5 +1,7 @@
 //! Quick refactor: a code action per configured instruction on a non-empty selection, and the
-//! `qore.refactor` command that runs one.
+//! `qore.refactor` command that runs one. `workspace/executeCommand` also takes
+//! `qore.completionAccepted`, the command of an inline completion item, which counts a whole
+//! accept (see `feedback`) and answers `null`.
 //!
 //! Promises:
 //! - `textDocument/codeAction` on a non-empty range of an open, not ignored document (server
@@ -18,16 +20,17 @@ use qore_client::CancellationToken;
 use qore_session::completion::context::Range as Selection;
 use qore_session::completion::refactor::refactor;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::{
     CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, CodeActionResponse, Command,
     ExecuteCommandParams, MessageType, Position, Range, TextEdit, Uri, WorkspaceEdit,
 };
 
-use crate::backend::{path_of, Backend, Job, REFACTOR_COMMAND};
+use crate::backend::{path_of, Backend, Job, ACCEPTED_COMMAND, REFACTOR_COMMAND};
 use crate::complete::{provider_error, REQUEST_FAILED};
 use crate::documents::cursor;
+use crate::feedback::Event;
 use crate::lock::lock;
 
 /// The argument of `qore.refactor`.
@@ -78,11 +81,18 @@ impl Backend {
         Some(actions.collect())
     }
 
-    /// `workspace/executeCommand`.
+    /// `workspace/executeCommand`: a refactor, or an inline completion accepted whole.
     pub(crate) async fn run_command(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
+        if params.command == ACCEPTED_COMMAND {
+            let uuid = params.arguments.into_iter().next().unwrap_or(Value::Null);
+            self.feedback_on(Event::Accepted, &json!({ "uuid": uuid }))
+                .await;
+            return Ok(None);
+        }
         if params.command != REFACTOR_COMMAND {
             return Err(Error::invalid_params(format!(
-                "unknown command {:?}; this server runs {REFACTOR_COMMAND:?}",
+                "unknown command {:?}; this server runs {REFACTOR_COMMAND:?} and \
+                 {ACCEPTED_COMMAND:?}",
                 params.command
             )));
         }
