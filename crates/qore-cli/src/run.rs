@@ -18,6 +18,7 @@ use qore_client::CancellationToken;
 use qore_core::{ErrorInfo, History, Message, StopReason, Usage};
 use qore_session::compress::Compressed;
 use qore_session::target::project_dir;
+use qore_session::tokens::whole_prompt;
 use qore_session::{
     Opening, Session, SessionError, SessionManager, SessionSetup, ToolSet, TurnOutcome,
 };
@@ -185,9 +186,10 @@ async fn run_turn(
         () = cancel.cancelled() => return Ok(Ended::Cancelled),
     };
     let project = project_dir(&spec);
-    let (model, pricing) = (
+    let (model, pricing, protocol) = (
         target.model.clone(),
         status::pricing(manager.config(), &target),
+        target.client.protocol().name(),
     );
     let mut setup = SessionSetup::new(target);
     if let Some(project) = &project {
@@ -224,7 +226,7 @@ async fn run_turn(
                 let model = model.as_str();
                 status::print(&Status {
                     model,
-                    usage: &usage,
+                    usage: &whole_prompt(&usage, protocol),
                     timing,
                     context: &context,
                     pricing,

@@ -1,6 +1,6 @@
 //! Usage in one sense whatever the wire answered: `input_tokens` is the whole prompt, cache
 //! reads and writes included (as OpenAI reports it; Anthropic reports them beside the
-//! input, and qore-session's `tokens::prompt_tokens` knows each wire's way). Dialects that
+//! input; qore-session's `tokens::whole_prompt` knows each wire's way). Dialects that
 //! report them beside (Anthropic Messages) subtract; accounting counts the whole prompt.
 //!
 //! [`Normalized`] wraps what the relay reads, so every `Usage` event and the outcome reach
@@ -10,19 +10,10 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use futures_util::Stream;
-use qore_core::{ResponseEvent, StreamOutcome, Usage};
-use qore_session::tokens::prompt_tokens;
+use qore_core::{ResponseEvent, StreamOutcome};
+use qore_session::tokens::whole_prompt;
 
 use crate::relay::EventSource;
-
-/// `usage` as reported by the wire `protocol`, with `input_tokens` the whole prompt.
-pub fn whole_prompt(usage: &Usage, protocol: &str) -> Usage {
-    let mut out = *usage;
-    if usage.input_tokens.is_some() {
-        out.input_tokens = prompt_tokens(usage, Some(protocol));
-    }
-    out
-}
 
 fn outcome_in_sense(outcome: &StreamOutcome, protocol: &str) -> StreamOutcome {
     let mut outcome = outcome.clone();
@@ -92,39 +83,5 @@ impl<S: EventSource> Stream for Normalized<S> {
 impl<S: EventSource> EventSource for Normalized<S> {
     fn outcome(&self) -> Option<&StreamOutcome> {
         self.outcome.as_ref()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_whole_prompt_counts_cache_reads_once() {
-        let usage = |input, cached, created| Usage {
-            input_tokens: input,
-            cached_input_tokens: cached,
-            cache_creation_input_tokens: created,
-            output_tokens: Some(5),
-            ..Usage::default()
-        };
-        // (wire, reported, input_tokens in the one sense)
-        let cases = [
-            ("anthropic", usage(Some(10), Some(100), Some(20)), Some(130)),
-            ("anthropic", usage(Some(10), None, None), Some(10)),
-            ("openai-chat", usage(Some(110), Some(100), None), Some(110)),
-            (
-                "openai-responses",
-                usage(Some(110), Some(100), None),
-                Some(110),
-            ),
-            ("anthropic", usage(None, Some(100), None), None),
-        ];
-        for (wire, reported, want) in cases {
-            let got = whole_prompt(&reported, wire);
-            assert_eq!(got.input_tokens, want, "{wire} {reported:?}");
-            assert_eq!(got.cached_input_tokens, reported.cached_input_tokens);
-            assert_eq!(got.output_tokens, Some(5));
-        }
     }
 }

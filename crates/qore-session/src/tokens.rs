@@ -210,6 +210,16 @@ pub fn prompt_tokens(usage: &Usage, protocol: Option<&str>) -> Option<u64> {
     Some(input)
 }
 
+/// `usage` as reported by the wire `protocol`, with `input_tokens` the whole prompt (see
+/// [`prompt_tokens`]): the one sense accounting, prices and the serve dialects start from.
+pub fn whole_prompt(usage: &Usage, protocol: &str) -> Usage {
+    let mut out = *usage;
+    if usage.input_tokens.is_some() {
+        out.input_tokens = prompt_tokens(usage, Some(protocol));
+    }
+    out
+}
+
 /// What a stored session takes of `window`, for a session that is not open (`sessions
 /// list`): its history (undone turns left out) estimated by an estimator calibrated on the
 /// usage of its last finished turn, which also counts the system prompt and the tools the

@@ -113,6 +113,11 @@ impl Conversation {
         &self.target.model
     }
 
+    /// The wire the conversation speaks (its usage's sense, see `status`).
+    pub fn protocol(&self) -> &'static str {
+        self.target.client.protocol().name()
+    }
+
     /// The agent's prices (`[pricing]` in its profile), when it has them.
     pub fn pricing(&self) -> Option<Pricing> {
         super::status::pricing(self.manager.config(), &self.target)

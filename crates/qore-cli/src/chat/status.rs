@@ -7,10 +7,12 @@
 //! colours (the console's `styled_stderr`), broken between its parts into lines that fit
 //! the terminal's width; only on a terminal (stdin and stderr), never with `--json` or
 //! `--quiet`; nothing is asked of the server (the context window is shown when the
-//! profile sets it or `/tokens` has listed it, else the tokens used); tokens are the provider's counts for the turn (`?` when not reported); the
-//! first token is the first text, reasoning or tool call of the turn's stream; the cost is
-//! qore-agents' [`Pricing::cost`], shown only when the profile has `[pricing]` and both
-//! counts were reported.
+//! profile sets it or `/tokens` has listed it, else the tokens used); tokens are the
+//! provider's counts for the turn (`?` when not reported), the input the whole prompt on
+//! every wire with the cache reads in it said (`1,000 in (800 cached)`); the first token is
+//! the first text, reasoning or tool call of the turn's stream; the cost is qore-agents'
+//! [`Pricing::cost`], shown only when the profile has `[pricing]` and both counts were
+//! reported.
 
 use std::io::IsTerminal as _;
 use std::time::{Duration, Instant};
@@ -19,7 +21,7 @@ use qore_agents::config::Config;
 use qore_agents::pricing::Pricing;
 use qore_client::tool_loop::LoopEvent;
 use qore_core::{ResponseEvent, Usage};
-use qore_session::tokens::{grouped, TokenUse};
+use qore_session::tokens::{grouped, whole_prompt, TokenUse};
 use qore_session::Target;
 
 use super::conversation::Conversation;
@@ -75,6 +77,7 @@ impl Clock {
 /// What the status line says about one answer.
 pub struct Status<'a> {
     pub model: &'a str,
+    /// In the one sense: `input_tokens` the whole prompt (qore-session's `whole_prompt`).
     pub usage: &'a Usage,
     pub timing: Timing,
     pub context: &'a TokenUse,
@@ -107,7 +110,7 @@ pub async fn after_answer(conversation: &Conversation, json: bool, usage: &Usage
     let context = conversation.token_use_known().await;
     print(&Status {
         model: conversation.model(),
-        usage,
+        usage: &whole_prompt(usage, conversation.protocol()),
         timing: conversation.last_timing,
         context: &context,
         pricing: conversation.pricing(),
@@ -132,7 +135,14 @@ pub fn line(status: &Status<'_>, width: usize) -> String {
     let count = |n: Option<u64>| n.map_or_else(|| "?".to_owned(), grouped);
     let mut parts = vec![
         status.model.to_owned(),
-        format!("{} in", count(status.usage.input_tokens)),
+        match status.usage.cached_input_tokens.filter(|n| *n > 0) {
+            Some(cached) => format!(
+                "{} in ({} cached)",
+                count(status.usage.input_tokens),
+                grouped(cached)
+            ),
+            None => format!("{} in", count(status.usage.input_tokens)),
+        },
         format!("{} out", count(status.usage.output_tokens)),
     ];
     if let Some(first) = status.timing.first_token {
@@ -195,7 +205,17 @@ mod tests {
         let prices = Some(Pricing {
             input: 3.0,
             output: 15.0,
+            cache_read: Some(0.3),
+            cache_write: None,
         });
+        // A whole prompt of 10,000 with 8,000 read from the cache:
+        // 2000 × $3/M + 8000 × $0.30/M + 500 × $15/M = $0.006 + $0.0024 + $0.0075.
+        let cached = Usage {
+            input_tokens: Some(10_000),
+            cached_input_tokens: Some(8_000),
+            output_tokens: Some(500),
+            ..Usage::default()
+        };
         let cases = [
             (
                 &usage,
@@ -210,6 +230,13 @@ mod tests {
                 &window,
                 None,
                 "m · 1,000 in · 500 out · first token 0.4 s · 1.3 s · context 12.5% of 8,192",
+            ),
+            (
+                &cached,
+                timing,
+                &window,
+                prices,
+                "m · 10,000 in (8,000 cached) · 500 out · first token 0.4 s · 1.3 s · context 12.5% of 8,192 · $0.0159",
             ),
             (
                 &unreported,

@@ -32,7 +32,7 @@ fn client_read(body: &Value) -> StreamOutcome {
         } => StreamOutcome::Finished {
             message,
             stop_reason,
-            usage: crate::usage::whole_prompt(&usage, "anthropic"),
+            usage: qore_session::tokens::whole_prompt(&usage, "anthropic"),
         },
         other => other,
     }
