@@ -67,17 +67,36 @@ fn calls<'a>(store: &'a PgStore, session: &'a str) -> Vec<(&'static str, Call<'a
     ]
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stopped_server_is_unavailable_and_the_same_store_recovers_after_restart() {
-    let server = TestPostgres::start().expect("a PostgreSQL server");
-    let url =
-        server.url().replacen("qore@", "qore:sekrit@", 1) + "?connect_timeout=2&pool_timeout=2";
+/// A store on `server` (with a password, which no message may show, and `params`), its URL,
+/// and a session of one turn.
+async fn store_with_a_turn(server: &TestPostgres, params: &str) -> (PgStore, String, String) {
+    let url = server.url().replacen("qore@", "qore:sekrit@", 1) + params;
     let store = PgStore::connect(&url).await.unwrap();
     let session = store.create_session(&NewSession::default()).await.unwrap();
     store
         .append_turn(&session, &common::tool_turn(1, 10))
         .await
         .unwrap();
+    (store, url, session)
+}
+
+/// Every call works again, and the session has its two turns (the one before, and the one
+/// `calls` appended now).
+async fn every_call_works(store: &PgStore, session: &str, after: &str) {
+    for (name, call) in calls(store, session) {
+        bounded(name, call)
+            .await
+            .unwrap_or_else(|e| panic!("{name} after {after}: {e}"));
+    }
+    let turns = store.turns(session).await.unwrap();
+    assert_eq!(turns.iter().map(|t| t.seq).collect::<Vec<_>>(), [1, 2]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_server_is_unavailable_and_the_same_store_recovers_after_restart() {
+    let server = TestPostgres::start().expect("a PostgreSQL server");
+    let (store, url, session) =
+        store_with_a_turn(&server, "?connect_timeout=2&pool_timeout=2").await;
 
     server.stop().unwrap();
     for (name, call) in calls(&store, &session) {
@@ -96,13 +115,7 @@ async fn a_stopped_server_is_unavailable_and_the_same_store_recovers_after_resta
     }
 
     server.restart().unwrap();
-    for (name, call) in calls(&store, &session) {
-        bounded(name, call)
-            .await
-            .unwrap_or_else(|e| panic!("{name} after the restart: {e}"));
-    }
-    let turns = store.turns(&session).await.unwrap();
-    assert_eq!(turns.iter().map(|t| t.seq).collect::<Vec<_>>(), [1, 2]);
+    every_call_works(&store, &session, "the restart").await;
 }
 
 /// Thaws the server when dropped, so a failing test never leaves it frozen.
@@ -119,14 +132,8 @@ async fn a_server_that_never_answers_is_unavailable_within_the_call_timeout_and_
     let server = TestPostgres::start().expect("a PostgreSQL server");
     // Connecting gives up first (2 s), so a call that needs a new connection says why; a call
     // on an open connection can only be cut by call_timeout (3 s).
-    let url = server.url().replacen("qore@", "qore:sekrit@", 1)
-        + "?connect_timeout=2&pool_timeout=2&call_timeout=3";
-    let store = PgStore::connect(&url).await.unwrap();
-    let session = store.create_session(&NewSession::default()).await.unwrap();
-    store
-        .append_turn(&session, &common::tool_turn(1, 10))
-        .await
-        .unwrap();
+    let params = "?connect_timeout=2&pool_timeout=2&call_timeout=3";
+    let (store, _, session) = store_with_a_turn(&server, params).await;
     store.ping().await.unwrap(); // opens the watch connection
 
     server.freeze().unwrap();
@@ -151,12 +158,5 @@ async fn a_server_that_never_answers_is_unavailable_within_the_call_timeout_and_
         "{unanswered:?}"
     );
     drop(frozen);
-
-    for (name, call) in calls(&store, &session) {
-        bounded(name, call)
-            .await
-            .unwrap_or_else(|e| panic!("{name} after the thaw: {e}"));
-    }
-    let turns = store.turns(&session).await.unwrap();
-    assert_eq!(turns.iter().map(|t| t.seq).collect::<Vec<_>>(), [1, 2]);
+    every_call_works(&store, &session, "the thaw").await;
 }
