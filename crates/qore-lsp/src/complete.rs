@@ -7,8 +7,9 @@
 //! - inline: `{"items": [{"insertText", "range", "command"}]}`, the range starting at the
 //!   cursor and covering what the completion overwrites to its right (`replace_length`, in
 //!   UTF-16 units), the command [`ACCEPTED_COMMAND`] with the item's fresh uuid, which the
-//!   editor runs on a whole accept (`workspace/executeCommand`, counted); fallback: one item whose `textEdit` is that same edit, labelled with the first
-//!   line. Nothing left after cleaning, the server disabled, or an ignored file: no items;
+//!   editor runs on a whole accept (`workspace/executeCommand`, counted); fallback: one item
+//!   whose `textEdit` is that same edit, labelled with the first line. Nothing left after
+//!   cleaning, the server disabled, or an ignored file: no items;
 //! - a request waits `debounceMs`, then asks the agent of `completion.agent` (else the
 //!   `code_completion` roster routed by file) with the window of lines the settings give and,
 //!   when `openDocuments` is on, the other open documents (most recently touched first, never
