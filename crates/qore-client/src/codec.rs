@@ -215,6 +215,19 @@ pub trait Protocol: Send + Sync + 'static {
         None
     }
 
+    /// Whether thinking sent back in history must carry the signature the wire gave it
+    /// (unsigned thinking is refused); `false` (the default): thinking goes back as it is.
+    fn thinking_needs_signature(&self) -> bool {
+        false
+    }
+
+    /// Whether this wire's usage counts prompt-cache reads and writes beside
+    /// `input_tokens` rather than inside it; `false` (the default): `input_tokens` is the
+    /// whole prompt, cache reads included.
+    fn cache_counted_beside_input(&self) -> bool {
+        false
+    }
+
     /// Whether this wire's servers say what they are at `GET /props` (llama.cpp's server:
     /// its context size, default output cap, chat template's tool support); `false` (the
     /// default): they are not asked.

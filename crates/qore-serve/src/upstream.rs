@@ -92,7 +92,7 @@ fn start(
         true => history,
         false => without_thinking(history),
     };
-    let view = sanitize(&history, Wire::of(protocol.name()));
+    let view = sanitize(&history, Wire::of(&**protocol));
     let request = ChatRequest {
         model: &target.model,
         history: &view,

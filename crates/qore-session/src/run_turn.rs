@@ -50,7 +50,7 @@ pub(crate) async fn run_turn(
         work.push(message.clone());
     }
     // The view is usually already clean: keep it rather than copying the whole history again.
-    let mut work = match sanitize(&work, Wire::of(client.protocol().name())) {
+    let mut work = match sanitize(&work, Wire::of(&**client.protocol())) {
         Cow::Owned(cleaned) => cleaned,
         Cow::Borrowed(_) => work,
     };

@@ -20,6 +20,7 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
+use qore_client::Protocol;
 use qore_core::{ContentBlock, History, Message, Role};
 
 /// What the wire requires of history.
@@ -30,10 +31,10 @@ pub struct Wire {
 }
 
 impl Wire {
-    /// The requirements of the protocol named `protocol`.
-    pub fn of(protocol: &str) -> Wire {
+    /// The requirements of `protocol`.
+    pub fn of(protocol: &dyn Protocol) -> Wire {
         Wire {
-            thinking_needs_signature: protocol == "anthropic",
+            thinking_needs_signature: protocol.thinking_needs_signature(),
         }
     }
 }

@@ -180,15 +180,15 @@ fn history_is_sent_well_formed() {
 
 #[test]
 fn the_wire_needs_signatures_on_anthropic_only() {
-    assert_eq!(Wire::of("anthropic"), ANTHROPIC);
-    for other in [
-        "openai-chat",
-        "openai-responses",
-        "gemini",
-        "ollama",
-        "llamacpp",
-    ] {
-        assert_eq!(Wire::of(other), OPENAI, "{other}");
+    for name in qore_client::protocols::NAMES {
+        let Some(protocol) = qore_client::protocols::by_name(name) else {
+            panic!("{name} is listed but has no protocol");
+        };
+        let want = match *name {
+            "anthropic" => ANTHROPIC,
+            _ => OPENAI,
+        };
+        assert_eq!(Wire::of(&*protocol), want, "{name}");
     }
 }
 

@@ -193,15 +193,16 @@ pub fn estimate_tools(tools: &[ToolSpec]) -> u64 {
         .sum()
 }
 
-/// The whole input of one request as `usage` reports it, `None` when it reports none. On
-/// `anthropic` cache reads and writes are counted beside `input_tokens`; elsewhere they are
-/// part of it. With no protocol (a stored turn records none), cache reads over
-/// `input_tokens` can only be beside it, so they are added.
+/// The whole input of one request as `usage` reports it, `None` when it reports none. A
+/// wire that counts cache reads and writes beside `input_tokens`
+/// ([`Protocol::cache_counted_beside_input`](qore_client::Protocol::cache_counted_beside_input))
+/// has them added; elsewhere they are part of it. With no protocol known (a stored turn
+/// records none), cache reads over `input_tokens` can only be beside it, so they are added.
 pub fn prompt_tokens(usage: &Usage, protocol: Option<&str>) -> Option<u64> {
     let input = usage.input_tokens?;
     let cached = usage.cached_input_tokens.unwrap_or(0);
-    let beside = match protocol {
-        Some(protocol) => protocol == qore_client::protocols::anthropic::NAME,
+    let beside = match protocol.and_then(qore_client::protocols::by_name) {
+        Some(wire) => wire.cache_counted_beside_input(),
         None => cached > input,
     };
     if beside {

@@ -76,6 +76,16 @@ impl Protocol for Anthropic {
         }))
     }
 
+    fn thinking_needs_signature(&self) -> bool {
+        true
+    }
+
+    /// `input_tokens`, `cache_read_input_tokens` and `cache_creation_input_tokens` add up
+    /// to the prompt.
+    fn cache_counted_beside_input(&self) -> bool {
+        true
+    }
+
     fn encode(&self, request: &ChatRequest<'_>) -> Result<serde_json::Value, ErrorInfo> {
         request::encode(request, self.cache_breakpoints)
     }
