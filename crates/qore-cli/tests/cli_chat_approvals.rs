@@ -1,11 +1,13 @@
 //! `qore chat` approvals, scripted through stdin (`--json`, `--tools confirm`): the real
 //! binary, a real store, a loopback server replaying tool calls. An "always" answer holds
 //! for the session's later turns across `/model` and `/undo` (which rebuild its tools), and
-//! `/approvals` lists it and revokes it, after which the tool is asked about again.
+//! across `/agent` and `/compress` (which goes on in a new, summarised session); `/approvals`
+//! lists it and revokes it, after which the tool is asked about again.
 
 mod common;
 
 use common::chat::{of_type, Dirs};
+use common::config::ConfigDir;
 use common::live::run_with_stdin;
 use common::turns::{answer, turn};
 use qore_testkit::ReplayServer;
@@ -72,5 +74,68 @@ async fn an_always_approval_lasts_for_the_session_until_revoked() {
     ];
     for (file, there) in files {
         assert_eq!(exists(file), there, "{file}: {run:?}");
+    }
+}
+
+#[tokio::test]
+async fn an_always_approval_lasts_across_agent_and_compress() {
+    let write = |file: &str| json!({"path": file, "content": "x"});
+    let server = ReplayServer::start(vec![
+        turn("", &[("call_a", "write_file", write("a.txt"))]),
+        answer("Wrote a."),
+        turn("", &[("call_b", "write_file", write("b.txt"))]),
+        answer("Wrote b."),
+        answer("A3."),
+        answer("Summary."),
+        turn("", &[("call_c", "write_file", write("c.txt"))]),
+        answer("Wrote c."),
+    ])
+    .await
+    .expect("server");
+    let url = format!("{}/v1", server.url());
+    let provider = format!("name = \"loop\"\nprotocol = \"openai-chat\"\nurl = \"{url}\"\n");
+    let agent = |name: &str, model: &str| {
+        format!("name = \"{name}\"\nextends = \"openai-chat\"\nprovider = \"loop\"\nmodel = \"{model}\"\n")
+    };
+    let (brief, squeeze) = (agent("brief", "tiny"), agent("squeeze", "small"));
+    let config = ConfigDir::new(&[
+        ("providers/loop.toml", provider.as_str()),
+        ("agents/brief.toml", brief.as_str()),
+        ("agents/squeeze.toml", squeeze.as_str()),
+        ("pipelines.toml", "compression = [\"squeeze\"]\n"),
+    ]);
+    let dirs = Dirs::new();
+    let input = [
+        "Write a.",
+        r#"{"id": "call_a", "decision": "allow_session"}"#,
+        "/agent brief",
+        "Write b.",
+        "Three.",
+        "/compress",
+        "Write c.",
+    ]
+    .join("\n")
+        + "\n";
+    let mut cmd = dirs.chat(&url, &["--json", "--tools", "confirm"]);
+    cmd.env("QORE_CONFIG_DIR", &config.0);
+    let run = run_with_stdin(cmd, &input).await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let lines = run.json_lines();
+    // The compression went on in a new session, and neither it nor /agent asked again.
+    assert_eq!(of_type(&lines, "compressed").len(), 1, "{run:?}");
+    let asked: Vec<&str> = (of_type(&lines, "approval_request").iter())
+        .filter_map(|l| l["id"].as_str())
+        .collect();
+    assert_eq!(asked, ["call_a"], "{run:?}");
+    let models: Vec<serde_json::Value> = (server.requests().iter())
+        .map(|r| r.json().expect("JSON body")["model"].clone())
+        .collect();
+    assert_eq!(models[2], "tiny", "/agent took effect: {run:?}");
+    assert_eq!(
+        models[5], "small",
+        "the compression agent summarised: {run:?}"
+    );
+    for file in ["a.txt", "b.txt", "c.txt"] {
+        assert!(dirs.project.path().join(file).exists(), "{file}: {run:?}");
     }
 }
