@@ -21,8 +21,9 @@
 //!   `ctx.prefix`), an include by a computed
 //!   name or of a partial that cannot be loaded, `import`/`from`/`extends`, a template that
 //!   does not parse (the body's compilation reports that one);
-//! - the `completion` tag decides none of this: it marks the agents meant as the defaults of
-//!   the code_completion roster. A concrete profile a completion would use — tagged
+//! - the `completion` tag decides none of this: it chooses the defaults of the
+//!   code_completion roster (`qore config init` writes the tagged agents there,
+//!   [`crate::config::tagged_completers`]). A concrete profile a completion would use — tagged
 //!   `completion`, or named in `pipelines.toml`'s `code_completion` — whose body reads neither
 //!   the prefix/suffix nor the history, and is not opaque, is refused at load with its file
 //!   and the line of its `[body]` ([`completion_refusal`]); abstract profiles never are

@@ -228,7 +228,13 @@ impl Config {
             let path = dir.join(sub);
             std::fs::create_dir_all(&path).map_err(|e| io(&path, e))?;
         }
-        for (name, text) in STARTER {
+        let bundled = Catalog::load_with(None, &Partials::new(None));
+        let pipelines = starter_pipelines(&tagged_completers(&bundled));
+        let starter = (STARTER
+            .iter()
+            .map(|(name, text)| (*name, (*text).to_owned())))
+        .chain([("pipelines.toml", pipelines)]);
+        for (name, text) in starter {
             let path = dir.join(name);
             if path.exists() {
                 continue;
@@ -238,6 +244,33 @@ impl Config {
         }
         Ok(written)
     }
+}
+
+/// The concrete agents of `catalog` tagged `completion`, by name: the code_completion roster
+/// a new configuration starts with. Choosing these defaults is all the tag does; how a
+/// completion is asked is what the body reads ([`crate::body_reads`]).
+pub fn tagged_completers(catalog: &Catalog) -> Vec<String> {
+    let mut names: Vec<String> = (catalog.all())
+        .filter(|agent| !agent.is_abstract && agent.tags.iter().any(|t| t == "completion"))
+        .map(|agent| agent.name.clone())
+        .collect();
+    names.sort();
+    names
+}
+
+/// The starter `pipelines.toml`, its code_completion roster `completers`.
+fn starter_pipelines(completers: &[String]) -> String {
+    let roster = (completers.iter().map(|name| format!("{name:?}")))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "# Which agents serve which job. code_completion: the first whose [match] accepts the file;\n\
+         # it starts as the agents tagged \"completion\" (reorder it, or name yours).\n\
+         code_completion = [{roster}]\n\
+         chat = [\"my-chat\", \"claude-chat\", \"openai-chat\", \"local-chat\"]\n\
+         compression = [\"claude-compression\"]\n\
+         refactor = [\"claude-refactor\"]\n"
+    )
 }
 
 const STARTER: &[(&str, &str)] = &[
@@ -263,12 +296,6 @@ api_key_env = "MY_SERVER_KEY"     # or api_key_file = "/path", keyring = { user 
 # [headers]
 # X-Title = "qore"
 "#),
-    ("pipelines.toml", r#"# Which agents serve which job. code_completion: the first whose [match] accepts the file.
-code_completion = ["codestral-completion"]
-chat = ["my-chat", "claude-chat", "openai-chat", "local-chat"]
-compression = ["claude-compression"]
-refactor = ["claude-refactor"]
-"#),
     ("roles/README.md", "Role texts: `roles/<id>.md` here replaces the bundled role `<id>` used by `{{ role(\"<id>\") }}` in a system_prompt.\n"),
 ];
 
@@ -292,7 +319,7 @@ mod tests {
     fn init_writes_a_config_that_loads_cleanly_and_is_never_overwritten() {
         let dir = temp();
         let written = Config::init(&dir).unwrap();
-        assert_eq!(written.len(), STARTER.len());
+        assert_eq!(written.len(), STARTER.len() + 1, "and pipelines.toml");
         let config = Config::load(Some(&dir));
         assert!(config.errors.is_empty(), "{:?}", config.errors);
         assert!(
@@ -302,6 +329,19 @@ mod tests {
         );
         assert!(config.catalog.get("my-chat").is_some());
         assert_eq!(config.pipelines.chat[0], "my-chat");
+        // The completion roster starts as the bundled agents tagged "completion" (two by
+        // `extends`), by name: written out by hand, so a tag lost or ignored fails here.
+        assert_eq!(
+            config.pipelines.code_completion,
+            [
+                "codestral-completion",
+                "deepseek-completion",
+                "llamacpp-completion",
+                "local-completion",
+                "mistral-completion",
+                "ollama-completion"
+            ]
+        );
         std::fs::write(dir.join("pipelines.toml"), "chat = []\n").unwrap();
         assert!(Config::init(&dir).unwrap().is_empty());
         assert_eq!(
