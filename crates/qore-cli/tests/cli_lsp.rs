@@ -1,6 +1,6 @@
 //! `qore lsp` as an editor meets it: the real binary over stdio, a loopback llama.cpp
 //! provider. Capabilities; inline completion and the completion fallback after incremental
-//! edits; a chat agent from the settings in single-line mode; settings (bad values warned by
+//! edits, and an accepted item's command counted; a chat agent from the settings in single-line mode; settings (bad values warned by
 //! key, `enabled: false`); malformed frames survived;
 //! a provider failure as a one-line error; `shutdown`/`exit`.
 
@@ -24,7 +24,7 @@ async fn initialize_advertises_what_the_server_does_and_exit_ends_it() {
     assert!(caps["codeActionProvider"].is_object(), "{caps}");
     assert_eq!(
         caps["executeCommandProvider"]["commands"],
-        json!(["qore.refactor"]),
+        json!(["qore.refactor", "qore.completionAccepted"]),
         "{caps}"
     );
     assert_eq!(editor.client.shutdown().await, Some(0));
@@ -46,10 +46,35 @@ async fn inline_completion_after_incremental_edits_sends_the_edited_text() {
     editor.client.notify("textDocument/didChange", params).await;
     let reply = editor.inline(&uri, 1, 11).await;
     let range = json!({"start": {"line": 1, "character": 11}, "end": {"line": 1, "character": 11}});
+    let mut items = reply["result"]["items"].clone();
+    // Each item carries the command an editor runs when it accepts the item whole.
+    let command = items[0]["command"].take();
+    assert_eq!(command["command"], "qore.completionAccepted", "{reply}");
     assert_eq!(
-        reply["result"],
-        json!({"items": [{"insertText": "a + b", "range": range}]}),
+        items,
+        json!([{"insertText": "a + b", "range": range, "command": null}]),
         "{reply}"
+    );
+    let accepted = json!({"command": command["command"], "arguments": command["arguments"]});
+    let answer = editor
+        .client
+        .call("workspace/executeCommand", accepted)
+        .await;
+    assert_eq!(answer["result"], Value::Null, "{answer}");
+    let uuid = command["arguments"][0].as_str().unwrap_or("?").to_owned();
+    let logged = (editor.client)
+        .wait_for("the accept logged", |m| {
+            m["method"] == "window/logMessage"
+                && m["params"]["message"]
+                    .as_str()
+                    .is_some_and(|t| t.contains(&format!("completion {uuid} accepted")))
+        })
+        .await;
+    assert!(
+        logged["params"]["message"]
+            .as_str()
+            .is_some_and(|t| t.contains("accepted 1")),
+        "{logged}"
     );
     let sent: Vec<(String, Value)> = (editor.server.requests().iter())
         .map(|r| (r.path.clone(), r.json().unwrap_or_default()))
