@@ -10,24 +10,25 @@ use common::chat::{of_type, Dirs};
 use common::config::ConfigDir;
 use common::live::run_with_stdin;
 use common::turns::{answer, turn};
-use qore_testkit::ReplayServer;
+use qore_testkit::{ReplayServer, Reply};
 use serde_json::json;
+
+/// The model's two replies of a turn that writes `file` by the call `id`: the call, then
+/// `then`.
+fn writes(id: &str, file: &str, then: &str) -> [Reply; 2] {
+    let args = json!({"path": file, "content": "x"});
+    [turn("", &[(id, "write_file", args)]), answer(then)]
+}
 
 #[tokio::test]
 async fn an_always_approval_lasts_for_the_session_until_revoked() {
-    let write = |file: &str| json!({"path": file, "content": "x"});
-    let server = ReplayServer::start(vec![
-        turn("", &[("call_a", "write_file", write("a.txt"))]),
-        answer("Wrote a."),
-        turn("", &[("call_b", "write_file", write("b.txt"))]),
-        answer("Wrote b."),
-        turn("", &[("call_c", "write_file", write("c.txt"))]),
-        answer("Wrote c."),
-        turn("", &[("call_d", "write_file", write("d.txt"))]),
-        answer("Did not write d."),
-    ])
-    .await
-    .expect("server");
+    let replies = [
+        writes("call_a", "a.txt", "Wrote a."),
+        writes("call_b", "b.txt", "Wrote b."),
+        writes("call_c", "c.txt", "Wrote c."),
+        writes("call_d", "d.txt", "Did not write d."),
+    ];
+    let server = ReplayServer::start(replies.concat()).await.expect("server");
     let dirs = Dirs::new();
     let url = format!("{}/v1", server.url());
     let input = [
@@ -79,19 +80,13 @@ async fn an_always_approval_lasts_for_the_session_until_revoked() {
 
 #[tokio::test]
 async fn an_always_approval_lasts_across_agent_and_compress() {
-    let write = |file: &str| json!({"path": file, "content": "x"});
-    let server = ReplayServer::start(vec![
-        turn("", &[("call_a", "write_file", write("a.txt"))]),
-        answer("Wrote a."),
-        turn("", &[("call_b", "write_file", write("b.txt"))]),
-        answer("Wrote b."),
-        answer("A3."),
-        answer("Summary."),
-        turn("", &[("call_c", "write_file", write("c.txt"))]),
-        answer("Wrote c."),
-    ])
-    .await
-    .expect("server");
+    let replies = [
+        &writes("call_a", "a.txt", "Wrote a.")[..],
+        &writes("call_b", "b.txt", "Wrote b.")[..],
+        &[answer("A3."), answer("Summary.")],
+        &writes("call_c", "c.txt", "Wrote c.")[..],
+    ];
+    let server = ReplayServer::start(replies.concat()).await.expect("server");
     let url = format!("{}/v1", server.url());
     let provider = format!("name = \"loop\"\nprotocol = \"openai-chat\"\nurl = \"{url}\"\n");
     let agent = |name: &str, model: &str| {
