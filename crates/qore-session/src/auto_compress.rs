@@ -4,7 +4,10 @@
 //! Promises:
 //! - the compressor is the compression roster's first agent, reached once per manager (the
 //!   first time it is needed) exactly as a named agent is; its system prompt is the
-//!   compressor's instructions (else the bundled `compressor` role);
+//!   compressor's instructions (else the bundled `compressor` role). With no compression
+//!   roster, an open session is summarised by its own model (the local model of a fresh
+//!   machine too), with the bundled instructions; a stored one is then an error naming the
+//!   empty roster;
 //! - compressing never rewrites or deletes the original: its turns are read, the summary is
 //!   asked for without holding the store, and a NEW session linked to it is written
 //!   ([`crate::compress`]); an open session then continues in the new one (its id becomes
@@ -19,8 +22,9 @@
 //!   `off`; default [`DEFAULT_THRESHOLD`]); a bad value is one warning and the default. A
 //!   failed compression never fails the turn: one warning line (the notes sink), and the
 //!   request goes out uncompressed. Ephemeral sessions do not compress (nothing to link);
-//! - the context window is the profile's `context_window`, else the model listing's
-//!   `context_length`, asked once per session and only once the messages alone (the
+//! - the context window is the target's (the profile's `context_window`, else what the
+//!   server's `/props` said when it was asked), else the model listing's `context_length`,
+//!   asked once per session and only once the messages alone (the
 //!   history and the new one, tools and system prompt left out) pass [`LISTING_FLOOR`]; a
 //!   listing that fails means "unknown", never a failed turn.
 
@@ -102,18 +106,25 @@ impl Compressor {
 
     /// Compress the stored session `key` (id, name or unique id prefix) into a new one,
     /// keeping `keep` (default: [`CompressOptions`]'s), `squeezed` of them summarised
-    /// instead ([`CompressOptions::squeezed`]): [`compress::compress`] with this target.
+    /// instead ([`CompressOptions::squeezed`]): [`compress::compress`] with this target, or
+    /// with `own` (the open session's) when there is no compression roster.
     pub(crate) async fn compress(
         &self,
         key: &str,
         keep: Option<Keep>,
         squeezed: usize,
+        own: Option<&Target>,
         cancel: &CancellationToken,
     ) -> Result<Compressed, SessionError> {
         let store = (self.store.as_ref()).ok_or_else(|| SessionError::Ephemeral(key.to_owned()))?;
-        let target = self.target().await?;
+        let (target, instructions) = match own {
+            Some(own) if self.config.pipelines.compression.is_empty() => (own, None),
+            _ => {
+                let target = self.target().await?;
+                (target, target.agent.as_ref().and_then(|a| a.system.clone()))
+            }
+        };
         let defaults = CompressOptions::default();
-        let instructions = target.agent.as_ref().and_then(|a| a.system.clone());
         let options = CompressOptions {
             keep: keep.unwrap_or(defaults.keep),
             instructions: instructions.unwrap_or(defaults.instructions),
@@ -179,7 +190,8 @@ impl Session {
                 "an ephemeral session cannot be compressed: nothing is saved to link a summary to",
             )));
         };
-        let compressed = compressor.compress(id, keep, squeezed, cancel).await?;
+        let own = Some(&state.target);
+        let compressed = (compressor.compress(id, keep, squeezed, own, cancel)).await?;
         if let Some(store) = &compressor.store {
             state.history = store.history(&compressed.session_id).await?;
         }
@@ -294,11 +306,11 @@ async fn window(state: &mut State, may_list: bool) -> Option<u64> {
     if let Some(known) = state.window {
         return known;
     }
-    let profile = state.target.agent.as_ref().and_then(|a| a.context_window);
-    if profile.is_none() && !may_list {
+    let reached = state.target.context_window;
+    if reached.is_none() && !may_list {
         return None;
     }
-    let listing = match profile {
+    let listing = match reached {
         Some(_) => Vec::new(),
         None => match state.target.client.list_models().await {
             Ok(listing) => listing,
@@ -308,7 +320,7 @@ async fn window(state: &mut State, may_list: bool) -> Option<u64> {
             }
         },
     };
-    let window = context_window(profile, &listing, &state.target.model);
+    let window = context_window(reached, &listing, &state.target.model);
     state.window = Some(window);
     window
 }

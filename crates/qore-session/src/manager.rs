@@ -164,7 +164,9 @@ impl SessionManager {
             Compressing::Open(session) => {
                 session.compress_now(&self.compressor, keep, cancel).await
             }
-            Compressing::Stored(key) => self.compressor.compress(key, keep, 0, cancel).await,
+            Compressing::Stored(key) => {
+                (self.compressor.compress(key, keep, 0, None, cancel)).await
+            }
         }
     }
 

@@ -65,6 +65,7 @@ pub async fn reach_provider(
         local: is_local,
         options,
         system: None,
+        context_window: rules.context_window,
     })
 }
 

@@ -88,9 +88,6 @@ pub struct AgentSettings {
     pub enable_tools: bool,
     pub text_tools: bool,
     pub stream: bool,
-    /// The model's context window as the profile sets it (`context_window`), else as the
-    /// server says it (`/props`).
-    pub context_window: Option<u64>,
     /// What the agent's `[body]` reads: a completion is asked of it by fill-in-the-middle
     /// when it reads `ctx.prefix`/`ctx.suffix` ([`BodyReads::fills`]), else by chat.
     pub reads: BodyReads,
@@ -111,6 +108,9 @@ pub struct Target {
     pub options: RequestOptions,
     /// The system prompt given without an agent (`TargetSpec::system`).
     pub system: Option<String>,
+    /// The model's context window as the agent's profile sets it (`context_window`), else
+    /// as the server says it (`/props`, when asked); `None`: only the model listing can say.
+    pub context_window: Option<u64>,
 }
 
 impl Target {
@@ -127,6 +127,7 @@ impl Target {
                 ..RequestOptions::default()
             },
             system: None,
+            context_window: None,
         }
     }
 }
@@ -183,6 +184,7 @@ async fn reach_as(
             options: options(settings.stream, &rules),
             agent: Some(settings),
             system: None,
+            context_window: rules.context_window,
         });
     }
     let (client, local) = endpoint_client(&spec.endpoint, notes).await?;
@@ -210,6 +212,7 @@ async fn reach_as(
         local,
         options,
         system: spec.system.clone(),
+        context_window: rules.context_window,
     })
 }
 
@@ -268,7 +271,7 @@ async fn reach_agent(
     // Only a server that will be asked needs a client now: building one resolves the API key,
     // and a request the agent cannot carry is refused below before any key is wanted.
     let asked_too = local || spec.probe_tools && resolved.renderer.protocol.server_props();
-    let rules = match asked_too {
+    let mut rules = match asked_too {
         true => {
             let asked = Client::new(
                 resolved.renderer.protocol.clone(),
@@ -278,6 +281,8 @@ async fn reach_agent(
         }
         false => ServerRules::default(),
     };
+    // The window the target goes by: the profile's `context_window` over the server's.
+    rules.context_window = agent.context_window.or(rules.context_window);
     let system = match &spec.system {
         Some(system) => Some(system.clone()),
         None => config.system_prompt(agent, project)?,
@@ -309,7 +314,6 @@ async fn reach_agent(
         enable_tools: renderer.agent.enable_tools,
         text_tools: renderer.agent.tool_protocol == ToolProtocolSetting::Text,
         stream: overrides.stream.unwrap_or(renderer.streams()),
-        context_window: renderer.agent.context_window.or(rules.context_window),
         reads,
     };
     Ok((client, settings, renderer.model.clone(), rules, local))

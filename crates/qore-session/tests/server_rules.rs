@@ -64,7 +64,8 @@ async fn a_servers_props_set_its_requests_rules() {
             protocol: "llamacpp",
             n_predict: -1,
             probe: true,
-            rules: (Some(DEFAULT_MAX_TOKENS), None, Some(false), true),
+            // The window too, with no agent: the status line and compression go by it.
+            rules: (Some(DEFAULT_MAX_TOKENS), Some(2048), Some(false), true),
         },
         Case {
             what: "an endpoint whose wire's servers do not answer /props",
@@ -102,7 +103,7 @@ async fn a_servers_props_set_its_requests_rules() {
             ..TargetSpec::default()
         };
         let target = reach(&config, &spec, &notes).await.expect(case.what);
-        let context = target.agent.as_ref().and_then(|a| a.context_window);
+        let context = target.context_window;
         let asked = (server.requests().iter()).any(|r| r.path == "/props");
         assert_eq!(
             (

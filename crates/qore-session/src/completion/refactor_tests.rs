@@ -47,7 +47,6 @@ fn target(url: &str, agent: Option<(Option<&str>, BodyReads)>) -> Target {
         enable_tools: false,
         text_tools: false,
         stream: true,
-        context_window: None,
         reads,
     });
     target

@@ -71,7 +71,6 @@ fn target(url: &str, case: &Case) -> Target {
         enable_tools: false,
         text_tools: false,
         stream: true,
-        context_window: None,
         reads: match case.fim {
             true => BodyReads {
                 fill: true,
