@@ -81,6 +81,14 @@ class Server {
     const client = new LanguageClient(SECTION, "qore", serverOptions, clientOptions);
     this.client = client;
     status.starting();
+    const ready = () => {
+      const info = client.initializeResult?.serverInfo;
+      status.running(info?.name, info?.version);
+    };
+    // The client says Running as soon as `initialize` is answered, before it registers its
+    // providers; "ready" waits for `start()`, which returns once they are registered. A
+    // later Running is the client restarting a crashed server on its own.
+    let started = false;
     client.onDidChangeState((change) => {
       if (this.client !== client) {
         return;
@@ -88,14 +96,19 @@ class Server {
       if (change.newState === State.Starting) {
         status.starting();
       } else if (change.newState === State.Running) {
-        const info = client.initializeResult?.serverInfo;
-        status.running(info?.name, info?.version);
+        if (started) {
+          ready();
+        }
       } else {
         status.stopped();
       }
     });
     try {
       await client.start();
+      started = true;
+      if (this.client === client) {
+        ready();
+      }
     } catch (error) {
       if (this.client === client) {
         status.error(message(error));
