@@ -2,17 +2,13 @@
 //! summarised by its own model, with the bundled compressor instructions, and goes on in
 //! the compressed session; a stored session cannot be, and the error names the roster.
 
-use std::sync::Arc;
+mod session_compress_common;
 
-use qore_agents::config::Config;
 use qore_client::CancellationToken;
-use qore_core::Message;
-use qore_session::{Compressing, SessionManager, SessionSetup, TargetSpec, TurnOutcome};
-use qore_store::{NewSession, SqliteStore};
+use qore_session::Compressing;
 use qore_testkit::chat::{chat_answer, sent_messages};
 use qore_testkit::ReplayServer;
-
-const SUMMARY: &str = "SUMMARY: they said one, then answered first.";
+use session_compress_common::{fixture_in, long_message, say, SUMMARY};
 
 #[tokio::test]
 async fn without_a_roster_a_session_is_summarised_by_its_own_model() {
@@ -39,37 +35,11 @@ async fn without_a_roster_a_session_is_summarised_by_its_own_model() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
     }
-    let store = SqliteStore::open(dir.path().join("qore.db")).unwrap();
-    let mut manager = SessionManager::new(
-        Some(Arc::new(store)),
-        Config::load(Some(dir.path())),
-        qore_session::traced_notes(),
-    );
-    manager.set_compress_at(Some(0.8));
-    let spec = TargetSpec {
-        agent: Some("talker".into()),
-        project: Some(dir.path().to_owned()),
-        ..TargetSpec::default()
-    };
-    let target = manager.reach(&spec).await.unwrap();
-    let new = NewSession {
-        project_dir: Some(dir.path().to_owned()),
-        ..NewSession::default()
-    };
-    let session = manager
-        .create(&new, SessionSetup::new(target))
-        .await
-        .unwrap();
-    let original = session.id().unwrap().to_owned();
-    let cancel = CancellationToken::new();
-    let long: String = (0..60).map(|i| format!(" word{i}")).collect();
-    for text in ["one", "two", "three", long.as_str()] {
-        let outcome = session.send(Message::user(text), &cancel, |_| {}).await;
-        assert!(
-            matches!(outcome, TurnOutcome::Finished { .. }),
-            "{outcome:?}"
-        );
+    let fx = fixture_in(dir, Some(Some(0.8))).await;
+    for text in ["one", "two", "three"] {
+        say(&fx.session, text).await;
     }
+    say(&fx.session, &long_message(60)).await;
 
     // The fourth request is the summary, asked of the session's own model with the bundled
     // compressor instructions (not the talker's prompt), over the oldest turn only.
@@ -85,11 +55,12 @@ async fn without_a_roster_a_session_is_summarised_by_its_own_model() {
     // Then the send goes on in the compressed session, from the summary.
     let sent = sent_messages(&requests[4]);
     assert!(sent.iter().any(|(_, text)| text == SUMMARY), "{sent:?}");
-    assert_ne!(session.id(), Some(original.as_str()));
+    assert_ne!(fx.session.id(), Some(fx.original.as_str()));
 
     // A stored session has no model of its own: the empty roster is named.
-    let refused = manager
-        .compress(Compressing::Stored(&original), None, &cancel)
+    let cancel = CancellationToken::new();
+    let refused = (fx.manager)
+        .compress(Compressing::Stored(&fx.original), None, &cancel)
         .await
         .err()
         .map(|e| e.to_string())

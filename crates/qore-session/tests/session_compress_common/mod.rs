@@ -75,7 +75,11 @@ pub async fn fixture(
     window: Option<u64>,
     threshold: Option<Option<f64>>,
 ) -> Fixture {
-    let dir = config_dir(chat, squeeze, window);
+    fixture_in(config_dir(chat, squeeze, window), threshold).await
+}
+
+/// [`fixture`] on the config dir `dir`, which has the agent `talker`.
+pub async fn fixture_in(dir: tempfile::TempDir, threshold: Option<Option<f64>>) -> Fixture {
     let store = SqliteStore::open(dir.path().join("qore.db")).unwrap();
     let notes = Arc::new(Mutex::new(Vec::new()));
     let sink = notes.clone();
