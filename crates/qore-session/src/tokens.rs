@@ -324,3 +324,37 @@ pub use estimator::{Observation, TokenEstimator, RATE_RANGE};
 #[cfg(test)]
 #[path = "tokens_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+mod whole_prompt_tests {
+    use super::*;
+
+    #[test]
+    fn the_whole_prompt_counts_cache_reads_once() {
+        let usage = |input, cached, created| Usage {
+            input_tokens: input,
+            cached_input_tokens: cached,
+            cache_creation_input_tokens: created,
+            output_tokens: Some(5),
+            ..Usage::default()
+        };
+        // (wire, reported, input_tokens in the one sense)
+        let cases = [
+            ("anthropic", usage(Some(10), Some(100), Some(20)), Some(130)),
+            ("anthropic", usage(Some(10), None, None), Some(10)),
+            ("openai-chat", usage(Some(110), Some(100), None), Some(110)),
+            (
+                "openai-responses",
+                usage(Some(110), Some(100), None),
+                Some(110),
+            ),
+            ("anthropic", usage(None, Some(100), None), None),
+        ];
+        for (wire, reported, want) in cases {
+            let got = whole_prompt(&reported, wire);
+            assert_eq!(got.input_tokens, want, "{wire} {reported:?}");
+            assert_eq!(got.cached_input_tokens, reported.cached_input_tokens);
+            assert_eq!(got.output_tokens, Some(5));
+        }
+    }
+}
