@@ -19,18 +19,21 @@ use qore_client::tool_loop::ApprovalRequest;
 use qore_tools::{preview, unified_diff, Preview, Sandbox};
 use serde_json::{json, Value};
 
+use crate::render::style::{paint, Colour, Style};
+
 /// Lines of a diff shown with an approval question at most.
 pub const SHOWN_LINES: usize = 40;
 
 /// Lines of a diff given to a program (`--json`'s `approval_request`) at most.
 const JSON_LINES: usize = 400;
 
-const RED: &str = "\x1b[31m";
-const GREEN: &str = "\x1b[32m";
-const CYAN: &str = "\x1b[36m";
-const BOLD: &str = "\x1b[1m";
-const DIM: &str = "\x1b[2m";
-const RESET: &str = "\x1b[0m";
+/// A diff line's colour: the basic palette's red, green and cyan.
+fn basic(n: u8) -> Style {
+    Style {
+        fg: Colour::Basic(n),
+        ..Style::PLAIN
+    }
+}
 
 /// The unified diff from `old` (`None`: no file) to `new` of the file `path`, whole.
 pub fn file_diff(path: &str, old: Option<&str>, new: &str) -> String {
@@ -58,23 +61,20 @@ pub fn coloured(diff: &str, styled: bool) -> String {
     }
     let mut out = String::with_capacity(diff.len() + diff.len() / 4);
     for line in diff.lines() {
-        let colour = if line.starts_with("+++") || line.starts_with("---") {
-            BOLD
+        let style = if line.starts_with("+++") || line.starts_with("---") {
+            Style::bold()
         } else if line.starts_with('+') {
-            GREEN
+            basic(2)
         } else if line.starts_with('-') {
-            RED
+            basic(1)
         } else if line.starts_with("@@") {
-            CYAN
+            basic(6)
         } else if line.starts_with('…') {
-            DIM
+            Style::dim()
         } else {
-            ""
+            Style::PLAIN
         };
-        match colour {
-            "" => out.push_str(line),
-            colour => out.push_str(&format!("{colour}{line}{RESET}")),
-        }
+        out.push_str(&paint(line, style));
         out.push('\n');
     }
     out

@@ -157,9 +157,16 @@ impl Line {
     }
 }
 
+/// `text` in `style`, every style reset after it (plain text when the style is plain).
+pub fn paint(text: &str, style: Style) -> String {
+    let mut line = Line::default();
+    line.push(text, style);
+    line.finish()
+}
+
 /// `text` dimmed (SGR 2), every style reset after it.
 pub fn dim(text: &str) -> String {
-    format!("\x1b[2m{text}\x1b[0m")
+    paint(text, Style::dim())
 }
 
 /// `text` without its escape sequences (CSI, e.g. SGR, and OSC).
