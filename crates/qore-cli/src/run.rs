@@ -189,7 +189,7 @@ async fn run_turn(
     let (model, pricing, protocol) = (
         target.model.clone(),
         status::pricing(manager.config(), &target),
-        target.client.protocol().name(),
+        target.client.protocol().clone(),
     );
     let mut setup = SessionSetup::new(target);
     if let Some(project) = &project {
@@ -226,7 +226,7 @@ async fn run_turn(
                 let model = model.as_str();
                 status::print(&Status {
                     model,
-                    usage: &whole_prompt(&usage, protocol),
+                    usage: &whole_prompt(&usage, &*protocol),
                     timing,
                     context: &context,
                     pricing,

@@ -77,8 +77,8 @@ pub async fn completions(State(app): State<Arc<App>>, headers: HeaderMap, body: 
         Ok(opened) => opened,
         Err(error) => return refuse(exchange, error),
     };
-    let protocol = candidate.target.client.protocol().name();
-    let mut stream = Normalized::new(stream, protocol);
+    let wire = candidate.target.client.protocol().clone();
+    let mut stream = Normalized::new(stream, wire);
     exchange.agent = candidate.agent.clone();
     let first = stream.next().await;
     exchange.waited = started.elapsed();

@@ -292,8 +292,8 @@ pub async fn open(
     let started = std::time::Instant::now();
     let turn = run(tools, &candidate.target, inbound, cancel)
         .map_err(|err| crate::ServeError::from_upstream(&err))?;
-    let protocol = candidate.target.client.protocol().name();
-    let mut stream = crate::usage::Normalized::new(turn, protocol);
+    let wire = candidate.target.client.protocol().clone();
+    let mut stream = crate::usage::Normalized::new(turn, wire);
     let first = stream.next().await;
     Ok(crate::upstream::Opened {
         stream: Box::new(stream),

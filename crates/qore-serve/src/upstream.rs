@@ -54,8 +54,8 @@ pub async fn open(
                 continue;
             }
         }
-        let protocol = candidate.target.client.protocol().name();
-        let stream = Normalized::new(stream, protocol);
+        let wire = candidate.target.client.protocol().clone();
+        let stream = Normalized::new(stream, wire);
         let first = first.map(|event| stream.event(event));
         return Ok(Opened {
             stream: Box::new(stream),

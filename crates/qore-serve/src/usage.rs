@@ -7,20 +7,22 @@
 //! the dialect, the metrics and the key's usage already in that sense.
 
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use futures_util::Stream;
+use qore_client::Protocol;
 use qore_core::{ResponseEvent, StreamOutcome};
 use qore_session::tokens::whole_prompt;
 
 use crate::relay::EventSource;
 
-fn outcome_in_sense(outcome: &StreamOutcome, protocol: &str) -> StreamOutcome {
+fn outcome_in_sense(outcome: &StreamOutcome, wire: &dyn Protocol) -> StreamOutcome {
     let mut outcome = outcome.clone();
     match &mut outcome {
         StreamOutcome::Finished { usage, .. }
         | StreamOutcome::Failed { usage, .. }
-        | StreamOutcome::Cancelled { usage } => *usage = whole_prompt(usage, protocol),
+        | StreamOutcome::Cancelled { usage } => *usage = whole_prompt(usage, wire),
     }
     outcome
 }
@@ -28,15 +30,16 @@ fn outcome_in_sense(outcome: &StreamOutcome, protocol: &str) -> StreamOutcome {
 /// An event source whose usage is in the one sense.
 pub struct Normalized<S> {
     inner: S,
-    protocol: &'static str,
+    /// The wire the usage was reported on.
+    wire: Arc<dyn Protocol>,
     outcome: Option<StreamOutcome>,
 }
 
 impl<S: EventSource> Normalized<S> {
-    pub fn new(inner: S, protocol: &'static str) -> Self {
+    pub fn new(inner: S, wire: Arc<dyn Protocol>) -> Self {
         Normalized {
             inner,
-            protocol,
+            wire,
             outcome: None,
         }
     }
@@ -45,7 +48,7 @@ impl<S: EventSource> Normalized<S> {
     pub fn event(&self, event: ResponseEvent) -> ResponseEvent {
         match event {
             ResponseEvent::Usage { usage } => ResponseEvent::Usage {
-                usage: whole_prompt(&usage, self.protocol),
+                usage: whole_prompt(&usage, &*self.wire),
             },
             other => other,
         }
@@ -54,7 +57,7 @@ impl<S: EventSource> Normalized<S> {
     fn settle(&mut self) {
         if self.outcome.is_none() {
             if let Some(outcome) = self.inner.outcome() {
-                self.outcome = Some(outcome_in_sense(outcome, self.protocol));
+                self.outcome = Some(outcome_in_sense(outcome, &*self.wire));
             }
         }
     }

@@ -41,7 +41,7 @@ use crate::outcome::{status_of, TurnOutcome};
 use crate::run_turn::run_turn;
 use crate::sanitize::settle_turn;
 use crate::target::{Notes, Target};
-use crate::tokens::{prompt_tokens, TokenEstimator};
+use crate::tokens::{wire_prompt_tokens, TokenEstimator};
 use crate::toolset::ToolSet;
 use crate::undo::take_changes;
 
@@ -344,8 +344,7 @@ fn observe(state: &mut State, user: &Message, replies: &[Message], outcome: &Tur
     let TurnOutcome::Finished { usage, .. } = outcome else {
         return;
     };
-    let protocol = state.target.client.protocol().name();
-    let Some(reported) = prompt_tokens(usage, Some(protocol)) else {
+    let Some(reported) = wire_prompt_tokens(usage, &**state.target.client.protocol()) else {
         return;
     };
     let base = raw_request(state, Some(user));

@@ -30,7 +30,7 @@
 use std::io::Write;
 
 use qore_agents::catalog::Catalog;
-use qore_client::ModelInfo;
+use qore_client::{ModelInfo, Protocol};
 use qore_core::{ContentBlock, ImageSource, Message, ToolResultPart, ToolSpec, Usage};
 use qore_store::{SessionInfo, Store, StoreError, StoredTurn, TurnRecord};
 use serde::Serialize;
@@ -193,32 +193,45 @@ pub fn estimate_tools(tools: &[ToolSpec]) -> u64 {
         .sum()
 }
 
-/// The whole input of one request as `usage` reports it, `None` when it reports none. A
-/// wire that counts cache reads and writes beside `input_tokens`
-/// ([`Protocol::cache_counted_beside_input`](qore_client::Protocol::cache_counted_beside_input))
-/// has them added; elsewhere they are part of it. With no protocol known (a stored turn
-/// records none), cache reads over `input_tokens` can only be beside it, so they are added.
+/// The whole input of one request as `usage` reports it, `None` when it reports none, for a
+/// record that names its wire `protocol` (a stored turn may name none): as
+/// [`wire_prompt_tokens`] on that wire; with no wire known, cache reads over `input_tokens`
+/// can only be beside it, so they are added.
 pub fn prompt_tokens(usage: &Usage, protocol: Option<&str>) -> Option<u64> {
-    let input = usage.input_tokens?;
-    let cached = usage.cached_input_tokens.unwrap_or(0);
     let beside = match protocol.and_then(qore_client::protocols::by_name) {
         Some(wire) => wire.cache_counted_beside_input(),
-        None => cached > input,
+        None => usage.cached_input_tokens.unwrap_or(0) > usage.input_tokens?,
     };
+    counted(usage, beside)
+}
+
+/// The whole input of one request as `wire` reported it in `usage`: a wire that counts
+/// cache reads and writes beside `input_tokens`
+/// ([`Protocol::cache_counted_beside_input`](qore_client::Protocol::cache_counted_beside_input))
+/// has them added; elsewhere they are part of it.
+pub fn wire_prompt_tokens(usage: &Usage, wire: &dyn Protocol) -> Option<u64> {
+    counted(usage, wire.cache_counted_beside_input())
+}
+
+/// `input_tokens`, plus the cache reads and writes when they were counted `beside` it.
+fn counted(usage: &Usage, beside: bool) -> Option<u64> {
+    let input = usage.input_tokens?;
     if beside {
-        return Some(input + cached + usage.cache_creation_input_tokens.unwrap_or(0));
+        let cache =
+            usage.cached_input_tokens.unwrap_or(0) + usage.cache_creation_input_tokens.unwrap_or(0);
+        return Some(input + cache);
     }
     Some(input)
 }
 
-/// `usage` as reported by the wire `protocol`, with `input_tokens` the whole prompt (see
-/// [`prompt_tokens`]): the one sense accounting, prices and the serve dialects start from.
-pub fn whole_prompt(usage: &Usage, protocol: &str) -> Usage {
-    let mut out = *usage;
-    if usage.input_tokens.is_some() {
-        out.input_tokens = prompt_tokens(usage, Some(protocol));
+/// `usage` as `wire` reported it, with `input_tokens` the whole prompt (see
+/// [`wire_prompt_tokens`]): the one sense accounting, prices and the serve dialects start
+/// from.
+pub fn whole_prompt(usage: &Usage, wire: &dyn Protocol) -> Usage {
+    Usage {
+        input_tokens: wire_prompt_tokens(usage, wire),
+        ..*usage
     }
-    out
 }
 
 /// What a stored session takes of `window`, for a session that is not open (`sessions
@@ -351,7 +364,10 @@ mod whole_prompt_tests {
             ("anthropic", usage(None, Some(100), None), None),
         ];
         for (wire, reported, want) in cases {
-            let got = whole_prompt(&reported, wire);
+            let Some(protocol) = qore_client::protocols::by_name(wire) else {
+                panic!("no protocol {wire}");
+            };
+            let got = whole_prompt(&reported, &*protocol);
             assert_eq!(got.input_tokens, want, "{wire} {reported:?}");
             assert_eq!(got.cached_input_tokens, reported.cached_input_tokens);
             assert_eq!(got.output_tokens, Some(5));

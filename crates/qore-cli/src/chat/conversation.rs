@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 use qore_agents::pricing::Pricing;
 use qore_client::tool_loop::SessionApprovals;
-use qore_client::CancellationToken;
+use qore_client::{CancellationToken, Protocol};
 use qore_core::{ErrorInfo, History, Message, Usage};
 use qore_session::auto_compress::OnCompressed;
 use qore_session::compress::Compressed;
@@ -114,8 +114,8 @@ impl Conversation {
     }
 
     /// The wire the conversation speaks (its usage's sense, see `status`).
-    pub fn protocol(&self) -> &'static str {
-        self.target.client.protocol().name()
+    pub fn protocol(&self) -> &dyn Protocol {
+        &**self.target.client.protocol()
     }
 
     /// The agent's prices (`[pricing]` in its profile), when it has them.

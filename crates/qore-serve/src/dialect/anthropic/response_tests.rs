@@ -32,7 +32,10 @@ fn client_read(body: &Value) -> StreamOutcome {
         } => StreamOutcome::Finished {
             message,
             stop_reason,
-            usage: qore_session::tokens::whole_prompt(&usage, "anthropic"),
+            usage: qore_session::tokens::whole_prompt(
+                &usage,
+                &qore_client::protocols::anthropic::Anthropic::default(),
+            ),
         },
         other => other,
     }

@@ -214,7 +214,10 @@ fn streams_decode_through_the_client_to_the_same_turn() {
                     String::from_utf8_lossy(&bytes)
                 );
                 assert_eq!(stop_reason, Some(expected_stop), "{name}");
-                let back_usage = qore_session::tokens::whole_prompt(&back_usage, "anthropic");
+                let back_usage = qore_session::tokens::whole_prompt(
+                    &back_usage,
+                    &qore_client::protocols::anthropic::Anthropic::default(),
+                );
                 assert_eq!(back_usage, *usage, "{name}");
             }
             other => panic!("{name}: {other:?}"),
