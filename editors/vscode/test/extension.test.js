@@ -6,6 +6,7 @@
 // and the status bar goes starting -> ready with the server's name and version (as
 // `qore --version` prints them); an inline completion asked through the provider the client
 // registered is the model's text at the cursor, and the status bar shows working meanwhile;
+// running the item's command, as VS Code does on an accept, reaches qore, which counts it;
 // a failed completion shows qore's reason there (no pop-up) until the next one succeeds; a
 // selection gets the configured refactor actions, and running one sends the model's answer
 // back as one workspace edit of exactly the selection; a changed setting reaches the
@@ -113,6 +114,13 @@ test("an inline completion is the model's text at the cursor, through qore", asy
   assert.equal(seen[0].body.input_prefix, "def add(a, b):\n    return ");
   assert.equal(seen[0].body.input_suffix, "\n\nprint(add(1, 2))\n");
   assert.deepEqual(since(from), [`$(sync~spin) ${version}`, `$(check) ${version}`]);
+  // VS Code runs an accepted item's command: the client sends it to qore, which counts it.
+  const accept = items[0].command;
+  assert.equal(accept?.command, "qore.completionAccepted");
+  await vscode.commands.executeCommand(accept.command, ...(accept.arguments ?? []));
+  const [output] = editor.outputs;
+  const logged = `completion ${accept.arguments[0]} accepted`;
+  await until(() => output.lines.some((line) => line.includes(logged)), "qore logs the accept");
 });
 
 test("a failed completion shows qore's reason in the status bar until one succeeds", async () => {
