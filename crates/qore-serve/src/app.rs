@@ -214,7 +214,8 @@ pub async fn answer(
             exchange,
             app.shutdown.clone(),
             cancel,
-        );
+        )
+        .with_limits(app.settings.streams);
         let mut response = Response::new(Body::from_stream(relay.into_body()));
         let headers = response.headers_mut();
         headers.insert(
@@ -228,20 +229,25 @@ pub async fn answer(
         exchange.mark_first_byte();
         let response = match &outcome {
             qore_core::StreamOutcome::Finished { .. } => {
+                // Durable before acknowledged: what the caller is told about is committed
+                // first; when it cannot be, a 503 with no id.
+                if let Err(error) = exchange.settle(&outcome).await {
+                    return error_response(dialect, &error);
+                }
                 axum::Json(dialect.response(&meta, &outcome)).into_response()
             }
             qore_core::StreamOutcome::Failed { error, .. } => {
                 let error = ServeError::from_upstream(error);
-                exchange.settle(&outcome).await;
+                // A failed turn keeps nothing: the hook has nothing to fail.
+                let _ = exchange.settle(&outcome).await;
                 return error_response(dialect, &error);
             }
             qore_core::StreamOutcome::Cancelled { .. } => {
                 let error = ServeError::new(ErrorKind::Overloaded, "the request was cancelled");
-                exchange.settle(&outcome).await;
+                let _ = exchange.settle(&outcome).await;
                 return error_response(dialect, &error);
             }
         };
-        exchange.settle(&outcome).await;
         response
     };
     if !inbound.dropped.is_empty() {

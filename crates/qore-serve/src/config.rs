@@ -10,6 +10,9 @@
 //! tools = ["read_file", "list_files", "docs__*"]   # server-side tools agents may run
 //! root = "/srv/project"          # the project the built-in tools see
 //! models = ["anthropic/claude-sonnet-4-5"]          # listed by /v1/models beside the agents
+//! # Streams (src/relay.rs): idle limits only, never a total; 0 turns one off.
+//! stream_keepalive_secs = 15     # an SSE comment when the upstream is silent that long
+//! upstream_idle_secs = 300       # the stream ends in the dialect's error event past it
 //! ```
 
 use std::net::SocketAddr;
@@ -26,6 +29,46 @@ pub const DEFAULT_BODY_LIMIT: usize = 32 * 1024 * 1024;
 /// How long SIGTERM waits for streams in flight.
 pub const DEFAULT_DRAIN: Duration = Duration::from_secs(30);
 
+/// How often a silent stream gets an SSE comment (`: keep-alive`).
+pub const DEFAULT_STREAM_KEEPALIVE: Duration = Duration::from_secs(15);
+/// How long the upstream may be silent in a stream before it is ended as failed.
+pub const DEFAULT_UPSTREAM_IDLE: Duration = Duration::from_secs(300);
+
+/// The limits of a relayed stream (src/relay.rs): idle limits only, never a total; `None`
+/// turns one off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamLimits {
+    /// Write `: keep-alive` when nothing was written to the caller for this long.
+    pub keepalive: Option<Duration>,
+    /// End the stream with the dialect's error event when the upstream sent nothing for this
+    /// long.
+    pub upstream_idle: Option<Duration>,
+}
+
+impl Default for StreamLimits {
+    fn default() -> Self {
+        StreamLimits {
+            keepalive: Some(DEFAULT_STREAM_KEEPALIVE),
+            upstream_idle: Some(DEFAULT_UPSTREAM_IDLE),
+        }
+    }
+}
+
+impl StreamLimits {
+    /// The `[serve]` table's values over the defaults (0 seconds: off).
+    pub fn of(table: &ServeTable) -> StreamLimits {
+        let secs = |value: Option<u64>, default: Duration| match value {
+            Some(0) => None,
+            Some(secs) => Some(Duration::from_secs(secs)),
+            None => Some(default),
+        };
+        StreamLimits {
+            keepalive: secs(table.stream_keepalive_secs, DEFAULT_STREAM_KEEPALIVE),
+            upstream_idle: secs(table.upstream_idle_secs, DEFAULT_UPSTREAM_IDLE),
+        }
+    }
+}
+
 /// The `[serve]` table as written.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -38,6 +81,9 @@ pub struct ServeTable {
     pub root: Option<PathBuf>,
     #[serde(default)]
     pub models: Vec<String>,
+    // Streams (src/relay.rs).
+    pub stream_keepalive_secs: Option<u64>,
+    pub upstream_idle_secs: Option<u64>,
 }
 
 /// What the command line says; `None` leaves the file's value (or the default).
@@ -62,6 +108,24 @@ pub struct ServeSettings {
     pub root: Option<PathBuf>,
     /// Extra `provider/model` names `/v1/models` lists.
     pub models: Vec<String>,
+    /// A relayed stream's idle limits.
+    pub streams: StreamLimits,
+}
+
+/// Every default (on 127.0.0.1:8787, keys required): what tests start from.
+impl Default for ServeSettings {
+    fn default() -> Self {
+        ServeSettings {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8787)),
+            no_auth: false,
+            drain_timeout: DEFAULT_DRAIN,
+            body_limit: DEFAULT_BODY_LIMIT,
+            tools: Vec::new(),
+            root: None,
+            models: Vec::new(),
+            streams: StreamLimits::default(),
+        }
+    }
 }
 
 /// A settings error: the file (or flag) and what is wrong.
@@ -93,6 +157,7 @@ impl ServeSettings {
             .or(table.listen.as_deref())
             .unwrap_or(DEFAULT_LISTEN);
         let listen = parse_listen(listen_text)?;
+        let streams = StreamLimits::of(&table);
         Ok(ServeSettings {
             listen,
             no_auth: flags.no_auth,
@@ -105,6 +170,7 @@ impl ServeSettings {
             tools: table.tools,
             root: table.root,
             models: table.models,
+            streams,
         })
     }
 }

@@ -80,6 +80,9 @@ pub struct ServeError {
     pub param: Option<String>,
     /// Seconds to wait, sent as `Retry-After`.
     pub retry_after: Option<u64>,
+    /// OpenAI's `code` when it is not the kind's own (`Some(None)`: `null`), as for a stored
+    /// response that does not exist; other dialects ignore it.
+    pub code: Option<Option<&'static str>>,
 }
 
 /// The `Retry-After` of a 503 for a store that cannot be reached, in seconds.
@@ -107,6 +110,7 @@ impl ServeError {
             message: message.into(),
             param: None,
             retry_after: None,
+            code: None,
         }
     }
 
@@ -119,6 +123,12 @@ impl ServeError {
 
     pub fn with_retry_after(mut self, seconds: u64) -> Self {
         self.retry_after = Some(seconds);
+        self
+    }
+
+    /// With OpenAI's `code` set to `code` (`None`: `null`) instead of the kind's own.
+    pub fn with_code(mut self, code: Option<&'static str>) -> Self {
+        self.code = Some(code);
         self
     }
 
@@ -161,6 +171,7 @@ impl ServeError {
             message,
             param: None,
             retry_after: error.retry_after_ms.map(|ms| ms.div_ceil(1000)),
+            code: None,
         }
     }
 }

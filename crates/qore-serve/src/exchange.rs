@@ -1,8 +1,15 @@
 //! One request's bookkeeping from admission to its end: metrics, usage per key, the
 //! `after` hook (storing a turn), and the in-flight gauge. Settled exactly once: by the
-//! answer's end, or, when the client went away first, by its drop (as cancelled). The
-//! `after` hook is awaited by [`Exchange::settle`] before the answer's last bytes go out, so a
-//! caller that continues at once finds what it stored; on a drop it runs as its own task.
+//! answer's end, or, when the client went away first, by its drop (as cancelled).
+//!
+//! Durable before acknowledged: the `after` hook commits what the caller will be told about
+//! (a stored response, a named session's turn) and says whether it did. [`Exchange::settle`]
+//! awaits it and gives back its failure, and the caller of `settle` writes the dialect's
+//! success (the 200, `response.completed`, `[DONE]`, `message_stop`) only on `Ok`: on a
+//! failure it answers a 503 with `Retry-After` (or the dialect's in-stream error) carrying no
+//! id. So a caller that continues at once finds what it stored, and nothing it was told about
+//! is missing. On a drop (nothing more is told) a cancelled turn stores nothing; the hook
+//! runs as its own task.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,8 +22,10 @@ use crate::gate::Caller;
 use crate::metrics::InFlight;
 use crate::{ReplyMeta, ServeError};
 
-/// What runs once the turn has ended (a finished turn is stored, say).
-pub type After = Box<dyn FnOnce(StreamOutcome, ReplyMeta) -> BoxFuture<'static, ()> + Send>;
+/// What runs once the turn has ended (a finished turn is stored, say): `Err` when what it
+/// had to keep is not committed (the caller must then not be told it was).
+pub type After =
+    Box<dyn FnOnce(StreamOutcome, ReplyMeta) -> BoxFuture<'static, Result<(), ServeError>> + Send>;
 
 pub struct Exchange {
     pub app: Arc<App>,
@@ -86,15 +95,24 @@ impl Exchange {
         metrics.finished(self.endpoint, self.started.elapsed(), self.waited);
     }
 
-    /// The turn ended as `outcome`: counted, and its `after` hook run to its end.
-    pub async fn settle(&mut self, outcome: &StreamOutcome) {
-        if let Some(after) = self.account(outcome) {
-            after.await;
+    /// The turn ended as `outcome`: counted, and its `after` hook run to its end; its failure
+    /// (what had to be kept is not committed: answer it, never the success).
+    pub async fn settle(&mut self, outcome: &StreamOutcome) -> Result<(), ServeError> {
+        let Some(after) = self.account(outcome) else {
+            return Ok(());
+        };
+        let kept = after.await;
+        if let Err(error) = &kept {
+            (self.app.metrics).error(self.endpoint, &self.model, error.kind.label());
         }
+        kept
     }
 
     /// Count the turn's end; the `after` hook's work, when there is some.
-    fn account(&mut self, outcome: &StreamOutcome) -> Option<BoxFuture<'static, ()>> {
+    fn account(
+        &mut self,
+        outcome: &StreamOutcome,
+    ) -> Option<BoxFuture<'static, Result<(), ServeError>>> {
         if std::mem::replace(&mut self.settled, true) {
             return None;
         }
@@ -141,7 +159,8 @@ impl Drop for Exchange {
             };
             if let Some(after) = self.account(&cancelled) {
                 if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                    runtime.spawn(after);
+                    // Nobody is told anything more: a failure was logged by the hook.
+                    runtime.spawn(async move { drop(after.await) });
                 }
             }
         }

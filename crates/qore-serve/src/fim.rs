@@ -102,7 +102,8 @@ pub async fn completions(State(app): State<Arc<App>>, headers: HeaderMap, body: 
             exchange,
             app.shutdown.clone(),
             cancel,
-        );
+        )
+        .with_limits(app.settings.streams);
         let mut response = Response::new(Body::from_stream(relay.into_body()));
         response.headers_mut().insert(
             "content-type",
@@ -119,7 +120,8 @@ pub async fn completions(State(app): State<Arc<App>>, headers: HeaderMap, body: 
         },
     };
     exchange.mark_first_byte();
-    exchange.settle(&outcome).await;
+    // The completions endpoint keeps nothing: no hook to fail.
+    let _ = exchange.settle(&outcome).await;
     match &outcome {
         StreamOutcome::Finished { .. } => {
             let mut response = axum::Json(completions::response(&meta, &outcome)).into_response();

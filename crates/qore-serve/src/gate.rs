@@ -19,8 +19,14 @@
 //!   `budget_tokens` and refuses (429, with `Retry-After` where waiting helps) past them
 //!   ([`limits`]); a key without limits never touches the store per request;
 //! - [`Gate::record`] queues a request's usage row for the writer task ([`usage`]): the
-//!   request path never waits on that write; [`Gate::flush`] waits for the queue (at
-//!   shutdown, in tests);
+//!   request path never waits on that write; the queue is bounded and a row that is lost is
+//!   counted and logged, never silently; [`Gate::flush`] waits for the queue (at shutdown,
+//!   in tests);
+//! - usage not written yet still counts: [`Gate::admit`] adds the key's tokens this process
+//!   has not written to the store to the request's estimate, so a budget is not passed by
+//!   rows waiting in the batch (across processes, each one's unwritten rows, normally at
+//!   most 100 ms of its traffic, are the overshoot); while the store cannot be reached, a key
+//!   with limits is refused with 503 (fail closed), never admitted unchecked;
 //! - every store failure is counted by kind; one that cannot reach the store is a 503 with
 //!   `Retry-After` ([`ServeError::from_store`]), any other a 500.
 
@@ -30,6 +36,7 @@ mod limits;
 #[cfg(test)]
 mod tests;
 mod usage;
+pub use usage::{Unwritten, UsageMetrics};
 
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -37,7 +44,6 @@ use std::time::{Duration, Instant, SystemTime};
 
 use axum::http::HeaderMap;
 use qore_store::{utc_day, Store, StoreError, UsageRow};
-use tokio::sync::mpsc::UnboundedSender;
 
 use crate::metrics::StoreErrors;
 use crate::{ErrorKind, ServeError};
@@ -100,7 +106,7 @@ pub struct Gate {
     auth: AuthMode,
     keys: Arc<KeyCache>,
     refresher: tokio::task::JoinHandle<()>,
-    usage: UnboundedSender<usage::Job>,
+    usage: usage::Queue,
     errors: StoreErrors,
 }
 
@@ -121,7 +127,7 @@ impl Gate {
         let refresher =
             cache::spawn_refresher(Arc::downgrade(&keys), store.clone(), errors.clone());
         Gate {
-            usage: usage::start(store.clone(), errors.clone()),
+            usage: usage::start(store.clone(), errors.clone(), errors.1.clone()),
             store,
             auth,
             keys,
@@ -216,11 +222,14 @@ impl Gate {
         let Some(entry) = &caller.entry else {
             return Ok(Admission::default());
         };
-        let Some(check) = limits::check_of(&entry.record, estimate) else {
+        // What this process used and has not written yet counts as spent.
+        let unwritten = self.usage.unwritten.tokens(&entry.record.id);
+        let Some(check) = limits::check_of(&entry.record, estimate.saturating_add(unwritten))
+        else {
             return Ok(Admission::default());
         };
         match self.store.admit(&check).await {
-            Ok(verdict) => limits::answer(&check, verdict),
+            Ok(verdict) => limits::answer(&check, verdict, estimate),
             Err(e) => Err(self.store_failed("checking the key's limits", &e)),
         }
     }
@@ -245,20 +254,29 @@ impl Gate {
             tokens_in: usage.input_tokens.unwrap_or(0),
             tokens_out: usage.output_tokens.unwrap_or(0),
         };
-        if self.usage.send(usage::Job::Row(row)).is_err() {
-            tracing::warn!("the usage writer is gone: usage of {model:?} not recorded");
-        }
+        self.usage.record(row);
     }
 
     /// Wait (at most `timeout`) until the usage recorded so far is in the store; whether it
     /// is.
     pub async fn flush(&self, timeout: Duration) -> bool {
-        usage::flush(&self.usage, timeout).await
+        self.usage.flush(timeout).await
     }
 
-    /// Whether the store answers now (for a readiness probe); the reason when not.
+    /// Whether the store answers now (for a readiness probe); the reason when not. Ready
+    /// means a keyed request would pass too: when the key copy is stale (the store was
+    /// down) it is refreshed here first, so a load balancer never sends requests to a
+    /// process that answers its probe but still refuses them with 503 (the copy's own
+    /// refresh comes up to [`CHECK_EVERY`] later).
     pub async fn store_answers(&self) -> Result<(), String> {
-        match tokio::time::timeout(READY_WITHIN, self.store.ping()).await {
+        let check = async {
+            self.store.ping().await?;
+            if self.auth != AuthMode::Open && self.keys.current(Instant::now()).is_err() {
+                self.keys.refresh(&*self.store).await?;
+            }
+            Ok::<(), StoreError>(())
+        };
+        match tokio::time::timeout(READY_WITHIN, check).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => {
                 self.errors.count(&e);

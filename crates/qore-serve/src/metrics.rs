@@ -12,6 +12,9 @@
 //!   own counters ([`qore_store::Store::counters`]), read at each scrape
 //! - `qore_store_errors_total{kind}`: store failures the server met, by kind
 //!   (`unavailable`, `corrupt`, `task`, `other`: see [`store_error_kind`])
+//! - `qore_usage_rows_dropped_total{reason}` (`queue_full`, `held_full`, `too_old`,
+//!   `refused`) and `qore_usage_rows_unwritten`: usage rows, one per request, lost before
+//!   the store and not written yet (gate/usage.rs)
 
 use std::sync::atomic::AtomicI64;
 use std::sync::Arc;
@@ -80,10 +83,14 @@ pub struct Metrics {
     store_errors: StoreErrors,
 }
 
-/// The count of store failures by kind; cheap to clone (clones count together), so the gate
-/// and its background tasks count into the server's metrics.
+/// The count of store failures by kind, and the usage writer's counters (gate/usage.rs);
+/// cheap to clone (clones count together), so the gate and its background tasks count into
+/// the server's metrics.
 #[derive(Clone, Debug, Default)]
-pub struct StoreErrors(Family<StoreErrorLabels, Counter>);
+pub struct StoreErrors(
+    Family<StoreErrorLabels, Counter>,
+    pub(crate) crate::gate::UsageMetrics,
+);
 
 impl StoreErrors {
     /// Count one failure.
@@ -195,6 +202,8 @@ impl Metrics {
             "Store failures, by kind",
             store_errors.0.clone(),
         );
+        // The usage writer's rows: dropped (by reason) and not written yet (gate/usage.rs).
+        store_errors.1.register(&mut registry);
         Metrics {
             registry,
             requests,

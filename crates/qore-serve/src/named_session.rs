@@ -4,8 +4,14 @@
 //!
 //! The session is looked up in the store at each append (nothing is kept in the process), so
 //! servers sharing a store keep one conversation whichever of them answers; two servers
-//! creating the same named session at once end with one, holding both turns. A failed write
-//! is logged and counted (the answer is already out).
+//! creating the same named session at once end with one, holding both turns.
+//!
+//! Durable before acknowledged: the turn is committed before the caller is told the answer
+//! (the 200, or the stream's last chunk and `[DONE]` / `message_stop`). When it cannot be
+//! (the store is down), the caller gets a 503 with `Retry-After` in its dialect, or the
+//! stream ends in the dialect's error event, and the session does not hold the turn. An
+//! answer that is not a whole turn yet (it calls the caller's tools) keeps nothing and
+//! succeeds: the request that brings the tools' results keeps the turn.
 
 use std::sync::Arc;
 
@@ -53,18 +59,18 @@ fn after_for(app: Arc<App>, name: String, inbound: &Inbound) -> Option<After> {
     Some(Box::new(move |outcome: StreamOutcome, _meta: ReplyMeta| {
         Box::pin(async move {
             let StreamOutcome::Finished { message, usage, .. } = outcome else {
-                return;
+                return Ok(());
             };
             let mut open = open;
             open.push(message);
             let project = app.settings.root.clone();
             let store = app.gate.store();
             let saved = append_named(&**store, &name, project, open, &model, &usage).await;
-            if let Err(err) = saved {
+            saved.map_err(|err| {
+                tracing::warn!("turn not kept in session {name:?} (answered as failed): {err}");
                 app.gate
-                    .store_failed("keeping a turn in a named session", &err);
-                tracing::warn!("turn not kept in session {name:?}");
-            }
+                    .store_failed("keeping a turn in a named session", &err)
+            })
         })
     }))
 }

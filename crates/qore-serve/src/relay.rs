@@ -4,19 +4,34 @@
 //! in-stream error. Dropping the relay (the caller went away) drops the upstream stream, so
 //! the provider sees its connection close; the exchange settles as cancelled.
 //!
+//! Promises:
+//! - durable before acknowledged: the dialect's success ending (`response.completed`, the
+//!   last Chat chunk and `[DONE]`, `message_stop`) is written only once the exchange is
+//!   settled, its `after` hook having committed what the caller is told about; when that
+//!   commit fails the stream ends with the dialect's error event instead (`response.failed`,
+//!   an error chunk without `[DONE]`, an `error` event), never the success;
+//! - idle limits only, never a total: when nothing was written to the caller for
+//!   `keepalive` (default 15 s) an SSE comment `: keep-alive` goes out (every dialect's
+//!   clients skip lines starting with `:`), and when the upstream sent nothing for
+//!   `upstream_idle` (default 300 s) the upstream request is cancelled and the stream ends
+//!   with the dialect's error event. A stream that keeps sending runs as long as it sends.
+//!
 //! Why a hand-rolled `unfold` and not a channel: the relay runs in the task hyper polls
 //! for the response body, so an event costs no task switch and no copy beyond its encoding.
 
 use std::convert::Infallible;
+use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::{FutureExt as _, Stream, StreamExt as _};
 use qore_client::{CancellationToken, ResponseStream};
-use qore_core::{ResponseEvent, StreamOutcome, Usage};
+use qore_core::{ErrorCategory, ErrorInfo, ResponseEvent, StreamOutcome, Usage};
+use tokio::time::{sleep_until, Instant};
 
+use crate::config::StreamLimits;
 use crate::dialect::StreamEncoder;
 use crate::exchange::Exchange;
-use crate::ServeError;
+use crate::{ErrorKind, ServeError};
 
 /// What a relay reads: a provider's stream, or a turn run by the server's tool loop.
 pub trait EventSource: Stream<Item = ResponseEvent> + Unpin + Send {
@@ -33,6 +48,9 @@ impl EventSource for ResponseStream {
 /// How many already-decoded events go into one chunk at most.
 const BATCH: usize = 64;
 
+/// The SSE comment written to a silent stream.
+pub const KEEPALIVE: &[u8] = b": keep-alive\n\n";
+
 pub struct Relay {
     pub stream: Box<dyn EventSource>,
     pub first: Option<ResponseEvent>,
@@ -42,6 +60,11 @@ pub struct Relay {
     pub shutdown: CancellationToken,
     /// Cancels the upstream request.
     pub cancel: CancellationToken,
+    limits: StreamLimits,
+    /// When the caller was last written to.
+    written: Instant,
+    /// When the upstream last sent an event.
+    heard: Instant,
     started: bool,
     done: bool,
 }
@@ -62,9 +85,18 @@ impl Relay {
             exchange,
             shutdown,
             cancel,
+            limits: StreamLimits::default(),
+            written: Instant::now(),
+            heard: Instant::now(),
             started: false,
             done: false,
         }
+    }
+
+    /// With these idle limits instead of the defaults.
+    pub fn with_limits(mut self, limits: StreamLimits) -> Relay {
+        self.limits = limits;
+        self
     }
 
     /// The SSE body.
@@ -87,12 +119,16 @@ impl Relay {
                 self.write(&first, &mut out);
             }
             self.exchange.mark_first_byte();
+            self.written = Instant::now();
             if self.stream.outcome().is_some() {
                 self.close(&mut out).await;
             }
             return Some(out);
         }
-        let started = std::time::Instant::now();
+        let started = Instant::now();
+        let far = started + Duration::from_secs(86_400 * 365);
+        let keepalive = (self.limits.keepalive).map_or(far, |every| self.written + every);
+        let idle = (self.limits.upstream_idle).map_or(far, |limit| self.heard + limit);
         let next = tokio::select! {
             biased;
             next = self.stream.next() => next,
@@ -101,10 +137,33 @@ impl Relay {
                 self.done = true;
                 let outcome = StreamOutcome::Cancelled { usage: Usage::default() };
                 self.encoder.finish(&outcome, None, &mut out);
-                self.exchange.settle(&outcome).await;
+                let _ = self.exchange.settle(&outcome).await;
                 return Some(out);
             }
+            _ = sleep_until(idle) => {
+                self.exchange.waited += started.elapsed();
+                self.cancel.cancel();
+                self.done = true;
+                let silent = self.heard.elapsed().as_secs();
+                let error = ServeError::new(
+                    ErrorKind::Upstream,
+                    format!("the upstream sent nothing for {silent} s: the stream is ended"),
+                )
+                .with_status(504);
+                let outcome = failed(&error, Usage::default());
+                let _ = self.exchange.settle(&outcome).await;
+                self.encoder.finish(&outcome, Some(&error), &mut out);
+                self.written = Instant::now();
+                return Some(out);
+            }
+            _ = sleep_until(keepalive) => {
+                self.exchange.waited += started.elapsed();
+                self.written = Instant::now();
+                return Some(KEEPALIVE.to_vec());
+            }
         };
+        self.heard = Instant::now();
+        self.written = self.heard;
         self.exchange.waited += started.elapsed();
         match next {
             Some(event) => {
@@ -147,7 +206,25 @@ impl Relay {
             StreamOutcome::Failed { error, .. } => Some(ServeError::from_upstream(error)),
             _ => None,
         };
-        self.exchange.settle(&outcome).await;
-        self.encoder.finish(&outcome, error.as_ref(), out);
+        match self.exchange.settle(&outcome).await {
+            Ok(()) => self.encoder.finish(&outcome, error.as_ref(), out),
+            // Not committed: the caller is told the turn failed, never that it completed.
+            Err(kept) => {
+                let usage = match &outcome {
+                    StreamOutcome::Finished { usage, .. }
+                    | StreamOutcome::Failed { usage, .. }
+                    | StreamOutcome::Cancelled { usage } => *usage,
+                };
+                self.encoder.finish(&failed(&kept, usage), Some(&kept), out);
+            }
+        }
+    }
+}
+
+/// A turn that failed as `error` says, having used `usage`.
+fn failed(error: &ServeError, usage: Usage) -> StreamOutcome {
+    StreamOutcome::Failed {
+        error: ErrorInfo::new(ErrorCategory::Provider, error.message.clone()),
+        usage,
     }
 }

@@ -8,13 +8,20 @@
 //! history to the request's input; a response whose reply closes the turn appends the whole
 //! turn. Continuing from an earlier response than the session's last turn starts a new
 //! session (linked by `parent_id`) holding the turns up to it, so every session stays one
-//! line. Stored responses belong to the key that made them: another key's id is 404.
+//! line. Stored responses belong to the key that made them: another key's id does not exist.
 //!
-//! The store is written before the reply's last byte goes out, so a caller that continues at
-//! once finds its response. Nothing of a conversation is kept in the process: every read
-//! goes to the store, so a conversation started on one server continues on any other sharing
-//! it. A store that cannot be reached while reading is a 503 with `Retry-After`; a failed
-//! write after the answer is logged and counted (the answer is already out).
+//! Durable before acknowledged: the response (and its turn) is committed before the caller
+//! is told its id: before the 200, or before `response.completed`. When that write fails the
+//! caller gets a 503 with `Retry-After` in OpenAI's envelope (no id), or, streaming, the
+//! stream ends in `response.failed` (the id it carries was never completed, and a GET of it
+//! is 404 once the store answers). The turn may be kept even so when only the response row
+//! failed: the caller was told nothing of it. Nothing of a conversation is kept in the
+//! process: every read goes to the store, so a conversation started on one server continues
+//! on any other sharing it. A store that cannot be reached while reading (a GET, a
+//! `previous_response_id`) is a 503 with `Retry-After`, never a 404: "not found" means not
+//! found. A missing response answers as OpenAI does: a GET or DELETE 404 `Response with id
+//! '…' not found.` (code `null`), a `previous_response_id` 400
+//! `previous_response_not_found` (as recorded from api.openai.com).
 
 use std::sync::Arc;
 
@@ -61,7 +68,7 @@ async fn prepare(
         (inbound.history.iter().cloned()).partition(|m| m.role == Role::System);
     let point = match &inbound.previous_response_id {
         Some(id) => {
-            let record = owned(&app, id, &caller).await?;
+            let record = owned(&app, id, &caller, no_previous).await?;
             let point = point_of(&record)?;
             let mut messages = system;
             messages.extend(history_to(&app, &point).await?);
@@ -84,7 +91,7 @@ async fn prepare(
                 usage,
             } = outcome
             else {
-                return;
+                return Ok(());
             };
             let object = response_object(
                 &meta,
@@ -103,10 +110,13 @@ async fn prepare(
                 object,
             };
             let store = app.gate.store();
-            if let Err(err) = save(&**store, &point, open, response).await {
-                app.gate.store_failed("storing a response", &err);
-                tracing::warn!("response {} not stored", meta.id);
-            }
+            save(&**store, &point, open, response).await.map_err(|err| {
+                tracing::warn!(
+                    "response {} not stored (answered as failed): {err}",
+                    meta.id
+                );
+                app.gate.store_failed("storing a response", &err)
+            })
         })
     });
     Ok((inbound, Some(after)))
@@ -195,18 +205,19 @@ async fn session_for(store: &dyn Store, point: &Point, model: &str) -> Result<St
     store.import_session(&import).await
 }
 
-/// The stored response `id`, if `caller` made it (else 404: another key's id does not exist).
-async fn owned(app: &App, id: &str, caller: &Caller) -> Result<ResponseRecord, ServeError> {
-    let missing = || {
-        let mut error = ServeError::new(ErrorKind::NotFound, format!("no stored response {id:?}"));
-        error.param = Some("previous_response_id".into());
-        error
-    };
+/// The stored response `id`, if `caller` made it (else `missing`: another key's id does not
+/// exist).
+async fn owned(
+    app: &App,
+    id: &str,
+    caller: &Caller,
+    missing: fn(&str) -> ServeError,
+) -> Result<ResponseRecord, ServeError> {
     match app.gate.store().response(id).await {
         Ok(Some(record)) if record.key_id == caller.key_id.clone().unwrap_or_default() => {
             Ok(record)
         }
-        Ok(_) => Err(missing()),
+        Ok(_) => Err(missing(id)),
         Err(err) => Err(app.gate.store_failed("reading a stored response", &err)),
     }
 }
@@ -286,10 +297,25 @@ pub async fn delete(
 
 async fn find(app: &App, headers: &HeaderMap, id: &str) -> Result<ResponseRecord, ServeError> {
     let caller = app.gate.authenticate(headers).await?;
-    owned(app, id, &caller).await.map_err(|mut e| {
-        e.param = None;
-        e
-    })
+    owned(app, id, &caller, no_response).await
+}
+
+/// A GET or DELETE of a response that does not exist, as api.openai.com answers it.
+pub(crate) fn no_response(id: &str) -> ServeError {
+    ServeError::new(
+        ErrorKind::NotFound,
+        format!("Response with id '{id}' not found."),
+    )
+    .with_code(None)
+}
+
+/// A `previous_response_id` that does not exist, as api.openai.com answers it (a 400).
+pub(crate) fn no_previous(id: &str) -> ServeError {
+    let error = ServeError::invalid(
+        "previous_response_id",
+        format!("Previous response with id '{id}' not found."),
+    );
+    error.with_code(Some("previous_response_not_found"))
 }
 
 /// `open` as a finished turn (the first message opens it), `None` unless it is whole: a

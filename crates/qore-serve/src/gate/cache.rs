@@ -10,7 +10,8 @@
 //!   answers keyed requests 503 rather than from a stale copy; the next check that succeeds
 //!   lifts it, without a restart;
 //! - a failing store is logged once when it starts failing and once when it answers again
-//!   (not every check), and each failure is counted in the store error metric;
+//!   (not every check; "answers again" only after a check that failed, never at startup),
+//!   and each failure is counted in the store error metric;
 //! - the task ends when the gate is dropped.
 
 use std::sync::{Arc, Mutex, Weak};
@@ -37,8 +38,10 @@ struct CacheState {
     version: Option<KeysVersion>,
     /// When the store last answered a check.
     answered: Option<Instant>,
-    /// Whether the last check failed.
+    /// Whether the last check failed (or none was made yet).
     failing: bool,
+    /// Whether a check has failed since the last one that succeeded.
+    failed: bool,
 }
 
 /// The copy of the store's keys.
@@ -55,6 +58,7 @@ impl KeyCache {
                 version: None,
                 answered: None,
                 failing: true,
+                failed: false,
             }),
         }
     }
@@ -74,18 +78,16 @@ impl KeyCache {
     pub async fn refresh(&self, store: &dyn Store) -> Result<(), StoreError> {
         let result = self.check(store).await;
         let mut state = lock(&self.state);
-        let was_failing = state.failing;
+        let had_failed = std::mem::replace(&mut state.failed, result.is_err());
         state.failing = result.is_err();
         match &result {
             Ok(()) => {
                 state.answered = Some(Instant::now());
-                if was_failing && state.version.is_some() {
+                if had_failed {
                     tracing::info!("the store answers again: API keys are checked");
                 }
             }
-            Err(e) if !was_failing || state.version.is_none() => {
-                tracing::warn!("cannot check the API keys: {e}");
-            }
+            Err(e) if !had_failed => tracing::warn!("cannot check the API keys: {e}"),
             Err(_) => {}
         }
         result

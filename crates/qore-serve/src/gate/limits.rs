@@ -41,10 +41,14 @@ pub(crate) fn check_of(key: &KeyRecord, estimate: u64) -> Option<LimitCheck> {
     })
 }
 
-/// The store's verdict on `check` as the caller sees it.
-pub(crate) fn answer(check: &LimitCheck, verdict: LimitVerdict) -> Result<Admission, ServeError> {
+/// The store's verdict on `check` as the caller sees it; `estimate` is the request's own
+/// (the check's may include usage not written yet).
+pub(crate) fn answer(
+    check: &LimitCheck,
+    verdict: LimitVerdict,
+    estimate: u64,
+) -> Result<Admission, ServeError> {
     let seconds = |ms: u64| ms.div_ceil(1000).max(1);
-    let estimate = check.estimate;
     match verdict {
         LimitVerdict::Admitted {
             requests_left,
@@ -163,7 +167,7 @@ mod tests {
             ),
         ];
         for (verdict, expected) in cases {
-            match (answer(&check, *verdict), expected) {
+            match (answer(&check, *verdict, check.estimate), expected) {
                 (Ok(admission), Ok(wanted)) => assert_eq!(admission, *wanted),
                 (Err(e), Err((retry, words))) => {
                     assert_eq!((e.kind, e.status), (ErrorKind::RateLimit, 429));

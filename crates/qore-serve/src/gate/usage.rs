@@ -1,22 +1,43 @@
 //! The usage writer: a task that adds usage rows to the store off the request path.
 //!
-//! Promises: a request never waits for the store to record its usage; rows queued within
-//! [`BATCH`] of each other are merged per (day, key, model, agent) and written by one
-//! [`qore_store::Store::record_usage`] call (one transaction; it also feeds the keys' `tpm`
-//! windows); a flush returns once every row queued before it is written, saying whether it
-//! was; when the gate is dropped the writer writes what is queued and ends. While the store
-//! cannot be reached the merged rows are kept (at most [`MOST_HELD`] of them) and retried
-//! every [`RETRY_EVERY`]; any other failed write is a warning and its rows are dropped (usage
-//! is bookkeeping: the request was answered).
+//! Promises:
+//! - a request never waits for the store to record its usage: [`Gate::record`] puts its row
+//!   on a queue of at most [`QUEUE`] rows and returns;
+//! - rows queued within [`BATCH`] of each other are merged per (day, key, model, agent) and
+//!   written by one [`qore_store::Store::record_usage`] call (one transaction; it also feeds
+//!   the keys' `tpm` windows): a row is first tried at most [`BATCH`] after it was queued;
+//! - bounded in memory and age: while the store cannot be reached the merged rows are kept
+//!   (at most [`MOST_HELD`] of them, for at most [`MOST_HELD_FOR`]) and retried every
+//!   [`RETRY_EVERY`];
+//! - never dropped silently: a row that finds the queue full, rows past [`MOST_HELD`] or
+//!   [`MOST_HELD_FOR`], and rows the store refuses for another reason are counted in
+//!   `qore_usage_rows_dropped_total{reason}` (one per request) and logged with their number
+//!   (a queue-full log at most once a second, with the count since the last one);
+//! - the rows not in the store yet are counted per key ([`Unwritten`]), and the gate adds a
+//!   key's unwritten tokens to what its limits check asks the store, so a budget or `tpm` is
+//!   not passed by usage this process has not written yet; they are also the gauge
+//!   `qore_usage_rows_unwritten`;
+//! - a flush returns once every row queued before it is written, saying whether it was; when
+//!   the gate is dropped the writer writes what is queued and ends. A crash loses the rows
+//!   queued and held (at most [`BATCH`] of traffic while the store answers).
+//!
+//! [`Gate::record`]: super::Gate::record
 
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::AtomicI64;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
 use qore_store::{Store, UsageRow};
-use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+use tokio::sync::mpsc::{channel, error::TrySendError, Receiver, Sender};
 use tokio::sync::oneshot;
 
+use super::lock;
 use crate::metrics::StoreErrors;
 
 /// What the writer is asked to do.
@@ -27,37 +48,180 @@ pub(crate) enum Job {
 }
 
 /// How long the writer gathers rows before writing them.
-const BATCH: Duration = Duration::from_millis(100);
+pub const BATCH: Duration = Duration::from_millis(100);
 
 /// How often rows kept while the store cannot be reached are tried again.
-const RETRY_EVERY: Duration = Duration::from_secs(1);
+pub const RETRY_EVERY: Duration = Duration::from_secs(1);
+
+/// The most rows waiting on the queue for the writer; past it a row is dropped (counted).
+pub const QUEUE: usize = 10_000;
 
 /// The most merged rows kept for a store that cannot be reached; past it they are dropped.
-const MOST_HELD: usize = 10_000;
+pub const MOST_HELD: usize = 10_000;
+
+/// How long merged rows are kept for a store that cannot be reached; past it they are dropped.
+pub const MOST_HELD_FOR: Duration = Duration::from_secs(3600);
 
 type RowKey = (String, String, String, String);
 
-/// Start the writer on `store`; its queue's sending end.
-pub(crate) fn start(store: Arc<dyn Store>, errors: StoreErrors) -> UnboundedSender<Job> {
-    let (send, jobs) = unbounded_channel();
-    tokio::spawn(write(store, jobs, errors));
-    send
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DropLabels {
+    reason: &'static str,
 }
 
-/// Wait (at most `timeout`) until the rows queued so far are written; whether they are.
-pub(crate) async fn flush(queue: &UnboundedSender<Job>, timeout: Duration) -> bool {
-    let (done, written) = oneshot::channel();
-    if queue.send(Job::Flush(done)).is_err() {
-        return false;
+/// The usage writer's metrics (registered by the server's [`crate::metrics::Metrics`]).
+#[derive(Clone, Debug, Default)]
+pub struct UsageMetrics {
+    dropped: Family<DropLabels, Counter>,
+    unwritten: Gauge<i64, AtomicI64>,
+}
+
+impl UsageMetrics {
+    pub fn register(&self, registry: &mut Registry) {
+        registry.register(
+            "qore_usage_rows_dropped",
+            "Usage rows (one per request) lost before reaching the store, by reason",
+            self.dropped.clone(),
+        );
+        registry.register(
+            "qore_usage_rows_unwritten",
+            "Usage rows (one per request) queued or held, not in the store yet",
+            self.unwritten.clone(),
+        );
     }
-    matches!(tokio::time::timeout(timeout, written).await, Ok(Ok(true)))
+
+    /// `rows` dropped for `reason`.
+    fn dropped(&self, reason: &'static str, rows: u64) {
+        self.dropped
+            .get_or_create(&DropLabels { reason })
+            .inc_by(rows);
+    }
+
+    /// How many were dropped for `reason` so far.
+    pub fn dropped_for(&self, reason: &'static str) -> u64 {
+        self.dropped.get_or_create(&DropLabels { reason }).get()
+    }
+}
+
+/// The rows and tokens this process has not written to the store yet, per key.
+#[derive(Debug, Default)]
+pub struct Unwritten {
+    tokens: Mutex<HashMap<String, u64>>,
+}
+
+impl Unwritten {
+    /// The tokens of `key_id`'s rows not in the store yet.
+    pub fn tokens(&self, key_id: &str) -> u64 {
+        lock(&self.tokens).get(key_id).copied().unwrap_or(0)
+    }
+
+    fn add(&self, row: &UsageRow) {
+        *lock(&self.tokens).entry(row.key_id.clone()).or_default() += tokens(row);
+    }
+
+    fn remove(&self, row: &UsageRow) {
+        let mut map = lock(&self.tokens);
+        if let Some(left) = map.get_mut(&row.key_id) {
+            *left = left.saturating_sub(tokens(row));
+            if *left == 0 {
+                map.remove(&row.key_id);
+            }
+        }
+    }
+}
+
+fn tokens(row: &UsageRow) -> u64 {
+    row.tokens_in.saturating_add(row.tokens_out)
+}
+
+/// The gate's end of the writer.
+pub(crate) struct Queue {
+    send: Sender<Job>,
+    pub unwritten: Arc<Unwritten>,
+    metrics: UsageMetrics,
+    /// Rows dropped on a full queue since the last log line, and when that was.
+    full: Mutex<(u64, Option<Instant>)>,
+}
+
+impl Queue {
+    /// Queue `row`; when the queue is full it is dropped, counted, and logged (at most once a
+    /// second).
+    pub fn record(&self, row: UsageRow) {
+        self.unwritten.add(&row);
+        self.metrics.unwritten.inc_by(row.requests as i64);
+        let refused = match self.send.try_send(Job::Row(row)) {
+            Ok(()) => return,
+            Err(TrySendError::Full(Job::Row(row)) | TrySendError::Closed(Job::Row(row))) => row,
+            Err(_) => return,
+        };
+        self.unwritten.remove(&refused);
+        self.metrics.unwritten.dec_by(refused.requests as i64);
+        self.metrics.dropped("queue_full", refused.requests);
+        let mut full = lock(&self.full);
+        full.0 += refused.requests;
+        let now = Instant::now();
+        if full
+            .1
+            .is_none_or(|at| now.duration_since(at) >= Duration::from_secs(1))
+        {
+            tracing::warn!(
+                "usage of {} requests not recorded: the usage queue ({QUEUE} rows) is full",
+                full.0
+            );
+            *full = (0, Some(now));
+        }
+    }
+
+    /// Wait (at most `timeout`) until the rows queued so far are written; whether they are.
+    pub async fn flush(&self, timeout: Duration) -> bool {
+        let (done, written) = oneshot::channel();
+        let asked = async {
+            self.send.send(Job::Flush(done)).await.is_ok() && matches!(written.await, Ok(true))
+        };
+        tokio::time::timeout(timeout, asked).await.unwrap_or(false)
+    }
+}
+
+/// Start the writer on `store`, counting into `errors` and `metrics`; the gate's end.
+pub(crate) fn start(store: Arc<dyn Store>, errors: StoreErrors, metrics: UsageMetrics) -> Queue {
+    start_with(store, errors, metrics, QUEUE)
+}
+
+/// [`start`] with a queue of `capacity` rows.
+pub(crate) fn start_with(
+    store: Arc<dyn Store>,
+    errors: StoreErrors,
+    metrics: UsageMetrics,
+    capacity: usize,
+) -> Queue {
+    let (send, jobs) = channel(capacity.max(1));
+    let unwritten = Arc::new(Unwritten::default());
+    let writer = Writer {
+        store,
+        errors,
+        metrics: metrics.clone(),
+        unwritten: unwritten.clone(),
+        held: HashMap::new(),
+        held_since: None,
+    };
+    tokio::spawn(write(writer, jobs));
+    Queue {
+        send,
+        unwritten,
+        metrics,
+        full: Mutex::new((0, None)),
+    }
 }
 
 struct Writer {
     store: Arc<dyn Store>,
     errors: StoreErrors,
+    metrics: UsageMetrics,
+    unwritten: Arc<Unwritten>,
     /// Merged rows not written yet.
     held: HashMap<RowKey, UsageRow>,
+    /// When the oldest held row was first tried and failed.
+    held_since: Option<Instant>,
 }
 
 impl Writer {
@@ -78,33 +242,61 @@ impl Writer {
         }
     }
 
-    /// Write the held rows in one call; keep them when the store cannot be reached.
+    /// Forget every held row: counted for `reason`, logged.
+    fn drop_held(&mut self, reason: &'static str, why: &str) {
+        let requests: u64 = self.held.values().map(|row| row.requests).sum();
+        for row in self.held.values() {
+            self.unwritten.remove(row);
+        }
+        self.metrics.unwritten.dec_by(requests as i64);
+        self.metrics.dropped(reason, requests);
+        tracing::warn!(
+            "usage of {requests} requests ({} rows) not recorded: {why}",
+            self.held.len()
+        );
+        self.held.clear();
+        self.held_since = None;
+    }
+
+    /// Write the held rows in one call; keep them when the store cannot be reached (within
+    /// the bounds).
     async fn write_held(&mut self) {
         if self.held.is_empty() {
             return;
         }
         let rows: Vec<UsageRow> = self.held.values().cloned().collect();
         match self.store.record_usage(&rows).await {
-            Ok(()) => self.held.clear(),
+            Ok(()) => {
+                for row in &rows {
+                    self.unwritten.remove(row);
+                }
+                let requests: u64 = rows.iter().map(|row| row.requests).sum();
+                self.metrics.unwritten.dec_by(requests as i64);
+                self.held.clear();
+                if self.held_since.take().is_some() {
+                    tracing::info!("usage kept while the store was down is recorded");
+                }
+            }
             Err(e) => {
                 self.errors.count(&e);
-                if e.is_unavailable() && self.held.len() <= MOST_HELD {
-                    tracing::warn!("usage not recorded yet (kept, retried): {e}");
+                let since = *self.held_since.get_or_insert_with(Instant::now);
+                if !e.is_unavailable() {
+                    self.drop_held("refused", &format!("the store refused them: {e}"));
+                } else if self.held.len() > MOST_HELD {
+                    let why = format!("more than {MOST_HELD} rows held while the store is down");
+                    self.drop_held("held_full", &why);
+                } else if since.elapsed() > MOST_HELD_FOR {
+                    let why = format!("held for over {MOST_HELD_FOR:?} while the store is down");
+                    self.drop_held("too_old", &why);
                 } else {
-                    tracing::warn!("usage of {} rows not recorded: {e}", rows.len());
-                    self.held.clear();
+                    tracing::warn!("usage not recorded yet (kept, retried): {e}");
                 }
             }
         }
     }
 }
 
-async fn write(store: Arc<dyn Store>, mut jobs: UnboundedReceiver<Job>, errors: StoreErrors) {
-    let mut writer = Writer {
-        store,
-        errors,
-        held: HashMap::new(),
-    };
+async fn write(mut writer: Writer, mut jobs: Receiver<Job>) {
     loop {
         let first = if writer.held.is_empty() {
             jobs.recv().await

@@ -14,7 +14,7 @@ use qore_serve::config::ServeSettings;
 use qore_serve::Server;
 use qore_store::{NewKey, Store};
 use qore_testkit::chat::{chat_answer, sent_messages};
-use qore_testkit::ReplayServer;
+use qore_testkit::{ReplayServer, Reply};
 use serde_json::{json, Value};
 
 /// Every request's client timeout: hitting it fails the test (a hang).
@@ -45,7 +45,18 @@ impl Fleet {
     /// `n` servers, each on its own handle of the store at `location`; the store gets a key
     /// named `admin` first, so every server requires keys.
     pub async fn start(location: &str, n: usize) -> Fleet {
-        let upstream = ReplayServer::start_repeating(chat_answer("hello there"))
+        Fleet::start_with(location, n, chat_answer("hello there"), |_| {}).await
+    }
+
+    /// [`Fleet::start`] with `reply` as every upstream answer and the servers' settings
+    /// edited by `edit`.
+    pub async fn start_with(
+        location: &str,
+        n: usize,
+        reply: Reply,
+        edit: impl Fn(&mut ServeSettings),
+    ) -> Fleet {
+        let upstream = ReplayServer::start_repeating(reply)
             .await
             .expect("the replay server starts");
         let config = tempfile::tempdir().expect("a temp dir");
@@ -65,15 +76,12 @@ impl Fleet {
         add_key(&*stores[0], "admin", |_| {}).await;
         let mut servers = Vec::new();
         for store in &stores {
-            let settings = ServeSettings {
+            let mut settings = ServeSettings {
                 listen: "127.0.0.1:0".parse().expect("an address"),
-                no_auth: false,
                 drain_timeout: Duration::from_secs(1),
-                body_limit: qore_serve::config::DEFAULT_BODY_LIMIT,
-                tools: Vec::new(),
-                root: None,
-                models: Vec::new(),
+                ..ServeSettings::default()
             };
+            edit(&mut settings);
             let agents = qore_agents::config::Config::load(Some(config.path()));
             let server = Server::start(settings, agents, store.clone())
                 .await

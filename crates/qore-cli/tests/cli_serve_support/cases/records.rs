@@ -121,9 +121,11 @@ async fn responses_are_stored_continued_private_and_not_kept_when_asked() {
     assert_eq!(listed.len(), 1, "{listed:?}");
     assert_eq!(listed[0]["id"], session, "{listed:?}");
 
-    // Another key's response does not exist for it; nothing is sent upstream.
+    // Another key's response does not exist for it (a 400 `previous_response_not_found`, as
+    // api.openai.com answers); nothing is sent upstream.
     let answer = server.post(path, &next, &as_two).await;
-    assert_eq!(answer.status, 404, "{}", answer.text);
+    assert_eq!(answer.status, 400, "{}", answer.text);
+    assert_eq!(answer.json()["error"]["code"], "previous_response_not_found");
     error_of(path, &answer);
     let answer = server.get(&format!("{path}/{first}"), &as_two).await;
     assert_eq!(answer.status, 404, "{}", answer.text);
@@ -142,7 +144,7 @@ async fn responses_are_stored_continued_private_and_not_kept_when_asked() {
     assert_eq!(answer.status, 404, "{}", answer.text);
     let after = json!({"model": "p/m", "input": "And?", "previous_response_id": third});
     let answer = server.post(path, &after, &as_one).await;
-    assert_eq!(answer.status, 404, "{}", answer.text);
+    assert_eq!(answer.status, 400, "{}", answer.text);
     assert_eq!(upstream.requests().len(), 3);
     assert_eq!(server.stop().await, Some(0));
 }

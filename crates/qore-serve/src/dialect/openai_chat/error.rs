@@ -20,6 +20,7 @@ pub fn body(error: &ServeError) -> Value {
 /// The inner error object: `message`, `type`, `param`, `code`.
 pub fn object(error: &ServeError) -> Value {
     let (kind, code) = names(error.kind);
+    let code = error.code.unwrap_or(code);
     json!({
         "message": error.message,
         "type": kind,
