@@ -53,6 +53,48 @@ pub struct ServeArgs {
     /// else 32 MiB.
     #[arg(long, value_name = "BYTES", value_parser = positive_usize)]
     pub body_limit: Option<usize>,
+    #[command(flatten)]
+    pub listener: ListenArgs,
+}
+
+/// The listener's limits and TLS (docs/deploy.md, "Timeouts, limits and TLS"). Each default
+/// is the config's [serve] value, else the one named.
+#[derive(Args, Default)]
+pub struct ListenArgs {
+    /// Seconds a connection may take to send its first byte, a whole request head, or the
+    /// next request on a kept-alive connection. Default: 10.
+    #[arg(long, value_name = "SECS", value_parser = crate::flags::seconds)]
+    pub header_read_timeout: Option<Duration>,
+    /// Seconds a whole request body may take, from its head (408 past it). Default: 60.
+    #[arg(long, value_name = "SECS", value_parser = crate::flags::seconds)]
+    pub body_timeout: Option<Duration>,
+    /// Seconds a client may read nothing of what it is sent before it is closed (its
+    /// upstream request is cancelled). Default: 60.
+    #[arg(long, value_name = "SECS", value_parser = crate::flags::seconds)]
+    pub write_stall_timeout: Option<Duration>,
+    /// Seconds a TLS handshake may take. Default: 10.
+    #[arg(long, value_name = "SECS", value_parser = crate::flags::seconds)]
+    pub tls_handshake_timeout: Option<Duration>,
+    /// Most connections open at once; more wait in the backlog. Default: from the open
+    /// file limit, min(4096, (soft - min(256, soft/2)) / 2).
+    #[arg(long, value_name = "N", value_parser = positive_usize)]
+    pub max_connections: Option<usize>,
+    /// Most header fields in a request (more: 431). Default: 100.
+    #[arg(long, value_name = "N", value_parser = positive_usize)]
+    pub max_headers: Option<usize>,
+    /// The largest request head, in bytes (at least 8192). Default: 65536.
+    #[arg(long, value_name = "BYTES", value_parser = positive_usize)]
+    pub max_header_bytes: Option<usize>,
+    /// Most concurrent streams on one HTTP/2 connection. Default: 100.
+    #[arg(long, value_name = "N", value_parser = positive_u32)]
+    pub h2_max_streams: Option<u32>,
+    /// Serve HTTPS with this certificate chain (PEM); needs --tls-key. Reloaded on SIGHUP
+    /// and when the file changes.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -145,6 +187,7 @@ impl ServeArgs {
             no_auth: self.no_auth,
             drain_timeout: self.drain_timeout,
             body_limit: self.body_limit,
+            listener: self.listener.flags(),
         }
     }
 }
@@ -211,6 +254,29 @@ fn positive(text: &str) -> Result<u64, String> {
         Ok(n) if n > 0 => Ok(n),
         _ => Err(format!("{text:?} is not a whole number of at least 1")),
     }
+}
+
+impl ListenArgs {
+    fn flags(&self) -> qore_serve::listen::ListenFlags {
+        qore_serve::listen::ListenFlags {
+            header_read_timeout: self.header_read_timeout,
+            body_timeout: self.body_timeout,
+            write_stall_timeout: self.write_stall_timeout,
+            tls_handshake_timeout: self.tls_handshake_timeout,
+            max_connections: self.max_connections,
+            max_headers: self.max_headers,
+            max_header_bytes: self.max_header_bytes,
+            h2_max_streams: self.h2_max_streams,
+            tls_cert: self.tls_cert.clone(),
+            tls_key: self.tls_key.clone(),
+        }
+    }
+}
+
+/// `--h2-max-streams`: a whole number, at least 1.
+fn positive_u32(text: &str) -> Result<u32, String> {
+    let n = positive(text)?;
+    u32::try_from(n).map_err(|_| format!("{text:?} is too large"))
 }
 
 /// `--body-limit`: a whole number of bytes, at least 1.

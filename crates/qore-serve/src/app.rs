@@ -288,9 +288,12 @@ pub fn error_response(dialect: &dyn Dialect, error: &ServeError) -> Response {
     response
 }
 
-/// The body, or 413 past `limit` bytes.
+/// The body, or 413 past `limit` bytes, or 408 past the listener's body deadline.
 pub async fn read_body(body: Body, limit: usize) -> Result<bytes::Bytes, ServeError> {
-    axum::body::to_bytes(body, limit).await.map_err(|_| {
+    axum::body::to_bytes(body, limit).await.map_err(|err| {
+        if let Some(late) = crate::listen::body_deadline(&err) {
+            return ServeError::new(ErrorKind::InvalidRequest, late.to_string()).with_status(408);
+        }
         ServeError::new(
             ErrorKind::TooLarge,
             format!("the request body is over the limit of {limit} bytes"),

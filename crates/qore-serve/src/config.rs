@@ -10,6 +10,17 @@
 //! tools = ["read_file", "list_files", "docs__*"]   # server-side tools agents may run
 //! root = "/srv/project"          # the project the built-in tools see
 //! models = ["anthropic/claude-sonnet-4-5"]          # listed by /v1/models beside the agents
+//! # Slow and greedy clients (src/listen; docs/deploy.md "Timeouts, limits and TLS"):
+//! header_read_timeout_secs = 10  # first byte, whole header, and keep-alive idle
+//! body_timeout_secs = 60         # the whole request body (408 past it)
+//! write_stall_timeout_secs = 60  # a client that stops reading is closed
+//! tls_handshake_timeout_secs = 10
+//! max_connections = 4096         # default: min(4096, (RLIMIT_NOFILE - reserve) / 2)
+//! max_headers = 100
+//! max_header_bytes = 65536       # hyper's read buffer: the largest request head
+//! h2_max_streams = 100           # concurrent streams on one HTTP/2 connection
+//! tls_cert = "/etc/qore/cert.pem"  # both or neither: serve HTTPS
+//! tls_key = "/etc/qore/key.pem"
 //! # Streams (src/relay.rs): idle limits only, never a total; 0 turns one off.
 //! stream_keepalive_secs = 15     # an SSE comment when the upstream is silent that long
 //! upstream_idle_secs = 300       # the stream ends in the dialect's error event past it
@@ -28,6 +39,17 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
 pub const DEFAULT_BODY_LIMIT: usize = 32 * 1024 * 1024;
 /// How long SIGTERM waits for streams in flight.
 pub const DEFAULT_DRAIN: Duration = Duration::from_secs(30);
+
+/// The listener's limits (src/listen): what a client may take before it is closed.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(60);
+pub const DEFAULT_WRITE_STALL_TIMEOUT: Duration = Duration::from_secs(60);
+pub const DEFAULT_TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+pub const DEFAULT_MAX_HEADERS: usize = 100;
+pub const DEFAULT_MAX_HEADER_BYTES: usize = 64 * 1024;
+pub const DEFAULT_H2_MAX_STREAMS: u32 = 100;
+/// The connection cap's ceiling when it comes from `RLIMIT_NOFILE`.
+pub const DEFAULT_MAX_CONNECTIONS_CEILING: usize = 4096;
 
 /// How often a silent stream gets an SSE comment (`: keep-alive`).
 pub const DEFAULT_STREAM_KEEPALIVE: Duration = Duration::from_secs(15);
@@ -81,6 +103,17 @@ pub struct ServeTable {
     pub root: Option<PathBuf>,
     #[serde(default)]
     pub models: Vec<String>,
+    // The listener's limits and TLS (src/listen).
+    pub header_read_timeout_secs: Option<u64>,
+    pub body_timeout_secs: Option<u64>,
+    pub write_stall_timeout_secs: Option<u64>,
+    pub tls_handshake_timeout_secs: Option<u64>,
+    pub max_connections: Option<usize>,
+    pub max_headers: Option<usize>,
+    pub max_header_bytes: Option<usize>,
+    pub h2_max_streams: Option<u32>,
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
     // Streams (src/relay.rs).
     pub stream_keepalive_secs: Option<u64>,
     pub upstream_idle_secs: Option<u64>,
@@ -94,6 +127,8 @@ pub struct ServeFlags {
     pub no_auth: bool,
     pub drain_timeout: Option<Duration>,
     pub body_limit: Option<usize>,
+    /// The listener's limits and TLS.
+    pub listener: crate::listen::ListenFlags,
 }
 
 /// The settings the server runs with.
@@ -108,6 +143,8 @@ pub struct ServeSettings {
     pub root: Option<PathBuf>,
     /// Extra `provider/model` names `/v1/models` lists.
     pub models: Vec<String>,
+    /// The listener's limits and TLS.
+    pub listener: crate::listen::ListenSettings,
     /// A relayed stream's idle limits.
     pub streams: StreamLimits,
 }
@@ -123,6 +160,7 @@ impl Default for ServeSettings {
             tools: Vec::new(),
             root: None,
             models: Vec::new(),
+            listener: Default::default(),
             streams: StreamLimits::default(),
         }
     }
@@ -157,6 +195,7 @@ impl ServeSettings {
             .or(table.listen.as_deref())
             .unwrap_or(DEFAULT_LISTEN);
         let listen = parse_listen(listen_text)?;
+        let listener = crate::listen::ListenSettings::resolve(&flags.listener, &table)?;
         let streams = StreamLimits::of(&table);
         Ok(ServeSettings {
             listen,
@@ -170,6 +209,7 @@ impl ServeSettings {
             tools: table.tools,
             root: table.root,
             models: table.models,
+            listener,
             streams,
         })
     }

@@ -30,6 +30,7 @@ mod inbound;
 pub mod metrics;
 mod named_session;
 mod relay;
+pub mod listen;
 pub mod route;
 mod run;
 mod server_tools;

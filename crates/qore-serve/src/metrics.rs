@@ -15,6 +15,7 @@
 //! - `qore_usage_rows_dropped_total{reason}` (`queue_full`, `held_full`, `too_old`,
 //!   `refused`) and `qore_usage_rows_unwritten`: usage rows, one per request, lost before
 //!   the store and not written yet (gate/usage.rs)
+//! - the listener's connections, timeouts and cap: see [`crate::listen::ConnectionCounts`]
 
 use std::sync::atomic::AtomicI64;
 use std::sync::Arc;
@@ -81,6 +82,8 @@ pub struct Metrics {
     in_flight: Gauge<i64, AtomicI64>,
     dropped: Family<HintLabels, Counter>,
     store_errors: StoreErrors,
+    /// The listener's connections, timeouts and cap.
+    pub connections: crate::listen::ConnectionCounts,
 }
 
 /// The count of store failures by kind, and the usage writer's counters (gate/usage.rs);
@@ -204,6 +207,7 @@ impl Metrics {
         );
         // The usage writer's rows: dropped (by reason) and not written yet (gate/usage.rs).
         store_errors.1.register(&mut registry);
+        let connections = crate::listen::ConnectionCounts::register(&mut registry);
         Metrics {
             registry,
             requests,
@@ -215,6 +219,7 @@ impl Metrics {
             in_flight,
             dropped,
             store_errors,
+            connections,
         }
     }
 

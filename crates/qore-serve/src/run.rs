@@ -3,6 +3,10 @@
 //! accepting, let streams in flight finish for the drain time, then end the rest (they are
 //! recorded as cancelled).
 //!
+//! The listener is qore's own ([`crate::listen`]): every phase of a connection has a limit,
+//! the open connections a cap, and with `--tls-cert`/`--tls-key` it serves HTTPS (the URL
+//! printed is then `https://`).
+//!
 //! With no key in the store the server listens on loopback only and says so; another
 //! address without keys needs `--no-auth`, and the warning stays.
 //!
@@ -11,11 +15,9 @@
 //! process that another would need (keys are rechecked, limits and conversations live in the
 //! store), so several [`Server`]s on one store answer as one.
 
-use std::future::IntoFuture as _;
 use std::io::Write as _;
 use std::sync::Arc;
 
-use axum::serve::ListenerExt as _;
 use qore_client::CancellationToken;
 use qore_session::{traced_notes, SessionManager};
 use qore_store::Store;
@@ -40,6 +42,8 @@ pub enum RunError {
     },
     #[error("{0}")]
     Refused(String),
+    #[error("TLS: {0}")]
+    Tls(#[from] crate::listen::TlsError),
     #[error("the server failed: {0}")]
     Serve(std::io::Error),
 }
@@ -102,6 +106,8 @@ pub async fn run(flags: ServeFlags, store: Arc<dyn Store>) -> Result<(), RunErro
 /// A server listening: what [`run`] starts, and what tests start several of on one store.
 pub struct Server {
     addr: std::net::SocketAddr,
+    /// Whether it serves HTTPS.
+    tls: bool,
     app: Arc<App>,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
     /// Cancelled once the server stopped serving.
@@ -144,6 +150,12 @@ impl Server {
         let (server_tools, warnings) =
             crate::server_tools::ServerTools::start(&settings, config.dir.as_deref()).await;
         let metrics = Metrics::with_store(store.clone());
+        let listener = crate::listen::Listener::new(
+            listener,
+            settings.listener.clone(),
+            metrics.connections.clone(),
+        )?;
+        let tls = listener.is_tls();
         let gate = Gate::start(store.clone(), mode, metrics.store_errors()).await;
         let manager = SessionManager::new(Some(store), config, traced_notes());
         let app = Arc::new(App {
@@ -156,24 +168,19 @@ impl Server {
             stopping: CancellationToken::new(),
             server_tools,
         });
-        // Each chunk of a stream goes out when written (Nagle's algorithm would hold a small
-        // write until the client's delayed ACK: ~40 ms a delta).
-        let listener = listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        let stopping = app.stopping.clone().cancelled_owned();
-        let server = axum::serve(listener, routes(app.clone())).with_graceful_shutdown(stopping);
+        let server = listener.serve(routes(app.clone()), app.stopping.clone());
         let ended = CancellationToken::new();
         let task = tokio::spawn({
             let ended = ended.clone();
             async move {
-                let served = server.into_future().await;
+                let served = server.await;
                 ended.cancel();
                 served
             }
         });
         Ok(Server {
             addr,
+            tls,
             app,
             task,
             ended,
@@ -181,9 +188,10 @@ impl Server {
         })
     }
 
-    /// `http://ADDR:PORT`.
+    /// `http://ADDR:PORT`, or `https://` when it serves TLS.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
     pub fn auth_mode(&self) -> AuthMode {
