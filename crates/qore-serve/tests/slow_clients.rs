@@ -58,6 +58,13 @@ async fn each_kind_of_slow_connection_is_closed_within_its_limit() {
             "HTTP/1.1 408",
         ),
         (
+            "HTTP/2's preface, then nothing (h2c)",
+            "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0".into(),
+            Vec::new(),
+            header,
+            "",
+        ),
+        (
             "idle after a request (keep-alive)",
             "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".into(),
             Vec::new(),
@@ -96,12 +103,13 @@ async fn each_kind_of_slow_connection_is_closed_within_its_limit() {
         ("first_byte_timeout", 1.0),
         ("header_timeout", 3.0),
         ("body_timeout", 2.0),
+        ("h2_idle_timeout", 1.0),
     ] {
         let line = format!("qore_connections_closed_total{{reason=\"{reason}\"}}");
         assert_eq!(metric_in(&text, &line), n, "{reason} in\n{text}");
     }
     assert_eq!(metric_in(&text, "qore_connections_open "), 1.0, "{text}");
-    assert!(metric_in(&text, "qore_connections_accepted_total ") >= 7.0);
+    assert!(metric_in(&text, "qore_connections_accepted_total ") >= 8.0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,7 +7,8 @@
 //!   `http/1.1`;
 //! - HTTP/1.1 runs with hyper's timer, so `header_read_timeout` bounds each request head and
 //!   each keep-alive wait (hyper ≥ 1.6); HTTP/2 with a bound on concurrent streams and
-//!   keep-alive pings (hyper has no header timeout for HTTP/2);
+//!   keep-alive pings; hyper has no header timeout for HTTP/2, so an HTTP/2 connection with
+//!   no request open for `header_read_timeout` is closed (GOAWAY) instead;
 //! - every write goes through a write-stall timer: a client that reads nothing for
 //!   `write_stall_timeout` while the server has bytes for it is closed, which drops its
 //!   response and so cancels the upstream request. Nothing bounds a stream's total time;
@@ -16,11 +17,9 @@
 //!   HTTP/1.1 connection finishes the request in flight and closes, an HTTP/2 one sends
 //!   GOAWAY and finishes its streams.
 
-use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper::body::Incoming;
 use hyper::server::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulConnection;
@@ -30,8 +29,8 @@ use tokio::net::TcpStream;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio_io_timeout::TimeoutStream;
 
-use super::body::DeadlineBody;
 use super::counts::ConnectionCounts;
+use super::service::{idle, Activity, Routed};
 use super::settings::ListenSettings;
 
 /// HTTP/2's connection preface: a client that opens with it speaks h2c.
@@ -39,6 +38,8 @@ const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 /// HTTP/2 keep-alive pings: how often, and how long an answer may take.
 const H2_PING_EVERY: Duration = Duration::from_secs(30);
 const H2_PING_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long an idle HTTP/2 connection has to send its GOAWAY before it is closed.
+const IDLE_GOAWAY_GRACE: Duration = Duration::from_millis(250);
 
 /// What every connection of one listener shares.
 pub struct Serving {
@@ -134,11 +135,19 @@ impl Serving {
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
         let io = TokioIo::new(io);
-        let service = self.service();
         let served = if h2 {
-            drive(self.h2.serve_connection(io, service), &self.stopping).await
+            let activity = Arc::new(Activity::default());
+            let service = self.service(Some(activity.clone()));
+            let conn = self.h2.serve_connection(io, service);
+            let idle = idle(activity, self.settings.header_read_timeout);
+            let (served, idled) = drive(conn, &self.stopping, idle).await;
+            if idled {
+                self.counts.closed("h2_idle_timeout");
+            }
+            served
         } else {
-            drive(self.h1.serve_connection(io, service), &self.stopping).await
+            let conn = self.h1.serve_connection(io, self.service(None));
+            drive(conn, &self.stopping, std::future::pending()).await.0
         };
         if let Err(err) = served {
             if err.is_timeout() {
@@ -149,35 +158,14 @@ impl Serving {
         }
     }
 
-    /// The router, each request's body under its total deadline.
-    fn service(&self) -> Routed {
+    /// The router with the per-request limits; `activity`: HTTP/2's open requests.
+    fn service(&self, activity: Option<Arc<Activity>>) -> Routed {
         Routed {
             router: self.router.clone(),
-            limit: self.settings.body_timeout,
+            body_timeout: self.settings.body_timeout,
             counts: self.counts.clone(),
+            activity,
         }
-    }
-}
-
-/// The router as hyper calls it, each request's body under its total deadline.
-#[derive(Clone)]
-struct Routed {
-    router: axum::Router,
-    limit: Duration,
-    counts: ConnectionCounts,
-}
-
-impl hyper::service::Service<hyper::Request<Incoming>> for Routed {
-    type Response = axum::response::Response;
-    type Error = Infallible;
-    type Future = axum::routing::future::RouteFuture<Infallible>;
-
-    fn call(&self, request: hyper::Request<Incoming>) -> Self::Future {
-        let (limit, counts) = (self.limit, self.counts.clone());
-        let request =
-            request.map(|body| axum::body::Body::new(DeadlineBody::new(body, limit, counts)));
-        // The router is always ready: no poll_ready needed.
-        tower_service::Service::call(&mut self.router.clone(), request)
     }
 }
 
@@ -202,18 +190,32 @@ async fn detect(tcp: &TcpStream) -> std::io::Result<Option<bool>> {
     }
 }
 
-/// Run `conn`; once `stopping`, shut it down gracefully and let it finish.
-async fn drive<C>(conn: C, stopping: &CancellationToken) -> Result<(), hyper::Error>
+/// Run `conn`; once `stopping` or `idle`, shut it down gracefully and let it finish. How it
+/// ended, and whether `idle` ended it.
+async fn drive<C>(
+    conn: C,
+    stopping: &CancellationToken,
+    idle: impl std::future::Future<Output = ()>,
+) -> (Result<(), hyper::Error>, bool)
 where
     C: GracefulConnection<Error = hyper::Error>,
 {
     let mut conn = std::pin::pin!(conn);
-    tokio::select! {
-        served = conn.as_mut() => return served,
-        () = stopping.cancelled() => {}
-    }
+    let idled = tokio::select! {
+        served = conn.as_mut() => return (served, false),
+        () = stopping.cancelled() => false,
+        () = idle => true,
+    };
     conn.as_mut().graceful_shutdown();
-    conn.await
+    if !idled {
+        return (conn.await, false);
+    }
+    // Nothing is open: the GOAWAY goes out, then the connection closes whether or not the
+    // client answers the shutdown's ping.
+    match tokio::time::timeout(IDLE_GOAWAY_GRACE, conn).await {
+        Ok(served) => (served, true),
+        Err(_) => (Ok(()), true),
+    }
 }
 
 /// Whether `err` is a write that stalled past its limit.

@@ -18,6 +18,7 @@ mod body;
 mod conn;
 mod counts;
 pub mod limits;
+mod service;
 mod settings;
 pub mod tls;
 

@@ -1,7 +1,9 @@
 //! The harness of the listener tests: one `qore serve` on a SQLite store (no key, so any
 //! loopback caller is served) whose provider `up` is a loopback replay server; raw TCP
-//! clients that misbehave on purpose, and a reader of `/metrics`.
+//! clients that misbehave on purpose, a reader of `/metrics`, and a test CA ([`ca`]).
 #![allow(dead_code)]
+
+pub mod ca;
 
 use std::time::{Duration, Instant};
 
@@ -65,7 +67,8 @@ impl Harness {
     }
 
     pub fn addr(&self) -> String {
-        self.server.url().trim_start_matches("http://").to_owned()
+        let url = self.server.url();
+        url.split("://").nth(1).unwrap_or_default().to_owned()
     }
 
     /// One metric line's value (0 when absent).
