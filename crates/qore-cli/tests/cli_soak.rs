@@ -128,4 +128,5 @@ fn a_short_soak_loses_nothing_acknowledged() {
     for fault in ["SIGKILL", "PostgreSQL stop", "PostgreSQL freeze"] {
         assert!(chaos.contains(fault), "no {fault} in the run:\n{context}");
     }
+    eprintln!("{stdout}");
 }
