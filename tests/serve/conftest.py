@@ -137,11 +137,11 @@ def create_key(env: dict[str, str], name: str, options: list[str]) -> str:
     return key
 
 
-def start(env: dict[str, str], log: pathlib.Path) -> tuple[subprocess.Popen, str]:
-    """`qore serve --listen 127.0.0.1:0`: the process and the base URL it printed."""
+def start(env: dict[str, str], log: pathlib.Path, *args: str) -> tuple[subprocess.Popen, str]:
+    """`qore serve --listen 127.0.0.1:0 ARGS`: the process and the base URL it printed."""
     log_file = open(log, "w", encoding="utf-8")
     process = subprocess.Popen(
-        [qore_bin(), "serve", "--listen", "127.0.0.1:0"],
+        [qore_bin(), "serve", "--listen", "127.0.0.1:0", *args],
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -164,7 +164,7 @@ def start(env: dict[str, str], log: pathlib.Path) -> tuple[subprocess.Popen, str
         stop(process)
         pytest.fail(f"qore serve printed nothing within {START_TIMEOUT} s:\n{log.read_text()}")
     url = first[0].strip()
-    if not url.startswith("http://127.0.0.1:"):
+    if not url.startswith(("http://127.0.0.1:", "https://127.0.0.1:")):
         stop(process)
         pytest.fail(
             f"qore serve's first stdout line is {first[0]!r}, not its base URL "
