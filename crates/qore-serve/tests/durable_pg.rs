@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use durable::{check_kept, one, Dialect, Kept, Told, CASES};
-use fleet::{add_key, Fleet};
+use fleet::{add_key, chat, Fleet};
 use qore_testkit::chat::chat_answer;
 use qore_testkit::postgres::TestPostgres;
 use serde_json::json;
@@ -86,8 +86,25 @@ async fn nothing_acknowledged_is_lost_when_postgres_stops_freezes_and_returns() 
     let during = fleet.post(1, "/v1/responses", &key, &next).await;
     assert_eq!(during.status, 503, "{during:?}");
     tokio::time::sleep(Duration::from_millis(1500)).await;
+    // Ready means ready: the moment /readyz turns 200 (polled while PostgreSQL starts), a
+    // keyed request is answered (a load balancer sends it there as soon as the probe passes).
+    let probe = {
+        let (fleet, key) = (fleet.clone(), key.clone());
+        tokio::spawn(async move {
+            let deadline = tokio::time::Instant::now() + fleet::WITHIN;
+            while fleet.get(0, "/readyz", None).await.status != 200 {
+                assert!(tokio::time::Instant::now() < deadline, "never ready again");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            fleet
+                .post(0, "/v1/chat/completions", &key, &chat("hi"))
+                .await
+        })
+    };
     blocking("starts", &pg, TestPostgres::restart).await;
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let at_once = probe.await.expect("the probe");
+    assert_eq!(at_once.status, 200, "{at_once:?}");
+    tokio::time::sleep(Duration::from_millis(2000)).await;
 
     blocking("freezes", &pg, TestPostgres::freeze).await;
     tokio::time::sleep(Duration::from_millis(3000)).await;

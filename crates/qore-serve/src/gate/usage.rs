@@ -338,3 +338,7 @@ async fn write(mut writer: Writer, mut jobs: Receiver<Job>) {
     }
     writer.write_held().await;
 }
+
+#[cfg(test)]
+#[path = "usage_tests.rs"]
+mod tests;
