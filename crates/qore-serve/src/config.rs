@@ -277,4 +277,31 @@ mod tests {
             .0
             .contains("nowhere"));
     }
+
+    #[test]
+    fn stream_limits_default_to_15_s_and_300_s_and_0_turns_one_off() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let secs = |n| Some(Duration::from_secs(n));
+        // (the [serve] table's lines, keep-alive, upstream idle limit)
+        let cases = [
+            ("", secs(15), secs(300)),
+            ("stream_keepalive_secs = 5\n", secs(5), secs(300)),
+            ("upstream_idle_secs = 0\n", secs(15), None),
+            (
+                "stream_keepalive_secs = 0\nupstream_idle_secs = 60\n",
+                None,
+                secs(60),
+            ),
+        ];
+        for (lines, keepalive, upstream_idle) in cases {
+            std::fs::write(&path, format!("[serve]\n{lines}")).unwrap();
+            let settings = ServeSettings::load(&ServeFlags::default(), Some(dir.path())).unwrap();
+            let wanted = StreamLimits {
+                keepalive,
+                upstream_idle,
+            };
+            assert_eq!(settings.streams, wanted, "{lines:?}");
+        }
+    }
 }
