@@ -23,6 +23,7 @@ mod providers;
 mod refactor;
 mod render;
 mod run;
+mod sandbox;
 mod serve;
 mod sessions;
 mod skills;
@@ -135,6 +136,16 @@ enum Command {
         #[command(subcommand)]
         command: store::StoreCommand,
     },
+    /// The sandbox of the commands qore runs: `check` prints what the kernel supports and
+    /// the policy in force (see docs/sandbox.md).
+    Sandbox {
+        #[command(subcommand)]
+        command: sandbox::SandboxCommand,
+    },
+    /// The helper every sandboxed command starts through:
+    /// `qore sandbox-exec [--mode M] [--network on|off] [--root DIR] -- COMMAND ARGS...`.
+    #[command(hide = true)]
+    SandboxExec(sandbox::ExecArgs),
     /// Print a shell completion script (`qore completions bash > ~/.local/share/bash-completion/completions/qore`).
     Completions {
         #[arg(value_enum)]
@@ -312,8 +323,18 @@ pub fn usage_error(message: impl std::fmt::Display) -> ! {
         .exit()
 }
 
+fn main() -> ExitCode {
+    // The sandbox helper confines itself and forks: it must run before the runtime's
+    // threads exist.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if sandbox::is_exec(&args) {
+        return sandbox::exec_main(args);
+    }
+    async_main()
+}
+
 #[tokio::main]
-async fn main() -> ExitCode {
+async fn async_main() -> ExitCode {
     // The command lines editors' Copilot plugins run (`qore --stdio`, `qore FILE [--stdio]`)
     // are no clap shapes: recognised here, exactly as lsp::editor_launch says.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
@@ -363,6 +384,8 @@ async fn main() -> ExitCode {
         Command::Skills { command } => skills::skills(command),
         Command::Serve(args) => serve::serve(args, store).await,
         Command::Store { command } => store::store(command).await,
+        Command::Sandbox { command } => sandbox::sandbox(command),
+        Command::SandboxExec(args) => sandbox::exec(args),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "qore", &mut script);

@@ -57,9 +57,10 @@ pub use find_file::FindFile;
 pub use list_files::ListFiles;
 pub use mention::{mentions, typed_mention, Mention};
 pub use preview::{preview, Preview};
+pub use qore_sandbox::{Mode as SandboxMode, Policy as SandboxPolicy};
 pub use read_file::ReadFile;
 pub use run_command::{
-    RunCommand, DEFAULT_ALLOWED_COMMANDS, DEFAULT_COMMAND_ENV, SHELL_METACHARACTERS,
+    RunCommand, SandboxOptions, DEFAULT_ALLOWED_COMMANDS, DEFAULT_COMMAND_ENV, SHELL_METACHARACTERS,
 };
 pub use sandbox::{Sandbox, SandboxError, QOREIGNORE};
 pub use search::Search;
@@ -104,6 +105,11 @@ pub struct ToolOptions {
     /// nothing is recorded). A session shares one recorder with its tools and takes the
     /// record when a turn ends.
     pub record_changes: Option<ChangeRecorder>,
+    /// The operating-system sandbox of `run_command` and the write check of the file tools
+    /// ([`SandboxOptions`]: default workspace-write, network off). `None` (the library's
+    /// default): commands run with the caller's rights, for hosts that confine them
+    /// otherwise; qore's front ends always set it.
+    pub sandbox: Option<SandboxOptions>,
 }
 
 impl Default for ToolOptions {
@@ -126,14 +132,19 @@ impl Default for ToolOptions {
             command_output_cap: 32 * 1024,
             command_env: DEFAULT_COMMAND_ENV.iter().map(|s| s.to_string()).collect(),
             record_changes: None,
+            sandbox: None,
         }
     }
 }
 
 /// Every built-in tool over one sandbox, for one session (the [`Todo`] list lives as long as
 /// the returned tools).
+///
+/// With [`ToolOptions::sandbox`] set, the sandbox is [`Sandbox::confined`] by its policy
+/// first (unless it already is); when the policy cannot be made (the root vanished),
+/// `run_command` refuses every call rather than run unconfined.
 pub fn builtin_tools(sandbox: Sandbox, options: &ToolOptions) -> Vec<Arc<dyn Tool>> {
-    let sandbox = Arc::new(sandbox);
+    let sandbox = Arc::new(run_command::confine_for(sandbox, options));
     let options = Arc::new(options.clone());
     vec![
         Arc::new(ListFiles::new(sandbox.clone(), options.clone())),

@@ -15,8 +15,11 @@
 //!   - a path matched by a `.gitignore` or `.qoreignore` rule between the root and the path
 //!     is refused (`.qoreignore` takes precedence over `.gitignore`, deeper files over
 //!     shallower ones, `!` re-includes, as git and the `ignore` crate do);
-//! - [`Sandbox::resolve_writable`] adds one more rule: `.qoreignore` files themselves,
-//!   which define what the sandbox hides, cannot be written by a tool;
+//! - [`Sandbox::resolve_writable`] adds two more rules: `.qoreignore` files themselves,
+//!   which define what the sandbox hides, cannot be written by a tool; and when the sandbox
+//!   carries an operating-system [`Policy`] ([`Sandbox::confined`]), the path must pass
+//!   [`Policy::check_write`], the same object `run_command`'s helper enforces in the kernel
+//!   (so `.qore` and everything in read-only mode is refused to the file tools too);
 //! - [`Sandbox::walk`] lists a directory with the same rules (the walk always starts at the
 //!   root, so ignore files of every level above the listed directory apply), never follows
 //!   symlinks and never enters `.git`.
@@ -34,6 +37,7 @@ use cap_std::fs::Dir;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::{Match, WalkBuilder};
+use qore_sandbox::Policy;
 
 /// The name of qore's own ignore file.
 pub const QOREIGNORE: &str = ".qoreignore";
@@ -77,6 +81,8 @@ pub enum SandboxError {
         "`{path}` is a .qoreignore file, which defines what tools may see; tools cannot change it"
     )]
     Protected { path: String },
+    #[error("{denied}")]
+    Policy { denied: qore_sandbox::Denied },
     #[error("cannot access `{path}`: {source}")]
     Io {
         path: String,
@@ -98,6 +104,10 @@ pub struct Sandbox {
     /// The root, opened once: every file read, write and metadata lookup of the tools goes
     /// through it (directory walks still open by path).
     pub(crate) dir: Arc<Dir>,
+    /// The operating-system policy of commands and file writes, if confined.
+    policy: Option<Arc<Policy>>,
+    /// The session's private temporary directory (removed with the last clone).
+    session_tmp: Option<Arc<tempfile::TempDir>>,
 }
 
 impl Sandbox {
@@ -120,7 +130,31 @@ impl Sandbox {
         Ok(Sandbox {
             root,
             dir: Arc::new(dir),
+            policy: None,
+            session_tmp: None,
         })
+    }
+
+    /// This sandbox under `policy` (its root is replaced by this sandbox's), with a private
+    /// temporary directory for the session (the policy's `session_tmp`), removed when the
+    /// last clone of the sandbox is dropped. When no temporary directory can be made, the
+    /// policy has none (commands then have no writable temporary directory): confinement
+    /// never depends on it.
+    pub fn confined(mut self, mut policy: Policy) -> Sandbox {
+        let tmp = tempfile::Builder::new()
+            .prefix("qore-session-")
+            .tempdir()
+            .ok();
+        policy.root = self.root.clone();
+        policy.session_tmp = tmp.as_ref().map(|t| t.path().to_path_buf());
+        self.policy = Some(Arc::new(policy));
+        self.session_tmp = tmp.map(Arc::new);
+        self
+    }
+
+    /// The operating-system policy, when the sandbox is confined.
+    pub fn policy(&self) -> Option<&Policy> {
+        self.policy.as_deref()
     }
 
     /// The canonical project root.
@@ -161,6 +195,11 @@ impl Sandbox {
             return Err(SandboxError::Protected {
                 path: self.relative(&abs),
             });
+        }
+        if let Some(policy) = &self.policy {
+            policy
+                .check_write(&abs)
+                .map_err(|denied| SandboxError::Policy { denied })?;
         }
         Ok(abs)
     }
@@ -343,40 +382,5 @@ fn load_rules(dir: &Path, file: &Path) -> Option<Gitignore> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn relative_display_uses_slashes_and_dot_for_root() {
-        let dir = tempfile::tempdir().unwrap();
-        let sb = Sandbox::new(dir.path()).unwrap();
-        assert_eq!(sb.relative(sb.root()), ".");
-        assert_eq!(sb.relative(&sb.root().join("a").join("b.rs")), "a/b.rs");
-    }
-
-    #[test]
-    fn a_file_is_not_a_root() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("f");
-        std::fs::write(&file, "x").unwrap();
-        assert!(matches!(
-            Sandbox::new(&file),
-            Err(SandboxError::Root { .. })
-        ));
-        assert!(matches!(
-            Sandbox::new(dir.path().join("missing")),
-            Err(SandboxError::Root { .. })
-        ));
-    }
-
-    #[test]
-    fn new_paths_resolve_under_the_canonical_root() {
-        let dir = tempfile::tempdir().unwrap();
-        let sb = Sandbox::new(dir.path()).unwrap();
-        let expected = std::fs::canonicalize(dir.path())
-            .unwrap()
-            .join("new/dir/f.txt");
-        assert_eq!(sb.resolve("./new/./dir/f.txt").unwrap(), expected);
-        assert_eq!(sb.resolve(".").unwrap(), sb.root());
-    }
-}
+#[path = "sandbox_tests.rs"]
+mod tests;

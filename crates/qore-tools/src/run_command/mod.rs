@@ -18,6 +18,12 @@
 //!   `command_max_timeout`), on cancellation or when the call's future is dropped, and then
 //!   the whole process group is killed (Unix), so grandchildren do not linger; after a normal
 //!   exit, what is left of the group is killed too;
+//! - with [`ToolOptions::sandbox`] set, the program starts through the helper
+//!   (`qore sandbox-exec`, see the `confine` module and qore-sandbox) under the sandbox's
+//!   policy: Landlock, seccomp, no capabilities, a new session (whose id is the group killed
+//!   at the end, since the helper itself leads it), secrets scrubbed from the environment;
+//!   a failure that looks like the sandbox's gets a note saying so; when the policy is
+//!   missing although asked for, the call is refused, never run unconfined;
 //! - stdout and stderr are captured separately, each keeping its first and last
 //!   `command_output_cap / 2` bytes with a note of how much was cut between them;
 //! - the result states the exit code and is an error when it is not 0, when the program was
@@ -25,6 +31,7 @@
 //!   byte counts.
 
 mod capture;
+mod confine;
 mod policy;
 
 use std::process::Stdio;
@@ -38,6 +45,7 @@ use serde_json::json;
 use crate::util::{cancelled, parse_args};
 use crate::{spec, Sandbox, ToolOptions};
 use capture::Capture;
+pub use confine::SandboxOptions;
 use policy::validate;
 pub use policy::{DEFAULT_ALLOWED_COMMANDS, DEFAULT_COMMAND_ENV, SHELL_METACHARACTERS};
 
@@ -140,6 +148,17 @@ impl Tool for RunCommand {
     }
 }
 
+/// `sandbox` confined by `options.sandbox`'s policy, when set and not confined yet.
+pub(crate) fn confine_for(sandbox: Sandbox, options: &ToolOptions) -> Sandbox {
+    match &options.sandbox {
+        Some(opts) if sandbox.policy().is_none() => match opts.policy(sandbox.root()) {
+            Ok(policy) => sandbox.confined(policy),
+            Err(_) => sandbox,
+        },
+        _ => sandbox,
+    }
+}
+
 enum Ended {
     Exited(std::io::Result<std::process::ExitStatus>),
     TimedOut,
@@ -154,9 +173,35 @@ async fn execute(
     cancel: CancellationToken,
 ) -> ToolOutput {
     let program = &argv[0];
-    let mut command = tokio::process::Command::new(program);
+    let mut command = match (&options.sandbox, sandbox.policy()) {
+        (None, _) => {
+            let mut command = tokio::process::Command::new(program);
+            command.args(&argv[1..]);
+            #[cfg(unix)]
+            command.process_group(0);
+            command
+        }
+        (Some(opts), Some(policy)) => match confine::helper_command(opts, policy, argv) {
+            Ok((helper, args)) => {
+                // No process_group: the helper makes a new session, whose id is its pid.
+                let mut command = tokio::process::Command::new(helper);
+                command.args(args);
+                command
+            }
+            Err(e) => {
+                return ToolOutput::error(format!(
+                    "cannot find the sandbox helper (qore itself): {e}; `{program}` did not run"
+                ))
+            }
+        },
+        (Some(_), None) => {
+            return ToolOutput::error(format!(
+                "the sandbox policy for the project root could not be made, so `{program}` \
+                 did not run (commands never run unconfined)"
+            ))
+        }
+    };
     command
-        .args(&argv[1..])
         .current_dir(sandbox.root())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -172,8 +217,6 @@ async fn execute(
         .env("PAGER", "cat")
         .env("GIT_TERMINAL_PROMPT", "0")
         .kill_on_drop(true);
-    #[cfg(unix)]
-    command.process_group(0);
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -252,7 +295,20 @@ async fn execute(
             ),
         },
     };
-    let text = format!("{head}\n{}\n{}", out.render("stdout"), err.render("stderr"));
+    let mut text = format!("{head}\n{}\n{}", out.render("stdout"), err.render("stderr"));
+    let note = status.and_then(|status| {
+        confine::denial_note(
+            sandbox,
+            program,
+            status.code(),
+            signal_number(&status),
+            &out.render("stdout"),
+            &err.render("stderr"),
+        )
+    });
+    if let Some(note) = &note {
+        text.push_str(&format!("\n{note}"));
+    }
     ToolOutput {
         is_error,
         structured: Some(json!({
@@ -260,7 +316,14 @@ async fn execute(
             "timed_out": status.is_none(),
             "stdout_bytes": out.total,
             "stderr_bytes": err.total,
-        })),
+        }))
+        .map(|mut structured| {
+            if let Some(policy) = sandbox.policy() {
+                structured["sandbox"] = json!(policy.mode.name());
+                structured["sandbox_note"] = json!(note);
+            }
+            structured
+        }),
         ..ToolOutput::text(text)
     }
 }
@@ -271,6 +334,17 @@ fn signal_of(status: &std::process::ExitStatus) -> String {
     status
         .signal()
         .map_or_else(|| "a signal".to_string(), |s| format!("signal {s}"))
+}
+
+#[cfg(unix)]
+fn signal_number(status: &std::process::ExitStatus) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal()
+}
+
+#[cfg(not(unix))]
+fn signal_number(_status: &std::process::ExitStatus) -> Option<i32> {
+    None
 }
 
 #[cfg(not(unix))]
