@@ -1,7 +1,7 @@
 //! The connection cap and accept errors.
 //!
-//! - The cap, unless set: the soft `RLIMIT_NOFILE` is first raised to the hard one, then
-//!   `cap = clamp((soft - reserve) / 2, 1, 4096)` with `reserve = min(256, soft / 2)`: each
+//! - At start the soft `RLIMIT_NOFILE` is raised to the hard one. The cap, unless set, is
+//!   `clamp((soft - reserve) / 2, 1, 4096)` with `reserve = min(256, soft / 2)`: each
 //!   client connection may need a second descriptor for its upstream, and the reserve keeps
 //!   room for the store, the log and the listener (soft 1024 → 384; 256 → 64; 65536 → 4096).
 //! - An accept error never ends the loop and never spins it: a connection reset or aborted

@@ -86,10 +86,18 @@ impl Listener {
             }
             None => None,
         };
-        let cap = (settings.max_connections)
-            .unwrap_or_else(limits::descriptor_cap)
+        // Always raise the descriptor limit; a cap set above what it allows is the
+        // operator's choice, but said.
+        let allowed = limits::descriptor_cap();
+        let cap = (settings.max_connections.unwrap_or(allowed))
             .min(Semaphore::MAX_PERMITS)
             .min(u32::MAX as usize);
+        if cap > allowed {
+            tracing::warn!(
+                "max_connections {cap} is above the {allowed} the open file limit allows: \
+                 accepting may fail with EMFILE (then it pauses and logs)"
+            );
+        }
         counts.set_cap(cap);
         tracing::debug!("accepting at most {cap} connections at once");
         let slots = Arc::new(Semaphore::new(cap));
