@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Run one libFuzzer target under fuzz/ for SECONDS (default 60).
 #   scripts/fuzz.sh TARGET [SECONDS] [extra libFuzzer flags...]
-# Targets: see fuzz/fuzz_targets/ (or `cargo fuzz list` in the repository root).
+# Targets: see fuzz/fuzz_targets/ (or `cargo fuzz list` in the repository root): the client's
+# framers and decoders, the agents' profile and comma targets, and `qore serve`'s inbound
+# side (serve_decode_chat, serve_decode_responses, serve_decode_messages, serve_completions,
+# serve_route; their promises in crates/qore-serve/src/fuzz_targets/).
 # Installs cargo-fuzz when missing, writes the starting corpus from the recorded fixtures
 # (fuzz/corpus/TARGET) on first use, and runs on the stable toolchain with
 # RUSTC_BOOTSTRAP=1 (cargo-fuzz wants nightly flags), with debug assertions and overflow

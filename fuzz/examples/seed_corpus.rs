@@ -1,7 +1,8 @@
 //! Writes the starting corpus of every fuzz target into `corpus/<target>/` (beside this
 //! crate's Cargo.toml): the recorded fixtures and hand-written seeds of
-//! `qore_testkit::fuzz_seeds`, and the bundled agent profiles, each once whole and once
-//! under a chunking header where the target reads one (see `qore_client::fuzz_targets`).
+//! `qore_testkit::fuzz_seeds`, the bundled agent profiles, and the router target's own
+//! model names (`qore_serve::fuzz_targets::route_seeds`), each once whole and once under a
+//! chunking header where the target reads one (see `qore_client::fuzz_targets`).
 
 use std::path::Path;
 
@@ -20,6 +21,9 @@ fn main() -> Result<()> {
         if *target == "profile" {
             let bundled = qore_agents::catalog::BUNDLED_AGENTS.iter();
             bodies.extend(bundled.map(|(_, text)| text.as_bytes().to_vec()));
+        }
+        if *target == "serve_route" {
+            bodies.extend(qore_serve::fuzz_targets::route_seeds());
         }
         let out = root.join(target);
         std::fs::create_dir_all(&out).with_context(|| format!("{}", out.display()))?;

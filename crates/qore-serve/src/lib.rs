@@ -25,12 +25,15 @@ mod error;
 mod exchange;
 mod extra;
 mod fim;
+/// The fuzz targets of `fuzz/` (`serve_*`) and `tests/fuzz_seeded.rs`: test support, not API.
+#[doc(hidden)]
+pub mod fuzz_targets;
 pub mod gate;
 mod inbound;
+pub mod listen;
 pub mod metrics;
 mod named_session;
 mod relay;
-pub mod listen;
 pub mod route;
 mod run;
 mod server_tools;

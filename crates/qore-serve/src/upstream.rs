@@ -87,12 +87,7 @@ fn start(
     let options = options_for(target, inbound)?;
     let protocol = target.client.protocol();
     let same_wire = inbound.wire == protocol.name();
-    let history = history_for(target, &inbound.history);
-    let history = match same_wire {
-        true => history,
-        false => without_thinking(history),
-    };
-    let view = sanitize(&history, Wire::of(&**protocol));
+    let view = conversation(target, inbound)?;
     let request = ChatRequest {
         model: &target.model,
         history: &view,
@@ -111,6 +106,30 @@ fn start(
     let client = (target.client.with_headers(&passed))
         .map_err(|err| ServeError::invalid("headers", err.message))?;
     Ok(client.stream(&request, cancel.clone()))
+}
+
+/// The conversation sent to `target`: its system prompt first, another vendor's thinking
+/// left out, sanitized for its wire. Nothing left to send (every message empty, or a tool
+/// result that answers no call) is a 400 naming `messages`, not an empty request upstream.
+pub fn conversation(target: &Target, inbound: &Inbound) -> Result<History, ServeError> {
+    let protocol = target.client.protocol();
+    let history = history_for(target, &inbound.history);
+    let history = match inbound.wire == protocol.name() {
+        true => history,
+        false => without_thinking(history),
+    };
+    let sanitized = match sanitize(&history, Wire::of(&**protocol)) {
+        std::borrow::Cow::Owned(view) => Some(view),
+        std::borrow::Cow::Borrowed(_) => None,
+    };
+    let view = sanitized.unwrap_or(history);
+    if view.is_empty() {
+        return Err(ServeError::invalid(
+            "messages",
+            "nothing to send: every message is empty, or answers no tool call",
+        ));
+    }
+    Ok(view)
 }
 
 /// What names the hints [`open`] drops for `target` beyond the dialect's: thinking (signed by
@@ -245,6 +264,44 @@ mod tests {
         assert_eq!(texts, ["be brief", "add", "4", "5"]);
         let untouched = History::from(vec![Message::user("hi")]);
         assert_eq!(without_thinking(untouched.clone()), untouched);
+    }
+
+    #[test]
+    fn nothing_left_to_send_is_a_400() {
+        let protocol = qore_client::protocols::by_name("openai-chat").unwrap();
+        let config = qore_client::ClientConfig::new("http://127.0.0.1:9/v1");
+        let target = Target::new(qore_client::Client::new(protocol, config).unwrap(), "m");
+        let orphan = Message::new(
+            Role::User,
+            vec![ContentBlock::tool_result("nobody", "5", false)],
+        );
+        // (the history, what is sent: its texts, or None for the 400)
+        let cases = [
+            (vec![Message::new(Role::User, vec![])], None),
+            (vec![orphan.clone()], None),
+            (vec![orphan, Message::user("hi")], Some(vec!["hi"])),
+        ];
+        for (messages, want) in cases {
+            let inbound = Inbound {
+                history: History::from(messages),
+                ..Inbound::default()
+            };
+            let got = conversation(&target, &inbound);
+            let texts: Option<Vec<String>> = got
+                .as_ref()
+                .ok()
+                .map(|h| h.iter().map(Message::text).collect());
+            assert_eq!(
+                texts,
+                want.map(|w| w.iter().map(|t| t.to_string()).collect())
+            );
+            if let Err(error) = got {
+                assert_eq!(
+                    (error.status, error.param.as_deref()),
+                    (400, Some("messages"))
+                );
+            }
+        }
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! Seed inputs for the fuzz targets (`fuzz/` and each crate's `tests/fuzz_seeded.rs`), by
 //! target name: recorded response bodies for the framers and decoders, recorded request
-//! bodies for the comma stripper, hand-written replies for the text tool protocol.
+//! bodies for the comma stripper, hand-written replies for the text tool protocol; for the
+//! `qore serve` targets (`serve_*`), the recorded request bodies of each inbound wire,
+//! completions bodies (hand-written, and made from recorded chat requests) and the
+//! recorded `model` names behind the router's flag byte.
 //!
 //! Contract: [`seeds`] returns bodies only (no chunking header), each once, in fixture
 //! order; an unknown target or one seeded elsewhere (`profile`: the bundled profiles, in
@@ -26,12 +29,17 @@ pub const TARGETS: &[&str] = &[
     "text_protocol",
     "json_commas",
     "profile",
+    "serve_decode_chat",
+    "serve_decode_responses",
+    "serve_decode_messages",
+    "serve_completions",
+    "serve_route",
 ];
 
 /// Whether `target` reads a chunking header before its body (`qore_client::fuzz_targets`);
 /// the others take their input as it is.
 pub fn is_chunked(target: &str) -> bool {
-    !matches!(target, "json_commas" | "profile")
+    !matches!(target, "json_commas" | "profile") && !target.starts_with("serve_")
 }
 
 /// llama.cpp `/completion` chunks, which the recordings do not have.
@@ -59,15 +67,89 @@ const COMMA_JSON: &[&str] = &[
     "{\"a\": [{},], \"s\": \"\\\\\", \"t\": \"\\\",}\",}",
 ];
 
+/// `/v1/completions` bodies as editors send them (the recordings have none; more are made
+/// from the recorded chat requests by [`completion_of`]).
+const COMPLETIONS: &[&str] = &[
+    r#"{"model":"local-completion","prompt":"fn add(a: i32, b: i32) -> i32 {\n    ","suffix":"\n}\n","max_tokens":64,"temperature":0.01,"stop":["\n\n"],"stream":true}"#,
+    r#"{"model":"codestral/codestral-latest","prompt":["def f(x):\n"],"suffix":"","stream":false,"n":1,"echo":false,"top_p":0.9}"#,
+    r#"{"model":"up/m","prompt":"a","stream":true,"stream_options":{"include_usage":true,"other":1},"best_of":1,"stop":"END","user":"u"}"#,
+];
+
+/// A `/v1/completions` body made from a recorded chat request: its model, sampling and
+/// stream settings, and its messages' text as the prompt.
+fn completion_of(request: &serde_json::Value) -> Option<Vec<u8>> {
+    let mut body = serde_json::Map::new();
+    for key in [
+        "model",
+        "max_tokens",
+        "temperature",
+        "stop",
+        "stream",
+        "stream_options",
+    ] {
+        if let Some(value) = request.get(key) {
+            body.insert(key.to_owned(), value.clone());
+        }
+    }
+    let texts = (request.get("messages")?.as_array()?.iter())
+        .filter_map(|m| m.get("content")?.as_str())
+        .collect::<Vec<_>>();
+    let (prompt, suffix) = match texts.split_last()? {
+        (last, []) => (last.to_string(), String::new()),
+        (last, before) => (before.join("\n"), last.to_string()),
+    };
+    body.insert("prompt".into(), prompt.into());
+    body.insert("suffix".into(), suffix.into());
+    serde_json::to_vec(&body).ok()
+}
+
+/// The seeds of the `qore serve` targets in `exchange`: its request body, or what is made
+/// from it (a completions body, the model name behind each router flag byte).
+fn serve_request(target: &str, exchange: &crate::Exchange) -> Vec<Vec<u8>> {
+    let path = exchange.path.as_str();
+    let Some(body) = (exchange.method == "POST")
+        .then_some(exchange.request_body.as_deref())
+        .flatten()
+    else {
+        return Vec::new();
+    };
+    let chat = path.ends_with("chat/completions");
+    let whole = match target {
+        "serve_decode_chat" => chat,
+        "serve_decode_responses" => path.ends_with("/responses"),
+        "serve_decode_messages" => path.ends_with("/messages"),
+        _ => false,
+    };
+    if whole {
+        return vec![body.as_bytes().to_vec()];
+    }
+    let request = exchange.request_json();
+    match (target, request) {
+        ("serve_completions", Some(request)) if chat => {
+            completion_of(&request).into_iter().collect()
+        }
+        ("serve_route", Some(request)) => match request.get("model").and_then(|m| m.as_str()) {
+            Some(model) => [0u8, 1].map(|f| [&[f], model.as_bytes()].concat()).to_vec(),
+            None => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
 /// The seeds of `target` found in `cassettes` (and hand-written ones).
 pub fn seeds(target: &str, cassettes: &[Cassette]) -> Vec<Vec<u8>> {
     let mut out: Vec<Vec<u8>> = match target {
         "text_protocol" => REPLIES.iter().map(|r| r.as_bytes().to_vec()).collect(),
         "json_commas" => COMMA_JSON.iter().map(|r| r.as_bytes().to_vec()).collect(),
         "decode_llamacpp" => vec![LLAMACPP_COMPLETION.as_bytes().to_vec()],
+        "serve_completions" => COMPLETIONS.iter().map(|r| r.as_bytes().to_vec()).collect(),
         _ => Vec::new(),
     };
     for exchange in cassettes.iter().flat_map(|c| &c.exchanges) {
+        if target.starts_with("serve_") {
+            out.extend(serve_request(target, exchange));
+            continue;
+        }
         let path = exchange.path.as_str();
         let ok = (200..300).contains(&exchange.status);
         let response = match target {
