@@ -96,9 +96,44 @@ pub(crate) fn one_line(error: &(dyn std::error::Error + 'static)) -> String {
 }
 
 impl StoreError {
-    /// Whether the database could not be reached (refused, timed out, no free connection):
-    /// worth retrying later, unlike every other error.
+    /// Whether the database could not be reached (refused, timed out, no free connection;
+    /// on SQLite, a file another process kept locked past the busy timeout): worth retrying
+    /// later, unlike every other error.
     pub fn is_unavailable(&self) -> bool {
-        matches!(self, StoreError::Unavailable(_))
+        use rusqlite::ErrorCode::{DatabaseBusy, DatabaseLocked};
+        match self {
+            StoreError::Unavailable(_) => true,
+            StoreError::Sqlite(e) => {
+                matches!(e.sqlite_error_code(), Some(DatabaseBusy | DatabaseLocked))
+            }
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sqlite(code: i32) -> StoreError {
+        StoreError::Sqlite(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(code),
+            None,
+        ))
+    }
+
+    #[test]
+    fn only_an_unreachable_or_locked_store_is_unavailable() {
+        let cases = [
+            (StoreError::Unavailable("down".into()), true),
+            (sqlite(rusqlite::ffi::SQLITE_BUSY), true),
+            (sqlite(rusqlite::ffi::SQLITE_LOCKED), true),
+            (sqlite(rusqlite::ffi::SQLITE_READONLY), false),
+            (sqlite(rusqlite::ffi::SQLITE_CONSTRAINT), false),
+            (StoreError::NotFound("s".into()), false),
+        ];
+        for (error, unavailable) in cases {
+            assert_eq!(error.is_unavailable(), unavailable, "{error}");
+        }
     }
 }
