@@ -13,6 +13,10 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use qore_sandbox::{Mode, Policy};
 
+#[path = "sandbox_settings.rs"]
+mod settings;
+pub use settings::tool_options;
+
 /// `qore sandbox-exec [OPTIONS] -- COMMAND [ARGS...]`
 #[derive(Debug, Clone, Args)]
 pub struct ExecArgs {
@@ -134,22 +138,28 @@ fn check() -> ExitCode {
         crate::console::out(&format!("missing: {gap}\n"));
     }
     let root = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    match Policy::new(Mode::WorkspaceWrite, &root) {
-        Ok(policy) => {
-            crate::console::out(&format!("policy: {}\n", policy.describe()));
-            crate::console::out(&format!(
-                "read-only inside the root: {}\n",
-                qore_sandbox::PROTECTED.join(", ")
-            ));
-            let hidden: Vec<String> = policy
-                .unreadable
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect();
-            crate::console::out(&format!("unreadable: {}\n", hidden.join(", ")));
-        }
-        Err(e) => return crate::fail(e),
-    }
+    let options = match tool_options(&root) {
+        Ok(options) => options,
+        Err(e) => return crate::fail(e.message),
+    };
+    let policy = match options.sandbox.as_ref().map(|s| s.policy(&root)) {
+        Some(Ok(policy)) => policy,
+        Some(Err(e)) => return crate::fail(e),
+        None => return crate::fail("no sandbox settings"),
+    };
+    crate::console::out(&format!("policy: {}\n", policy.describe()));
+    crate::console::out(&format!(
+        "read-only inside the root: {}\n",
+        qore_sandbox::PROTECTED.join(", ")
+    ));
+    let hidden: Vec<String> = (policy.unreadable.iter())
+        .map(|p| p.display().to_string())
+        .collect();
+    crate::console::out(&format!("unreadable: {}\n", hidden.join(", ")));
+    crate::console::out(&format!(
+        "allowed commands: {}\n",
+        options.allowed_commands.join(", ")
+    ));
     if support.confines() {
         ExitCode::SUCCESS
     } else {

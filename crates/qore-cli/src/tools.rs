@@ -7,7 +7,8 @@
 //! the current directory, and one that cannot be used is an error naming it; with tools on,
 //! the configured MCP servers start once per process ([`mcp_tools`]) and their tools join
 //! every tool set, each server that fails a warning on stderr; the skills of the config dir
-//! and the project join too (a broken one is a warning).
+//! and the project join too (a broken one is a warning); commands run in the sandbox of the
+//! `[sandbox]` settings and `[tools] allowed_commands` (see the `sandbox` module).
 
 use qore_client::tool_loop::{ApprovalMode, Approver, LoopConfig, ToolProtocol as LoopProtocol};
 use std::sync::Arc;
@@ -109,7 +110,8 @@ pub fn tool_set(
         ..LoopConfig::default()
     };
     let auto = args.tool_protocol == ToolProtocol::Auto;
-    let mut tools = ToolSet::builtin(&project, mode, approver, config, auto)?;
+    let options = crate::sandbox::tool_options(&project)?;
+    let mut tools = ToolSet::builtin_with(&project, mode, approver, config, auto, options)?;
     let skills = Skills::load(
         qore_agents::config::default_dir().as_deref(),
         Some(&project),

@@ -6,7 +6,9 @@
 //! 2. a new session (`setsid`): no controlling terminal to inject keys into, and one process
 //!    group for the caller to kill. When the helper already leads a group (a shell's job),
 //!    it forks once and the parent only waits and passes the exit status on;
-//! 3. (not in full access) the Landlock ruleset is built with every path opened, then every
+//! 3. (not in full access) a kernel without Landlock or seccomp (or one that simulates
+//!    that, see [`crate::SIMULATE_NO_LANDLOCK`]) is refused before anything runs; the
+//!    Landlock ruleset is built with every path opened, then every
 //!    capability is dropped (bounding, ambient, inheritable, permitted, effective: this
 //!    matters as root), no-new-privileges is set, Landlock is enforced (refused when the
 //!    kernel enforces nothing) and the seccomp filter installed;
@@ -41,6 +43,10 @@ fn confine_and_exec(
     cloexec_inherited();
     new_session()?;
     if policy.mode != Mode::FullAccess {
+        let support = crate::probe();
+        if !support.confines() {
+            return Err(SandboxError::Unsupported(support.gaps().join("; ")));
+        }
         let prepared = landlock_rules::prepare(policy)?;
         drop_capabilities()?;
         set_no_new_privs()?;

@@ -78,6 +78,11 @@ pub enum SandboxError {
          refused (see `qore sandbox check`)"
     )]
     NotEnforced,
+    #[error(
+        "this kernel cannot confine commands ({0}); refused: a command is never run \
+         unconfined without `[sandbox] mode = \"full-access\"`"
+    )]
+    Unsupported(String),
     #[error("seccomp: {0}")]
     Seccomp(String),
     #[error("cannot run `{program}`: {source}")]

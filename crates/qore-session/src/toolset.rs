@@ -69,13 +69,34 @@ impl ToolSet {
         config: LoopConfig,
         auto_protocol: bool,
     ) -> Result<ToolSet, ErrorInfo> {
+        Self::builtin_with(
+            project,
+            mode,
+            approver,
+            config,
+            auto_protocol,
+            ToolOptions::default(),
+        )
+    }
+
+    /// [`ToolSet::builtin`] with the tools' options (`[tools]` and `[sandbox]` settings: the
+    /// allow-list, the operating-system sandbox of commands); the set's change recorder
+    /// replaces `options.record_changes`.
+    pub fn builtin_with(
+        project: &Path,
+        mode: ApprovalMode,
+        approver: Box<dyn Approver>,
+        config: LoopConfig,
+        auto_protocol: bool,
+        options: ToolOptions,
+    ) -> Result<ToolSet, ErrorInfo> {
         let sandbox = Sandbox::new(project)
             .map_err(|err| ErrorInfo::config(format!("--project {}: {err}", project.display())))?;
         let mut registry = ToolRegistry::new();
         let recorder = ChangeRecorder::new();
         let options = ToolOptions {
             record_changes: Some(recorder.clone()),
-            ..ToolOptions::default()
+            ..options
         };
         registry.extend(builtin_tools(sandbox, &options))?;
         Ok(ToolSet {

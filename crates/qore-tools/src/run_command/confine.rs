@@ -78,14 +78,14 @@ pub(super) fn denial_note(
 ) -> Option<String> {
     let policy = sandbox.policy()?;
     if code == Some(qore_sandbox::SETUP_FAILED as i32)
-        && stderr.starts_with(qore_sandbox::HELPER_PREFIX)
+        && stderr.contains(qore_sandbox::HELPER_PREFIX)
     {
         return Some(format!(
             "The sandbox could not be set up, so `{program}` did not run: {}",
             stderr.trim()
         ));
     }
-    if code == Some(127) && stderr.starts_with(qore_sandbox::HELPER_PREFIX) {
+    if code == Some(127) && stderr.contains(qore_sandbox::HELPER_PREFIX) {
         return Some(format!(
             "`{program}` is allowed but was not found on this machine's PATH"
         ));

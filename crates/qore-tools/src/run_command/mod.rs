@@ -217,6 +217,14 @@ async fn execute(
         .env("PAGER", "cat")
         .env("GIT_TERMINAL_PROMPT", "0")
         .kill_on_drop(true);
+    // The test switch for kernels without Landlock reaches the helper (it can only make the
+    // helper refuse).
+    if let (Some(_), Some(v)) = (
+        &options.sandbox,
+        std::env::var_os(qore_sandbox::SIMULATE_NO_LANDLOCK),
+    ) {
+        command.env(qore_sandbox::SIMULATE_NO_LANDLOCK, v);
+    }
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
