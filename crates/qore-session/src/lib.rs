@@ -56,6 +56,11 @@ pub mod transcript;
 pub mod turn_changes;
 pub mod undo;
 
+/// The README (its "Use it from Rust" snippets), compiled as doctests by `cargo test`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
+
 pub use error::SessionError;
 pub use layers::Layers;
 pub use manager::{Compressing, Opening, Roster, SessionManager};
