@@ -44,6 +44,31 @@ struct CacheState {
     failed: bool,
 }
 
+/// What a check's outcome is worth a log line for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Said {
+    /// The first failure after a success (or the first check).
+    Failing,
+    /// A success after a failure (never the first check).
+    Again,
+}
+
+impl CacheState {
+    /// Take a check's outcome (answered `ok` at `now`); what to log.
+    fn checked(&mut self, ok: bool, now: Instant) -> Option<Said> {
+        let had_failed = std::mem::replace(&mut self.failed, !ok);
+        self.failing = !ok;
+        if ok {
+            self.answered = Some(now);
+        }
+        match (ok, had_failed) {
+            (true, true) => Some(Said::Again),
+            (false, false) => Some(Said::Failing),
+            _ => None,
+        }
+    }
+}
+
 /// The copy of the store's keys.
 pub(crate) struct KeyCache {
     state: Mutex<CacheState>,
@@ -77,18 +102,13 @@ impl KeyCache {
     /// Check the store's keys version now and reload the keys when it changed.
     pub async fn refresh(&self, store: &dyn Store) -> Result<(), StoreError> {
         let result = self.check(store).await;
-        let mut state = lock(&self.state);
-        let had_failed = std::mem::replace(&mut state.failed, result.is_err());
-        state.failing = result.is_err();
-        match &result {
-            Ok(()) => {
-                state.answered = Some(Instant::now());
-                if had_failed {
-                    tracing::info!("the store answers again: API keys are checked");
-                }
+        let said = lock(&self.state).checked(result.is_ok(), Instant::now());
+        match (said, &result) {
+            (Some(Said::Again), _) => {
+                tracing::info!("the store answers again: API keys are checked")
             }
-            Err(e) if !had_failed => tracing::warn!("cannot check the API keys: {e}"),
-            Err(_) => {}
+            (Some(Said::Failing), Err(e)) => tracing::warn!("cannot check the API keys: {e}"),
+            _ => {}
         }
         result
     }
@@ -125,4 +145,31 @@ pub(crate) fn spawn_refresher(
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_store_answers_again_only_after_a_failed_check() {
+        // (checks in order, what each one logs)
+        let (again, failing) = (Some(Said::Again), Some(Said::Failing));
+        let cases: [(&[bool], &[Option<Said>]); 5] = [
+            (&[true], &[None]),
+            (&[true, true], &[None, None]),
+            (&[false, true], &[failing, again]),
+            (&[true, false, false, true], &[None, failing, None, again]),
+            (&[false, false, true, true], &[failing, None, again, None]),
+        ];
+        for (checks, said) in cases {
+            let cache = KeyCache::new();
+            let mut state = lock(&cache.state);
+            let got: Vec<_> = (checks.iter())
+                .map(|ok| state.checked(*ok, Instant::now()))
+                .collect();
+            assert_eq!(got, said, "{checks:?}");
+            assert_eq!(state.failing, !checks[checks.len() - 1], "{checks:?}");
+        }
+    }
 }
