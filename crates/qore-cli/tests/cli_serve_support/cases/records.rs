@@ -125,7 +125,10 @@ async fn responses_are_stored_continued_private_and_not_kept_when_asked() {
     // api.openai.com answers); nothing is sent upstream.
     let answer = server.post(path, &next, &as_two).await;
     assert_eq!(answer.status, 400, "{}", answer.text);
-    assert_eq!(answer.json()["error"]["code"], "previous_response_not_found");
+    assert_eq!(
+        answer.json()["error"]["code"],
+        "previous_response_not_found"
+    );
     error_of(path, &answer);
     let answer = server.get(&format!("{path}/{first}"), &as_two).await;
     assert_eq!(answer.status, 404, "{}", answer.text);
