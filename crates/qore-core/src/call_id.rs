@@ -16,6 +16,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub struct CallId(Arc<str>);
 
 impl CallId {
+    /// The id as text.
     pub fn as_str(&self) -> &str {
         &self.0
     }

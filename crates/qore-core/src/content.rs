@@ -14,7 +14,9 @@ pub enum ContentBlock {
     /// Plain text. `signature`: an opaque provider signature carried by this very part
     /// (Gemini `thoughtSignature` on a text part), sent back on the same part.
     Text {
+        /// The text.
         text: String,
+        /// The provider's signature for this part, when it gave one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         signature: Option<String>,
     },
@@ -23,19 +25,27 @@ pub enum ContentBlock {
     /// Model reasoning. `signature` is the provider's opaque proof that must be sent back
     /// with the block (Anthropic `signature`, Gemini `thoughtSignature`).
     Thinking {
+        /// The reasoning text as streamed (empty when the provider only sent a signature).
         text: String,
+        /// The provider's proof for this block, when it gave one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         signature: Option<String>,
     },
     /// Reasoning the provider encrypted; `data` is replayed verbatim.
-    RedactedThinking { data: String },
+    RedactedThinking {
+        /// The encrypted reasoning, opaque to qore.
+        data: String,
+    },
     /// A tool call made by the model.
     ToolUse {
+        /// The call's id, which its result names in [`ContentBlock::ToolResult::tool_use_id`].
         id: String,
+        /// The name of the tool called.
         name: String,
         /// Parsed arguments. `Null` when the model sent arguments that are not JSON; the raw
         /// text is then in `raw_input` (never a silent `{}`).
         input: serde_json::Value,
+        /// The arguments exactly as the model wrote them, kept only when they are not JSON.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         raw_input: Option<String>,
         /// An opaque provider signature carried by the call's part (Gemini
@@ -45,8 +55,11 @@ pub enum ContentBlock {
     },
     /// The result of a tool call, sent back by the user side.
     ToolResult {
+        /// The id of the call this result answers.
         tool_use_id: String,
+        /// What the tool returned: text and images.
         content: Vec<ToolResultPart>,
+        /// Whether the tool failed (the content then says why).
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
@@ -98,7 +111,12 @@ impl ContentBlock {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToolResultPart {
-    Text { text: String },
+    /// Text the tool returned.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image the tool returned.
     Image(ImageSource),
 }
 
@@ -108,6 +126,7 @@ pub struct ImageSource {
     /// e.g. `image/png`. May be absent for URLs whose type the caller does not know.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub media_type: Option<String>,
+    /// The bytes inline or the URL they are at.
     #[serde(flatten)]
     pub data: ImageData,
 }

@@ -44,8 +44,11 @@ pub struct ProviderDetail {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
 #[error("{category:?} error: {message}")]
 pub struct ErrorInfo {
+    /// What kind of failure this is (decides retries and how a front end reports it).
     pub category: ErrorCategory,
+    /// One line saying what went wrong, for people.
     pub message: String,
+    /// What the provider answered (status, error type, body), when the failure came from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<ProviderDetail>,
     /// How long the provider asked the caller to wait before trying again (`Retry-After`,
@@ -55,6 +58,7 @@ pub struct ErrorInfo {
 }
 
 impl ErrorInfo {
+    /// An error of `category` saying `message`.
     pub fn new(category: ErrorCategory, message: impl Into<String>) -> Self {
         ErrorInfo {
             category,
@@ -64,26 +68,32 @@ impl ErrorInfo {
         }
     }
 
+    /// A configuration error: a bad URL, header, profile or setting; retrying cannot help.
     pub fn config(message: impl Into<String>) -> Self {
         Self::new(ErrorCategory::Config, message)
     }
 
+    /// An authentication error: a missing, wrong or expired key.
     pub fn auth(message: impl Into<String>) -> Self {
         Self::new(ErrorCategory::Auth, message)
     }
 
+    /// A network error: connecting, a timeout, a connection cut mid-answer.
     pub fn network(message: impl Into<String>) -> Self {
         Self::new(ErrorCategory::Network, message)
     }
 
+    /// An error the provider reported (a 4xx/5xx answer or an error event in the stream).
     pub fn provider(message: impl Into<String>) -> Self {
         Self::new(ErrorCategory::Provider, message)
     }
 
+    /// A request that failed validation before it was sent (arguments, schema, sizes).
     pub fn validation(message: impl Into<String>) -> Self {
         Self::new(ErrorCategory::Validation, message)
     }
 
+    /// The same error carrying what the provider answered.
     pub fn with_detail(mut self, detail: ProviderDetail) -> Self {
         self.provider = Some(detail);
         self

@@ -17,52 +17,75 @@ pub type DeltaText = compact_str::CompactString;
 pub enum ResponseEvent {
     /// The provider started a message (its id and the model that answers, when given).
     MessageStart {
+        /// The provider's message id.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<String>,
+        /// The model that answers (it may differ from the one asked for).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model: Option<String>,
     },
+    /// A piece of the answer's text.
     TextDelta {
+        /// The text, appended to the current text block.
         text: DeltaText,
     },
+    /// A piece of the model's reasoning.
     ThinkingDelta {
+        /// The reasoning text, appended to the current thinking block.
         text: DeltaText,
     },
     /// The signature of the thinking block that is being streamed.
     ThinkingSignature {
+        /// The signature, sent back with the block on the next request.
         signature: String,
     },
     /// A whole block of reasoning the provider encrypted (Anthropic `redacted_thinking`):
     /// `data` is replayed verbatim.
     RedactedThinking {
+        /// The encrypted reasoning.
         data: String,
     },
     /// An opaque signature of the part just streamed (Gemini `thoughtSignature`): it belongs
     /// to the last block folded so far, whatever its kind (text, thinking or tool call).
     PartSignature {
+        /// The signature, attached to the last block.
         signature: String,
     },
+    /// The model starts a tool call; its arguments follow as [`ResponseEvent::ToolCallArgsDelta`]s.
     ToolCallStart {
+        /// The call's id (unique in the message).
         id: String,
+        /// The name of the tool called.
         name: String,
     },
+    /// A piece of a tool call's arguments (JSON text).
     ToolCallArgsDelta {
+        /// The id of the call the piece belongs to.
         id: CallId,
+        /// The next piece of the arguments' JSON text.
         delta: DeltaText,
     },
     /// A tool call is complete: its arguments parsed, or the raw text and why it did not parse.
     ToolCallEnd {
+        /// The id of the finished call.
         id: String,
+        /// The parsed arguments, or the raw text and the parse error.
         #[serde(flatten)]
         input: ToolCallInput,
     },
+    /// Token counts reported so far (later reports of the same turn replace earlier ones).
     Usage {
+        /// The counts.
         usage: Usage,
     },
+    /// The model stopped generating, and why.
     Stop {
+        /// Why it stopped.
         reason: StopReason,
     },
+    /// The provider reported an error mid-stream, or the transport failed; the stream ends with it.
     Error {
+        /// What went wrong.
         error: ErrorInfo,
     },
 }
@@ -98,15 +121,19 @@ impl ToolCallInput {
 /// Tool-call arguments that are not valid JSON, kept verbatim.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolArgsError {
+    /// The arguments' text exactly as the model wrote it.
     pub raw: String,
+    /// Why it is not a JSON object.
     pub message: String,
 }
 
 /// Token counts. Each is optional: absent means "not reported", which is not zero.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Tokens of the prompt (the whole input, cached parts included).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_tokens: Option<u64>,
+    /// Tokens the model generated (reasoning included where the provider counts it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<u64>,
     /// Input tokens served from the provider's prompt cache.
@@ -149,10 +176,15 @@ impl Usage {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
+    /// The model finished its answer.
     EndTurn,
+    /// The output token limit (`max_tokens`) cut the answer.
     MaxTokens,
+    /// The model called tools and waits for their results.
     ToolUse,
+    /// A stop sequence ended the answer.
     StopSequence,
+    /// The provider refused to answer (a safety refusal).
     Refusal,
     /// The provider paused a long turn (Anthropic `pause_turn`): send the turn back as is to
     /// let it continue.

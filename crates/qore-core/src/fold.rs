@@ -18,16 +18,25 @@ use crate::{
 /// `TurnOutcome`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StreamOutcome {
+    /// The stream completed: the assembled assistant message, why it stopped and the usage.
     Finished {
+        /// The assistant message, every block folded in wire order.
         message: Message,
+        /// Why the model stopped, when the wire said.
         stop_reason: Option<StopReason>,
+        /// Token counts of the turn.
         usage: Usage,
     },
+    /// The stream ended with an error; whatever was assembled is dropped (never half a message).
     Failed {
+        /// What went wrong.
         error: ErrorInfo,
+        /// Token counts reported before the failure.
         usage: Usage,
     },
+    /// The caller cancelled; the partial message is dropped.
     Cancelled {
+        /// Token counts reported before the cancellation.
         usage: Usage,
     },
 }
@@ -47,6 +56,7 @@ pub struct MessageAssembler {
 }
 
 impl MessageAssembler {
+    /// An empty assembler, ready for the first event.
     pub fn new() -> Self {
         Self::default()
     }
@@ -66,6 +76,7 @@ impl MessageAssembler {
         self.message_id.as_deref()
     }
 
+    /// The model the provider said answers, once its message start was seen.
     pub fn model(&self) -> Option<&str> {
         self.model.as_deref()
     }
@@ -75,6 +86,7 @@ impl MessageAssembler {
         &self.blocks
     }
 
+    /// Fold one event into the message being built (text and reasoning appended, tool calls opened, filled and closed, usage and stop reason kept).
     pub fn apply(&mut self, event: &ResponseEvent) {
         match event {
             ResponseEvent::MessageStart { id, model } => {

@@ -11,6 +11,33 @@
 //!   assistant [`Message`] and a [`StreamOutcome`] (finished, failed or cancelled);
 //! - the [`Tool`] trait every tool source implements;
 //! - no I/O, no async runtime, no provider knowledge.
+//!
+//! A stream's events folded into the assistant message, appended to history, and the
+//! history through JSON and back:
+//!
+//! ```
+//! use qore_core::{History, Message, MessageAssembler, ResponseEvent, StopReason, StreamOutcome};
+//!
+//! let mut history = History::from(vec![Message::user("Say hello.")]);
+//! let mut assembler = MessageAssembler::new();
+//! for event in [
+//!     ResponseEvent::TextDelta { text: "Hel".into() },
+//!     ResponseEvent::TextDelta { text: "lo!".into() },
+//!     ResponseEvent::Stop { reason: StopReason::EndTurn },
+//! ] {
+//!     assembler.apply(&event);
+//! }
+//! let StreamOutcome::Finished { message, stop_reason, .. } = assembler.finish() else {
+//!     panic!("a stream that stopped finishes");
+//! };
+//! assert_eq!(message.text(), "Hello!");
+//! assert_eq!(stop_reason, Some(StopReason::EndTurn));
+//! history.push(message);
+//!
+//! let json = serde_json::to_string(&history).unwrap();
+//! assert_eq!(serde_json::from_str::<History>(&json).unwrap(), history);
+//! ```
+#![warn(missing_docs)]
 
 mod call_id;
 mod content;

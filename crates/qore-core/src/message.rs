@@ -11,19 +11,25 @@ use crate::ContentBlock;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
+    /// Instructions for the model (the system prompt); providers that take it apart get it apart.
     System,
+    /// What the person (or a tool result) says.
     User,
+    /// What the model says: text, reasoning, tool calls.
     Assistant,
 }
 
 /// One message: a role and its blocks, in order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
+    /// Who speaks.
     pub role: Role,
+    /// What is said, in order.
     pub blocks: Vec<ContentBlock>,
 }
 
 impl Message {
+    /// A message of `role` made of `blocks`.
     pub fn new(role: Role, blocks: Vec<ContentBlock>) -> Self {
         Message { role, blocks }
     }
@@ -60,30 +66,37 @@ pub struct History {
 }
 
 impl History {
+    /// An empty conversation.
     pub fn new() -> Self {
         History::default()
     }
 
+    /// Append `message` at the end.
     pub fn push(&mut self, message: Message) {
         self.messages.push(message);
     }
 
+    /// Every message, oldest first.
     pub fn messages(&self) -> &[Message] {
         &self.messages
     }
 
+    /// How many messages there are.
     pub fn len(&self) -> usize {
         self.messages.len()
     }
 
+    /// Whether there are no messages.
     pub fn is_empty(&self) -> bool {
         self.messages.is_empty()
     }
 
+    /// The newest message, if any.
     pub fn last(&self) -> Option<&Message> {
         self.messages.last()
     }
 
+    /// The messages, oldest first.
     pub fn iter(&self) -> std::slice::Iter<'_, Message> {
         self.messages.iter()
     }

@@ -16,7 +16,10 @@ pub enum ToolChoice {
     /// At least one tool call, any tool.
     Required,
     /// A call of this tool.
-    Tool { name: String },
+    Tool {
+        /// The name of the tool that must be called.
+        name: String,
+    },
 }
 
 /// The shape the answer must take.
@@ -29,8 +32,11 @@ pub enum ResponseFormat {
     JsonObject,
     /// JSON valid against `schema`.
     JsonSchema {
+        /// The schema's name (OpenAI `json_schema.name`).
         name: String,
+        /// The JSON Schema the answer must satisfy.
         schema: serde_json::Value,
+        /// Ask the provider to enforce the schema exactly (OpenAI `strict`), where it can.
         #[serde(default)]
         strict: bool,
     },

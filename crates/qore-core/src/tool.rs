@@ -22,7 +22,9 @@ use crate::ToolResultPart;
 /// A tool the model may call: its name, what it does, and the JSON Schema of its arguments.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
+    /// The name the model calls it by (unique in a request).
     pub name: String,
+    /// What the tool does, for the model to decide when to call it.
     pub description: String,
     /// JSON Schema of the arguments object.
     pub input_schema: serde_json::Value,
@@ -32,9 +34,12 @@ pub struct ToolSpec {
 /// optional structured data for programs (MCP's `structuredContent`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolOutput {
+    /// The parts the model reads: text and images.
     pub content: Vec<ToolResultPart>,
+    /// Whether the call failed; the content then says why, for the model to act on.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
+    /// Structured data for programs (MCP `structuredContent`); models see `content` only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured: Option<serde_json::Value>,
 }
