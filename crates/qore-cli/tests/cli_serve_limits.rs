@@ -175,7 +175,10 @@ async fn under_a_low_descriptor_limit_the_server_holds_logs_and_recovers() {
         if runs_out {
             assert!(errors >= 1.0, "{metrics}");
             assert!(stderr.contains("out of file descriptors"), "{stderr}");
-            assert!(stderr.contains("above the 64 the open file limit allows"), "{stderr}");
+            assert!(
+                stderr.contains("above the 64 the open file limit allows"),
+                "{stderr}"
+            );
         } else {
             // The cap from 256 descriptors: (256 - 128) / 2.
             assert_eq!(metric(&metrics, "qore_connections_cap "), 64.0, "{metrics}");
