@@ -26,12 +26,15 @@ use crate::{transport, ModelInfo, ResponseStream};
 /// never the key.
 #[derive(Clone, Default)]
 pub struct ClientConfig {
+    /// The provider's base URL as it documents it (`https://api.openai.com/v1`); request paths are joined to it by the endpoint rule.
     pub base_url: String,
     /// Overrides the protocol's request path (see the module doc).
     pub endpoint: Option<String>,
+    /// The API key, sent the way the protocol wants it (bearer, `x-api-key`, `key=`); never shown by `Debug`.
     pub api_key: Option<String>,
     /// Extra headers sent with every request.
     pub headers: Vec<(String, String)>,
+    /// Connect and idle timeouts.
     pub timeouts: Timeouts,
     /// When a request is sent again (see [`crate::transport::retry`]).
     pub retry: RetryPolicy,
@@ -51,6 +54,7 @@ impl std::fmt::Debug for ClientConfig {
 }
 
 impl ClientConfig {
+    /// A configuration for `base_url` with no key, no extra headers and the default timeouts and retries.
     pub fn new(base_url: impl Into<String>) -> Self {
         ClientConfig {
             base_url: base_url.into(),
@@ -142,10 +146,12 @@ impl Client {
         self
     }
 
+    /// The wire protocol this client speaks.
     pub fn protocol(&self) -> &Arc<dyn Protocol> {
         &self.protocol
     }
 
+    /// Where and how this client reaches its provider.
     pub fn config(&self) -> &ClientConfig {
         &self.config
     }

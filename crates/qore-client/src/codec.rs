@@ -24,7 +24,9 @@ pub fn body_bytes(body: &serde_json::Value) -> Result<Vec<u8>, ErrorInfo> {
 pub struct RequestOptions {
     /// Ask for a streamed answer (default) or a single JSON body.
     pub stream: bool,
+    /// The most output tokens to ask for (`None`: the provider's default).
     pub max_tokens: Option<u32>,
+    /// The sampling temperature (`None`: the provider's default).
     pub temperature: Option<f64>,
     /// Extra top-level body fields, merged last (they win over what the encoder wrote).
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -66,9 +68,13 @@ impl RequestOptions {
 /// What to send: a model, the history to encode, the tools on offer, options.
 #[derive(Debug, Clone, Copy)]
 pub struct ChatRequest<'a> {
+    /// The model to ask, as the provider names it.
     pub model: &'a str,
+    /// The conversation so far; it ends with the turn to answer.
     pub history: &'a History,
+    /// The tools the model may call (empty: none offered).
     pub tools: &'a [ToolSpec],
+    /// Streaming, limits, sampling and extra body fields.
     pub options: &'a RequestOptions,
 }
 
@@ -78,6 +84,7 @@ pub struct ChatRequest<'a> {
 /// It honours `request.options.extra` (fields merged at the top level, e.g. the tool-choice
 /// field the tool loop adds for a final answer).
 pub trait BodyRenderer: Send + Sync {
+    /// The request body for `request`, as bytes, deterministic for the same request.
     fn render(&self, request: &ChatRequest<'_>) -> Result<Vec<u8>, ErrorInfo>;
 
     /// The same bytes as [`BodyRenderer::render`], reusing what `cache` holds from earlier
@@ -104,7 +111,9 @@ pub trait BodyRenderer: Send + Sync {
 /// llama.cpp's `input_extra` entries: `{"filename", "text"}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct FimFile<'a> {
+    /// The document's name or path, as the model should see it.
     pub filename: &'a str,
+    /// The document's text.
     pub text: &'a str,
 }
 
@@ -112,10 +121,15 @@ pub struct FimFile<'a> {
 /// other open documents (`extra`) as context where the wire has a place for them.
 #[derive(Debug, Clone, Copy)]
 pub struct FimRequest<'a> {
+    /// The model to ask.
     pub model: &'a str,
+    /// The text before the cursor.
     pub prefix: &'a str,
+    /// The text after the cursor.
     pub suffix: &'a str,
+    /// Other open documents, as context where the wire has a place for them.
     pub extra: &'a [FimFile<'a>],
+    /// Streaming, limits and extra body fields.
     pub options: &'a RequestOptions,
 }
 

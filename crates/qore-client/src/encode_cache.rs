@@ -49,6 +49,7 @@ struct Cached {
 }
 
 impl EncodeCache {
+    /// An empty cache.
     pub fn new() -> Self {
         EncodeCache::default()
     }
@@ -118,6 +119,7 @@ impl EncodeCache {
         self.entries.len()
     }
 
+    /// Whether nothing is cached yet.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -143,12 +145,14 @@ impl Default for KeyHasher {
 }
 
 impl KeyHasher {
+    /// Add a string, its length first (so `"ab" + "c"` and `"a" + "bc"` differ).
     pub fn str(&mut self, s: &str) -> &mut Self {
         self.0.write_usize(s.len());
         self.0.write(s.as_bytes());
         self
     }
 
+    /// Add an optional string, marked present or absent.
     pub fn opt(&mut self, s: Option<&str>) -> &mut Self {
         match s {
             Some(s) => {
@@ -159,21 +163,25 @@ impl KeyHasher {
         }
     }
 
+    /// Add raw bytes (no length prefix: use where the length is fixed or already added).
     pub fn bytes(&mut self, bytes: &[u8]) -> &mut Self {
         self.0.write(bytes);
         self
     }
 
+    /// Add a one-byte tag (a variant or a flag).
     pub fn tag(&mut self, n: u8) -> &mut Self {
         self.0.write_u8(n);
         self
     }
 
+    /// Add a number.
     pub fn num(&mut self, n: u64) -> &mut Self {
         self.0.write_u64(n);
         self
     }
 
+    /// The key of everything added so far.
     pub fn finish(&self) -> u64 {
         self.0.finish()
     }

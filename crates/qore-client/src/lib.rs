@@ -10,7 +10,37 @@
 //!   [`qore_core::ResponseEvent`]s through a [`ResponseStream`] that folds them into the
 //!   assistant message as they pass, and ends in exactly one
 //!   [`qore_core::StreamOutcome`]: finished, failed (with status and body kept) or cancelled;
-//! - decoding happens in the task that reads the socket: no channel, no extra thread.
+//! - decoding happens in the task that reads the socket: no channel, no extra thread;
+//! - [`tool_loop`]: the tool-use loop as one component ([`tool_loop::ToolLoopRunner`]):
+//!   tools registered once, approval decided in one place, identical on every wire.
+//!
+//! A streamed answer (the wire is a name: `openai-chat`, `openai-responses`, `anthropic`,
+//! `gemini`, `ollama`, `llamacpp`, `mistral`):
+//!
+//! ```no_run
+//! use futures_util::StreamExt;
+//! use qore_client::{protocols, CancellationToken, ChatRequest, Client, ClientConfig, RequestOptions};
+//! use qore_core::{History, Message, ResponseEvent};
+//!
+//! # async fn demo() -> Result<(), qore_core::ErrorInfo> {
+//! let protocol = protocols::by_name("openai-chat").expect("a known wire");
+//! let client = Client::new(protocol, ClientConfig::new("http://127.0.0.1:18080/v1"))?;
+//! let history = History::from(vec![Message::user("Write a haiku about the sea.")]);
+//! let options = RequestOptions::default();
+//! let request = ChatRequest { model: "default", history: &history, tools: &[], options: &options };
+//! let mut stream = client.stream(&request, CancellationToken::new());
+//! while let Some(event) = stream.next().await {
+//!     if let ResponseEvent::TextDelta { text } = event {
+//!         print!("{text}");
+//!     }
+//! }
+//! println!("\n{:?}", stream.finish().await);
+//! # Ok(()) }
+//! ```
+//!
+//! The examples (`cargo run -p qore-client --example stream_chat`, `--example tool_loop`)
+//! are whole programs; `tests/examples.rs` runs them against loopback servers.
+#![warn(missing_docs)]
 
 mod cancel;
 mod client;

@@ -51,8 +51,11 @@ impl std::str::FromStr for ApprovalMode {
 /// A rule that pre-decides calls of one tool, optionally only when an argument matches.
 #[derive(Debug, Clone)]
 pub struct ApprovalRule {
+    /// The tool the rule is about.
     pub tool: String,
+    /// Only calls whose argument matches (`None`: every call of the tool).
     pub when: Option<ArgumentMatch>,
+    /// Run the call without asking (`true`) or refuse it (`false`).
     pub allow: bool,
 }
 
@@ -60,7 +63,9 @@ pub struct ApprovalRule {
 /// entirely. Arrays of strings are matched as their items joined with single spaces.
 #[derive(Debug, Clone)]
 pub struct ArgumentMatch {
+    /// A JSON pointer into the arguments object (`/command`).
     pub pointer: String,
+    /// The regex, anchored so that it must match the whole argument text.
     pub pattern: Regex,
 }
 
@@ -93,8 +98,11 @@ impl ArgumentMatch {
 /// What the user is asked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApprovalRequest {
+    /// The id of the call awaiting approval.
     pub call_id: String,
+    /// The tool the model called.
     pub tool: String,
+    /// The arguments the model gave.
     pub arguments: Value,
 }
 
@@ -106,11 +114,15 @@ pub enum ApprovalDecision {
     /// Run this call and every later call of this tool in this session.
     AllowSession,
     /// Do not run it; the reason goes back to the model.
-    Deny { reason: Option<String> },
+    Deny {
+        /// Why, in the user's words (the model reads it); `None`: a plain refusal.
+        reason: Option<String>,
+    },
 }
 
 /// Whoever answers approval requests (a terminal prompt, a JSON-lines peer, a test).
 pub trait Approver: Send + Sync {
+    /// Decide on `request`; the loop waits for the answer (or for cancellation).
     fn decide<'a>(
         &'a self,
         request: &'a ApprovalRequest,
@@ -120,9 +132,11 @@ pub trait Approver: Send + Sync {
 /// The policy's verdict on one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
+    /// Run the call without asking.
     Run,
     /// Not run; the text is the error result the model gets.
     Refuse(String),
+    /// Ask the [`Approver`] first.
     Ask,
 }
 
@@ -159,12 +173,15 @@ impl SessionApprovals {
 /// Mode, rules and what this session remembered.
 #[derive(Debug, Clone, Default)]
 pub struct ApprovalPolicy {
+    /// How calls are approved when no rule decides.
     pub mode: ApprovalMode,
+    /// Rules checked first, in order; the first that matches decides.
     pub rules: Vec<ApprovalRule>,
     allowed_for_session: SessionApprovals,
 }
 
 impl ApprovalPolicy {
+    /// A policy of `mode` with no rules.
     pub fn new(mode: ApprovalMode) -> Self {
         ApprovalPolicy {
             mode,
@@ -172,6 +189,7 @@ impl ApprovalPolicy {
         }
     }
 
+    /// The policy with `rule` added after the others.
     pub fn with_rule(mut self, rule: ApprovalRule) -> Self {
         self.rules.push(rule);
         self

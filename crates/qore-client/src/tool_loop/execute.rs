@@ -28,8 +28,11 @@ use super::registry::{Registered, ToolRegistry};
 /// A tool call as the assistant message holds it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCall {
+    /// The call's id.
     pub id: String,
+    /// The name of the tool called.
     pub name: String,
+    /// The parsed arguments.
     pub input: Value,
     /// The raw argument text when it was not JSON.
     pub raw_input: Option<String>,
@@ -62,21 +65,28 @@ impl ToolCall {
 /// What happened to one call, for the loop's events.
 #[derive(Debug, Clone)]
 pub struct CallReport {
+    /// The id of the call this reports on.
     pub id: String,
+    /// The name of the tool called.
     pub name: String,
+    /// What goes back to the model: the tool's result, or why it did not run.
     pub output: ToolOutput,
     /// Whether the tool actually ran (false for refusals, denials, bad calls, skips).
     pub ran: bool,
+    /// How long the call took.
     pub elapsed: Duration,
 }
 
 /// The result blocks of a round, in call order, and whether it was cancelled.
 pub struct RoundResults {
+    /// One report per call, in call order.
     pub reports: Vec<CallReport>,
+    /// Whether cancellation stopped the round (later calls then did not run).
     pub cancelled: bool,
 }
 
 impl RoundResults {
+    /// The reports as tool-result blocks for the next user message, in call order.
     pub fn blocks(&self) -> Vec<ContentBlock> {
         self.reports
             .iter()

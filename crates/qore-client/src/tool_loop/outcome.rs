@@ -12,8 +12,18 @@ use qore_core::{ErrorCategory, ErrorInfo, StopReason, Usage};
 /// Which tool-loop limit ended a turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LoopStop {
-    RepeatedCall { tool: String, times: u32 },
-    RoundLimit { rounds: u32 },
+    /// The model called the same tool with the same arguments too many times in a row.
+    RepeatedCall {
+        /// The tool called again and again.
+        tool: String,
+        /// How many times in a row.
+        times: u32,
+    },
+    /// The rounds of tool calls reached [`super::LoopConfig::max_rounds`].
+    RoundLimit {
+        /// The rounds run.
+        rounds: u32,
+    },
 }
 
 impl LoopStop {
@@ -48,20 +58,31 @@ impl LoopStop {
 /// result, whatever the end (never half a message).
 #[derive(Debug, Clone, PartialEq)]
 pub enum TurnOutcome {
+    /// The model answered without calling tools.
     Finished {
+        /// Why the model stopped on its last turn.
         stop_reason: Option<StopReason>,
+        /// Token counts summed over every request of the turn.
         usage: Usage,
+        /// Rounds of tool calls run.
         rounds: u32,
     },
+    /// A request failed, or a tool-loop limit stopped the turn.
     Failed {
+        /// What went wrong.
         error: ErrorInfo,
         /// The tool-loop limit that ended the turn, when one did.
         limit: Option<LoopStop>,
+        /// Token counts summed over the requests sent before the failure.
         usage: Usage,
+        /// Rounds of tool calls run before the failure.
         rounds: u32,
     },
+    /// The caller cancelled.
     Cancelled {
+        /// Token counts summed over the requests sent before the cancellation.
         usage: Usage,
+        /// Rounds of tool calls run before the cancellation.
         rounds: u32,
     },
 }

@@ -18,7 +18,9 @@ use qore_core::{ErrorInfo, Tool, ToolSource, ToolSpec};
 
 /// A registered tool and its compiled argument validator.
 pub struct Registered {
+    /// The tool.
     pub tool: Arc<dyn Tool>,
+    /// Its argument schema compiled; calls whose arguments fail it are not run.
     pub validator: jsonschema::Validator,
 }
 
@@ -35,6 +37,7 @@ pub struct ToolRegistry {
 }
 
 impl ToolRegistry {
+    /// An empty registry.
     pub fn new() -> Self {
         Self::default()
     }
@@ -127,6 +130,7 @@ impl ToolRegistry {
         tools.into_iter().try_for_each(|tool| self.add(tool))
     }
 
+    /// The tool registered as `name`.
     pub fn get(&self, name: &str) -> Option<&Registered> {
         self.by_name.get(name).map(|&i| &self.tools[i])
     }
@@ -136,6 +140,7 @@ impl ToolRegistry {
         &self.specs
     }
 
+    /// Whether no tool is registered.
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }

@@ -66,9 +66,11 @@ pub enum ToolProtocol {
 pub struct LoopConfig {
     /// Rounds of tool calls allowed (a round: one assistant turn's calls and their results).
     pub max_rounds: u32,
+    /// What happens when `max_rounds` is reached.
     pub at_round_limit: AtRoundLimit,
     /// The same tool with the same arguments this many times in a row stops the loop.
     pub repeat_limit: u32,
+    /// How tools reach the model: native tool calling or the text protocol.
     pub tool_protocol: ToolProtocol,
 }
 
@@ -89,18 +91,27 @@ pub enum LoopEvent<'a> {
     /// An event of the turn being streamed.
     Response(&'a ResponseEvent),
     /// A round's calls are about to run (after the assistant message was stored).
-    ToolsStarting { round: u32, calls: &'a [ToolCall] },
+    ToolsStarting {
+        /// The round's number, from 1.
+        round: u32,
+        /// The calls, in call order.
+        calls: &'a [ToolCall],
+    },
     /// A call's result, in call order.
     ToolFinished(&'a CallReport),
 }
 
 /// Runs the tool loop for one request against one client.
 pub struct ToolLoopRunner<'a> {
+    /// The client every request goes through.
     pub client: &'a Client,
     /// Refreshed before each round ([`ToolRegistry::refresh`]).
     pub registry: &'a mut ToolRegistry,
+    /// How calls are approved; tools allowed "for the session" are remembered in it.
     pub policy: &'a mut ApprovalPolicy,
+    /// Who is asked when the policy says so.
     pub approver: &'a dyn Approver,
+    /// The loop's limits.
     pub config: LoopConfig,
 }
 

@@ -45,8 +45,11 @@ pub enum TextToolEvent {
     Call(ToolCall),
     /// A block that is not a call; `raw` is its content between the tags.
     Malformed {
+        /// The id given to the block (it answers like a call).
         id: String,
+        /// The block's content between the tags.
         raw: String,
+        /// Why it is not a call, for the model to read.
         message: String,
     },
 }

@@ -75,6 +75,7 @@ pub fn one_line(text: &str, max: usize) -> String {
 /// A response head, as error messages name it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Head {
+    /// The HTTP status.
     pub status: u16,
     /// `host` or `host:port` the answer came from.
     pub host: String,
@@ -83,6 +84,7 @@ pub struct Head {
 }
 
 impl Head {
+    /// The head of `response`.
     pub fn of(response: &reqwest::Response) -> Self {
         let content_type = response
             .headers()
@@ -111,6 +113,7 @@ impl Head {
 /// What is known of an answer: its head and (the start of) its body.
 #[derive(Debug, Clone, Copy)]
 pub struct Answer<'a> {
+    /// The HTTP status.
     pub status: u16,
     /// `host` or `host:port` the answer came from.
     pub host: &'a str,

@@ -19,7 +19,9 @@ pub fn ended_mid_line() -> ErrorInfo {
 /// Cuts a streamed body into frames.
 #[derive(Debug)]
 pub enum Framer {
+    /// Server-sent events (`text/event-stream`).
     Sse(SseFramer),
+    /// Newline-delimited JSON (Ollama).
     Ndjson(NdjsonFramer),
 }
 

@@ -3,7 +3,7 @@
 //!
 //! Promises: [`get`] answers the head and whole body of any status; a transport failure is
 //! a `Network` error led by what was being done, naming the connect timeout when that ended
-//! it ([`super::http::failed_while`]), and silence for the idle timeout is one too; a 2xx
+//! it (`super::http::failed_while`), and silence for the idle timeout is one too; a 2xx
 //! answer that is an HTML page or plain text is a provider error naming its status, host,
 //! title or first line, content type and size ([`super::bad_answer::not_json`]), never a
 //! body handed on to be read as JSON. Redacting the key is the caller's (it holds it).
@@ -20,9 +20,11 @@ use super::retry::server_wait;
 /// An answer received whole.
 #[derive(Debug)]
 pub struct Got {
+    /// The answer's status, host and content type.
     pub head: Head,
     /// The wait the answer's headers asked for before asking again.
     pub wait: Option<Duration>,
+    /// The whole body.
     pub body: bytes::Bytes,
 }
 

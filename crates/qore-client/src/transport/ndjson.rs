@@ -30,6 +30,7 @@ pub struct NdjsonFramer {
 }
 
 impl NdjsonFramer {
+    /// A framer at the start of a stream.
     pub fn new() -> Self {
         Self::default()
     }

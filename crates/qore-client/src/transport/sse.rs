@@ -110,6 +110,7 @@ pub struct SseFramer {
 }
 
 impl SseFramer {
+    /// A framer at the start of a stream.
     pub fn new() -> Self {
         Self::default()
     }

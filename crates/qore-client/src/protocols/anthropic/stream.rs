@@ -64,6 +64,7 @@ pub struct MessagesStreamDecoder {
 }
 
 impl MessagesStreamDecoder {
+    /// A decoder at the start of a stream.
     pub fn new() -> Self {
         Self::default()
     }

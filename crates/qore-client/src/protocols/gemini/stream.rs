@@ -80,6 +80,7 @@ pub struct GeminiStreamDecoder {
 }
 
 impl GeminiStreamDecoder {
+    /// A decoder at the start of a stream.
     pub fn new() -> Self {
         Self::default()
     }

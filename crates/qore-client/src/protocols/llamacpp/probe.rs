@@ -33,11 +33,15 @@ pub struct Health {
 /// What `GET /props` said about the server and its model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Props {
+    /// The model file the server loaded (`model_path`).
     pub model_path: Option<String>,
+    /// The model's alias, when the server was given one.
     pub model_alias: Option<String>,
     /// Context size per slot (`default_generation_settings.n_ctx`).
     pub n_ctx: Option<u64>,
+    /// How many requests the server runs at once (`total_slots`).
     pub total_slots: Option<u64>,
+    /// The server's build (`build_info`).
     pub build_info: Option<String>,
     /// The chat template supports tools (`chat_template_caps.supports_tools`).
     pub tools: Option<bool>,

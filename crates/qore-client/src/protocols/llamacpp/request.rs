@@ -30,7 +30,10 @@ pub enum LlamaFim {
     Infill,
     /// `POST /completion`: for models without FIM tokens; the prompt is the prefix, or the
     /// template with `{prefix}` and `{suffix}` filled in.
-    Completion { template: Option<String> },
+    Completion {
+        /// The prompt with `{prefix}` and `{suffix}` in it (`None`: the prefix alone).
+        template: Option<String>,
+    },
 }
 
 pub fn encode_fim(fim: &LlamaFim, request: &FimRequest<'_>) -> Result<Value, ErrorInfo> {

@@ -35,6 +35,7 @@ pub struct CompletionDecoder {
 }
 
 impl CompletionDecoder {
+    /// A decoder at the start of a stream.
     pub fn new() -> Self {
         Self::default()
     }

@@ -45,6 +45,7 @@ pub struct OllamaStreamDecoder {
 }
 
 impl OllamaStreamDecoder {
+    /// A decoder at the start of a stream.
     pub fn new() -> Self {
         Self::default()
     }

@@ -10,7 +10,7 @@
 //! - [`TextCompletionDecoder`]: SSE `data:` chunks `{"id", "model", "choices": [{"text",
 //!   "finish_reason"}], "usage"}` ended by `[DONE]`, or one whole body of the same shape:
 //!   `choices[0].text` → text deltas, `finish_reason` → the stop reason (once, in
-//!   [`super::stream::stop_reason`]'s vocabulary), `usage.prompt_tokens` /
+//!   `super::stream::stop_reason`'s vocabulary), `usage.prompt_tokens` /
 //!   `completion_tokens` → usage; an `{"error": …}` chunk is a provider error keeping the
 //!   frame; a stream with neither a finish reason nor `[DONE]` is incomplete.
 
@@ -25,6 +25,7 @@ use crate::codec::{FimRequest, StreamDecoder};
 use crate::protocols::shared;
 use crate::transport::sse::SseFrame;
 
+/// The body of a `POST /v1/completions` fill-in-the-middle request (`prompt` and `suffix`).
 pub fn encode_fim(request: &FimRequest<'_>) -> Result<Value, ErrorInfo> {
     let mut body = shared::fim_prompt_body(request)?;
     let options = request.options;
@@ -45,6 +46,7 @@ pub struct TextCompletionDecoder {
 }
 
 impl TextCompletionDecoder {
+    /// A decoder at the start of a stream.
     pub fn new() -> Self {
         Self::default()
     }

@@ -8,7 +8,7 @@
 //! error envelopes, also inside a 200 stream. Fill-in-the-middle goes to the Completions
 //! endpoint (`POST {base}/completions` with `prompt` and `suffix`, [`completions`]), whose
 //! answers carry `choices[].text`. Tool choice, response format and stop sequences are
-//! all said in this wire's own fields ([`settings`]).
+//! all said in this wire's own fields (`settings`).
 
 mod chunk;
 pub mod completions;

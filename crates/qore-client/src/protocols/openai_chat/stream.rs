@@ -52,6 +52,7 @@ struct PendingCall {
 }
 
 impl ChatStreamDecoder {
+    /// A decoder at the start of a stream.
     pub fn new() -> Self {
         Self::default()
     }

@@ -47,6 +47,7 @@ pub struct ResponsesDecoder {
 }
 
 impl ResponsesDecoder {
+    /// A decoder at the start of a stream.
     pub fn new() -> Self {
         Self::default()
     }
