@@ -23,6 +23,8 @@
 //!   any process creates or revokes one.
 //! - **Usage** rows add up per (day, key, model, agent) in one upsert each, so writers in
 //!   several processes never lose each other's counts.
+//! - **Request log** rows page newest first by id (a ULID of the start time); a listing
+//!   carries no bodies; usage sums are computed by the database over every row kept.
 //! - **Limits** ([`Store::admit`]) are decided by one atomic step in the database: with
 //!   `rpm = 10`, exactly 10 requests are admitted in any 60 seconds, whichever processes ask.
 //! - **Failures.** A database that cannot be reached (refused, timed out, no free
@@ -176,6 +178,30 @@ pub trait Store: Send + Sync + 'static {
     /// Decide one request of a key against its limits in one atomic step, counting it when
     /// admitted.
     async fn admit(&self, check: &LimitCheck) -> Result<LimitVerdict, StoreError>;
+
+    /// Usage summed by the database, grouped by `by` (days in UTC), of one key id when given,
+    /// from day `since` to day `until` (both included) when given; ordered by the group.
+    async fn usage_sums(
+        &self,
+        by: crate::UsageGroup,
+        key_id: Option<&str>,
+        since: Option<&str>,
+        until: Option<&str>,
+    ) -> Result<Vec<UsageRow>, StoreError>;
+
+    // --- the request log (`qore serve`) ---
+
+    /// Write a batch of request rows in one transaction (an id already there is kept).
+    async fn record_requests(&self, rows: &[crate::RequestLogRow]) -> Result<(), StoreError>;
+    /// One page of the request log, newest first, without bodies.
+    async fn request_log(
+        &self,
+        query: &crate::LogQuery,
+    ) -> Result<Vec<crate::RequestLogRow>, StoreError>;
+    /// One request with its bodies.
+    async fn request_entry(&self, id: &str) -> Result<Option<crate::RequestLogRow>, StoreError>;
+    /// Delete the requests that started before `before_ms`; how many.
+    async fn prune_request_log(&self, before_ms: i64) -> Result<u64, StoreError>;
 
     // --- stored responses (the Responses API) ---
 

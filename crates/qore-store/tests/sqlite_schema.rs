@@ -62,17 +62,18 @@ async fn a_file_of_every_older_version_is_migrated_and_keeps_its_sessions() {
     let cases = [
         (
             1,
-            "DROP TABLE rate_events; DROP TABLE responses; DROP TABLE usage;
-             DROP TABLE api_keys; DROP TABLE file_changes;",
+            "DROP TABLE request_log; DROP TABLE rate_events; DROP TABLE responses;
+             DROP TABLE usage; DROP TABLE api_keys; DROP TABLE file_changes;",
         ),
         (
             2,
-            "DROP TABLE rate_events; DROP TABLE responses; DROP TABLE usage;
-             DROP TABLE api_keys;",
+            "DROP TABLE request_log; DROP TABLE rate_events; DROP TABLE responses;
+             DROP TABLE usage; DROP TABLE api_keys;",
         ),
-        (3, "DROP TABLE rate_events;"),
+        (3, "DROP TABLE request_log; DROP TABLE rate_events;"),
+        (4, "DROP TABLE request_log;"),
     ];
-    assert_eq!(SCHEMA_VERSION, 4);
+    assert_eq!(SCHEMA_VERSION, 5);
     for (version, lacks) in cases {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("qore.db");

@@ -12,7 +12,7 @@ use crate::{
     SessionInfo, StoreCounters, StoreError, StoredTurn, TurnId, TurnRecord, UndoableTurn, UsageRow,
 };
 
-use super::{copy, keys, limits, read, responses, sessions, usage, PgStore};
+use super::{copy, keys, limits, read, request_log, responses, sessions, usage, PgStore};
 
 #[async_trait]
 impl Store for PgStore {
@@ -153,6 +153,40 @@ impl Store for PgStore {
     async fn tokens_used(&self, key_id: &str) -> Result<u64, StoreError> {
         self.within("count tokens used", usage::tokens_used(self, key_id))
             .await
+    }
+
+    async fn usage_sums(
+        &self,
+        by: crate::UsageGroup,
+        key_id: Option<&str>,
+        since: Option<&str>,
+        until: Option<&str>,
+    ) -> Result<Vec<UsageRow>, StoreError> {
+        let sums = request_log::usage_sums(self, by, key_id, since, until);
+        self.within("sum usage", sums).await
+    }
+
+    async fn record_requests(&self, rows: &[crate::RequestLogRow]) -> Result<(), StoreError> {
+        let write = request_log::record_requests(self, rows);
+        self.within("record requests", write).await
+    }
+
+    async fn request_log(
+        &self,
+        query: &crate::LogQuery,
+    ) -> Result<Vec<crate::RequestLogRow>, StoreError> {
+        let read = request_log::request_log(self, query);
+        self.within("read the request log", read).await
+    }
+
+    async fn request_entry(&self, id: &str) -> Result<Option<crate::RequestLogRow>, StoreError> {
+        let read = request_log::request_entry(self, id);
+        self.within("read a request", read).await
+    }
+
+    async fn prune_request_log(&self, before_ms: i64) -> Result<u64, StoreError> {
+        let prune = request_log::prune_request_log(self, before_ms);
+        self.within("prune the request log", prune).await
     }
 
     async fn admit(&self, check: &LimitCheck) -> Result<LimitVerdict, StoreError> {

@@ -44,6 +44,7 @@ mod keys;
 mod limits;
 mod migrate;
 mod read;
+mod request_log;
 mod responses;
 mod sessions;
 mod usage;

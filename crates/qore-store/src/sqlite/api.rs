@@ -142,6 +142,41 @@ impl Store for SqliteStore {
         self.run(move |db| db.tokens_used(&key_id)).await
     }
 
+    async fn usage_sums(
+        &self,
+        by: crate::UsageGroup,
+        key_id: Option<&str>,
+        since: Option<&str>,
+        until: Option<&str>,
+    ) -> Result<Vec<UsageRow>, StoreError> {
+        let owned = |v: Option<&str>| v.map(str::to_owned);
+        let (key_id, since, until) = (owned(key_id), owned(since), owned(until));
+        self.run(move |db| db.usage_sums(by, key_id.as_deref(), since.as_deref(), until.as_deref()))
+            .await
+    }
+
+    async fn record_requests(&self, rows: &[crate::RequestLogRow]) -> Result<(), StoreError> {
+        let rows = rows.to_vec();
+        self.run(move |db| db.record_requests(&rows)).await
+    }
+
+    async fn request_log(
+        &self,
+        query: &crate::LogQuery,
+    ) -> Result<Vec<crate::RequestLogRow>, StoreError> {
+        let query = query.clone();
+        self.run(move |db| db.request_log(&query)).await
+    }
+
+    async fn request_entry(&self, id: &str) -> Result<Option<crate::RequestLogRow>, StoreError> {
+        let id = id.to_owned();
+        self.run(move |db| db.request_entry(&id)).await
+    }
+
+    async fn prune_request_log(&self, before_ms: i64) -> Result<u64, StoreError> {
+        self.run(move |db| db.prune_request_log(before_ms)).await
+    }
+
     async fn admit(&self, check: &LimitCheck) -> Result<LimitVerdict, StoreError> {
         let check = check.clone();
         self.run(move |db| db.admit(&check)).await

@@ -27,7 +27,7 @@ use crate::StoreError;
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The schema version a SQLite file is migrated to when it is opened.
-pub const SCHEMA_VERSION: usize = 4;
+pub const SCHEMA_VERSION: usize = 5;
 
 /// Migration 1: sessions, their turns, and each turn's messages (see the crate doc).
 const V1: &str = "
@@ -133,8 +133,35 @@ CREATE TABLE rate_events (
 CREATE UNIQUE INDEX rate_events_key ON rate_events(key_id, at);
 ";
 
+/// Migration 5: `qore serve`'s request log, one row per request (see the crate's
+/// `request_log` module), newest first by id, pruned by start time.
+const V5: &str = "
+CREATE TABLE request_log (
+    id            TEXT PRIMARY KEY,
+    at_ms         INTEGER NOT NULL,
+    key_id        TEXT NOT NULL DEFAULT '',
+    dialect       TEXT NOT NULL DEFAULT '',
+    model         TEXT NOT NULL DEFAULT '',
+    agent         TEXT NOT NULL DEFAULT '',
+    upstream      TEXT NOT NULL DEFAULT '',
+    status        INTEGER NOT NULL,
+    error_kind    TEXT NOT NULL DEFAULT '',
+    tokens_in     INTEGER NOT NULL DEFAULT 0,
+    tokens_out    INTEGER NOT NULL DEFAULT 0,
+    cost_micros   INTEGER,
+    ttfb_ms       INTEGER,
+    duration_ms   INTEGER NOT NULL DEFAULT 0,
+    session_id    TEXT NOT NULL DEFAULT '',
+    response_id   TEXT NOT NULL DEFAULT '',
+    request_body  TEXT,
+    response_body TEXT
+);
+CREATE INDEX request_log_at ON request_log(at_ms);
+CREATE INDEX request_log_key ON request_log(key_id, id);
+";
+
 fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3), M::up(V4)])
+    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3), M::up(V4), M::up(V5)])
 }
 
 /// Open (creating the file and its directory) and migrate the database at `path`.

@@ -16,6 +16,7 @@ mod keys;
 mod limits;
 mod migrate;
 mod read;
+mod request_log;
 mod responses;
 mod sessions;
 mod usage;

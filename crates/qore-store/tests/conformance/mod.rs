@@ -1,5 +1,5 @@
 //! The conformance suite: every promise of the `Store` interface, checked the same way on
-//! every backend. A runner (`tests/conformance_sqlite.rs`, `tests/conformance_postgres.rs`)
+//! every backend (the request log too: `request_log.rs`). A runner (`tests/conformance_sqlite.rs`, `tests/conformance_postgres.rs`)
 //! says how to make a fresh, empty store location and calls [`conformance_suite!`], which
 //! makes one test per case below; nothing in a case knows which backend it runs on.
 //!
@@ -16,6 +16,7 @@ pub mod keys;
 pub mod limits;
 pub mod lookup;
 pub mod processes;
+pub mod request_log;
 pub mod responses;
 pub mod sessions;
 pub mod turns;
@@ -124,6 +125,12 @@ macro_rules! conformance_suite {
                 rows_add_up_per_day_key_model_and_agent,
                 a_batch_adds_up_in_one_call,
                 two_handles_adding_at_once_lose_nothing,
+            ],
+            request_log: [
+                a_batch_round_trips_and_pages_newest_first,
+                every_filter_of_the_log_holds,
+                pruning_deletes_what_started_before,
+                usage_sums_are_grouped_by_the_database,
             ],
             responses: [
                 a_response_names_a_turn_until_deleted_or_its_session_is_removed,
