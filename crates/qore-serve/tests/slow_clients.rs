@@ -1,9 +1,9 @@
 //! Slow and greedy clients against a real `qore serve` on loopback (limits of ~1 s): each
 //! kind of slow connection is closed within its limit + 1 s and counted by reason; ordinary
 //! requests (HTTP/1.1 and h2c) are still answered; a client that stops reading a stream is
-//! closed and its upstream request cancelled, while a slow stream that outlives every limit
-//! completes; past the connection cap, connections wait and are served once slow ones are
-//! reaped.
+//! closed and its upstream request cancelled (HTTP/1.1 and HTTP/2), while a slow stream that
+//! outlives every limit completes; past the connection cap, connections wait and are served
+//! once slow ones are reaped.
 
 mod listener;
 
@@ -243,4 +243,39 @@ async fn past_the_cap_connections_wait_and_are_served_once_slow_ones_are_reaped(
     );
     let line = "qore_connections_closed_total{reason=\"first_byte_timeout\"}";
     assert_eq!(metric_in(&text, line), (3 * cap) as f64, "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http2_client_that_stops_reading_a_stream_has_its_upstream_cancelled() {
+    let h = Harness::start(endless(100_000), fast()).await;
+    let h2 = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .build()
+        .unwrap();
+    let url = format!("{}/v1/chat/completions", h.server.url());
+    let held = h2.post(&url).body(chat_body(true)).send().await.unwrap();
+    assert_eq!(held.version(), reqwest::Version::HTTP_2);
+    assert_eq!(held.status().as_u16(), 200);
+    // Not read: HTTP/2's window fills, and the server has nowhere to write.
+    let stopped = Instant::now();
+    let limit = fast().write_stall_timeout;
+    while h.upstream.disconnects() == 0 {
+        assert!(
+            stopped.elapsed() < limit + Duration::from_secs(10),
+            "the upstream was not cancelled"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        stopped.elapsed() >= limit,
+        "cancelled before the stall limit"
+    );
+    let line = "qore_connections_closed_total{reason=\"write_stall\"}";
+    assert_eq!(h.metric(line).await, 1.0);
+    // Only that stream: the same connection still answers.
+    let healthz = format!("{}/healthz", h.server.url());
+    let answer = h2.get(&healthz).send().await.unwrap();
+    assert_eq!(answer.version(), reqwest::Version::HTTP_2);
+    assert_eq!(answer.text().await.unwrap(), "ok\n");
+    drop(held);
 }

@@ -11,7 +11,8 @@
 //!   no request open for `header_read_timeout` is closed (GOAWAY) instead;
 //! - every write goes through a write-stall timer: a client that reads nothing for
 //!   `write_stall_timeout` while the server has bytes for it is closed, which drops its
-//!   response and so cancels the upstream request. Nothing bounds a stream's total time;
+//!   response and so cancels the upstream request (on HTTP/2, where flow control stops
+//!   writes first, per stream: [`super::h2`]). Nothing bounds a stream's total time;
 //! - each request body gets its total deadline ([`super::body`]);
 //! - once the server is stopping, a connection still before its first request is dropped; an
 //!   HTTP/1.1 connection finishes the request in flight and closes, an HTTP/2 one sends
@@ -30,7 +31,8 @@ use tokio::sync::OwnedSemaphorePermit;
 use tokio_io_timeout::TimeoutStream;
 
 use super::counts::ConnectionCounts;
-use super::service::{idle, Activity, Routed};
+use super::h2::Activity;
+use super::service::Routed;
 use super::settings::ListenSettings;
 
 /// HTTP/2's connection preface: a client that opens with it speaks h2c.
@@ -139,7 +141,16 @@ impl Serving {
             let activity = Arc::new(Activity::default());
             let service = self.service(Some(activity.clone()));
             let conn = self.h2.serve_connection(io, service);
-            let idle = idle(activity, self.settings.header_read_timeout);
+            let (idle, stall) = (
+                self.settings.header_read_timeout,
+                self.settings.write_stall_timeout,
+            );
+            let idle = async {
+                tokio::select! {
+                    () = activity.idle(idle) => {}
+                    () = activity.sweep(stall, &self.counts) => {}
+                }
+            };
             let (served, idled) = drive(conn, &self.stopping, idle).await;
             if idled {
                 self.counts.closed("h2_idle_timeout");

@@ -17,6 +17,7 @@
 mod body;
 mod conn;
 mod counts;
+mod h2;
 pub mod limits;
 mod service;
 mod settings;
