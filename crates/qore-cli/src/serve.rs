@@ -53,6 +53,15 @@ pub struct ServeArgs {
     /// else 32 MiB.
     #[arg(long, value_name = "BYTES", value_parser = positive_usize)]
     pub body_limit: Option<usize>,
+    /// While a stream's upstream is silent, an SSE comment (`: keep-alive`) every SECS; 0
+    /// turns it off. Default: the config's [serve] stream_keepalive_secs, else 15.
+    #[arg(long, value_name = "SECS", value_parser = seconds_or_off)]
+    pub stream_keepalive: Option<Duration>,
+    /// A stream whose upstream sends nothing for SECS ends with the dialect's error event
+    /// (an idle limit: never one on the whole stream); 0 turns it off. Default: the config's
+    /// [serve] upstream_idle_secs, else 300.
+    #[arg(long, value_name = "SECS", value_parser = seconds_or_off)]
+    pub upstream_idle: Option<Duration>,
     #[command(flatten)]
     pub listener: ListenArgs,
 }
@@ -99,6 +108,11 @@ pub struct ListenArgs {
 
 #[derive(Subcommand)]
 pub enum ServeCommand {
+    /// Admin credentials for the admin API and the console: create NAME.
+    Admin {
+        #[command(subcommand)]
+        command: crate::serve_admin::AdminCommand,
+    },
     /// API keys: create NAME, list, revoke NAME|ID.
     Keys {
         #[command(subcommand)]
@@ -158,6 +172,9 @@ pub async fn serve(args: ServeArgs, store: Option<String>) -> ExitCode {
         Err(message) => Err(message),
         Ok(store) => match args.command {
             Some(ServeCommand::Keys { command }) => keys(&*store, command).await,
+            Some(ServeCommand::Admin { command }) => {
+                crate::serve_admin::run(&*store, command).await
+            }
             Some(ServeCommand::Usage { key, since, json }) => {
                 report::usage(&*store, key.as_deref(), since.as_deref(), json).await
             }
@@ -188,6 +205,8 @@ impl ServeArgs {
             drain_timeout: self.drain_timeout,
             body_limit: self.body_limit,
             listener: self.listener.flags(),
+            stream_keepalive: self.stream_keepalive,
+            upstream_idle: self.upstream_idle,
         }
     }
 }
@@ -273,6 +292,14 @@ impl ListenArgs {
     }
 }
 
+/// `--stream-keepalive`, `--upstream-idle`: seconds, or 0 for off.
+fn seconds_or_off(text: &str) -> Result<Duration, String> {
+    match text.trim().parse::<f64>() {
+        Ok(0.0) => Ok(Duration::ZERO),
+        _ => crate::flags::seconds(text),
+    }
+}
+
 /// `--h2-max-streams`: a whole number, at least 1.
 fn positive_u32(text: &str) -> Result<u32, String> {
     let n = positive(text)?;
@@ -303,5 +330,25 @@ fn day(text: &str) -> Result<String, String> {
         Ok(text.trim().to_owned())
     } else {
         Err(format!("{text:?} is not a day: expected YYYY-MM-DD"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_limit_flags_take_seconds_or_0_for_off() {
+        let cases = [
+            ("0", Ok(Duration::ZERO)),
+            ("15", Ok(Duration::from_secs(15))),
+            ("0.5", Ok(Duration::from_millis(500))),
+        ];
+        for (text, wanted) in cases {
+            assert_eq!(seconds_or_off(text), wanted, "{text}");
+        }
+        for bad in ["-1", "x", ""] {
+            assert!(seconds_or_off(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -77,16 +77,23 @@ impl Default for StreamLimits {
 }
 
 impl StreamLimits {
-    /// The `[serve]` table's values over the defaults (0 seconds: off).
-    pub fn of(table: &ServeTable) -> StreamLimits {
-        let secs = |value: Option<u64>, default: Duration| match value {
-            Some(0) => None,
-            Some(secs) => Some(Duration::from_secs(secs)),
-            None => Some(default),
+    /// The flags over the `[serve]` table's values over the defaults (0: off).
+    pub fn of(flags: &ServeFlags, table: &ServeTable) -> StreamLimits {
+        let pick = |flag: Option<Duration>, value: Option<u64>, default: Duration| {
+            let chosen = flag.or(value.map(Duration::from_secs)).unwrap_or(default);
+            (!chosen.is_zero()).then_some(chosen)
         };
         StreamLimits {
-            keepalive: secs(table.stream_keepalive_secs, DEFAULT_STREAM_KEEPALIVE),
-            upstream_idle: secs(table.upstream_idle_secs, DEFAULT_UPSTREAM_IDLE),
+            keepalive: pick(
+                flags.stream_keepalive,
+                table.stream_keepalive_secs,
+                DEFAULT_STREAM_KEEPALIVE,
+            ),
+            upstream_idle: pick(
+                flags.upstream_idle,
+                table.upstream_idle_secs,
+                DEFAULT_UPSTREAM_IDLE,
+            ),
         }
     }
 }
@@ -117,6 +124,12 @@ pub struct ServeTable {
     // Streams (src/relay.rs).
     pub stream_keepalive_secs: Option<u64>,
     pub upstream_idle_secs: Option<u64>,
+    // The request log (src/request_log.rs) and the console (src/admin).
+    pub log_bodies: Option<bool>,
+    pub log_body_cap: Option<usize>,
+    pub log_retention_days: Option<u64>,
+    pub console: Option<bool>,
+    pub console_path: Option<String>,
 }
 
 /// What the command line says; `None` leaves the file's value (or the default).
@@ -129,6 +142,9 @@ pub struct ServeFlags {
     pub body_limit: Option<usize>,
     /// The listener's limits and TLS.
     pub listener: crate::listen::ListenFlags,
+    /// A relayed stream's keep-alive and upstream idle limit (`Duration::ZERO`: off).
+    pub stream_keepalive: Option<Duration>,
+    pub upstream_idle: Option<Duration>,
 }
 
 /// The settings the server runs with.
@@ -147,6 +163,10 @@ pub struct ServeSettings {
     pub listener: crate::listen::ListenSettings,
     /// A relayed stream's idle limits.
     pub streams: StreamLimits,
+    /// How the request log is kept.
+    pub request_log: crate::request_log::LogSettings,
+    /// Whether and where the console is served.
+    pub console: crate::admin::ConsoleSettings,
 }
 
 /// Every default (on 127.0.0.1:8787, keys required): what tests start from.
@@ -162,6 +182,8 @@ impl Default for ServeSettings {
             models: Vec::new(),
             listener: Default::default(),
             streams: StreamLimits::default(),
+            request_log: Default::default(),
+            console: Default::default(),
         }
     }
 }
@@ -196,7 +218,9 @@ impl ServeSettings {
             .unwrap_or(DEFAULT_LISTEN);
         let listen = parse_listen(listen_text)?;
         let listener = crate::listen::ListenSettings::resolve(&flags.listener, &table)?;
-        let streams = StreamLimits::of(&table);
+        let streams = StreamLimits::of(flags, &table);
+        let request_log = crate::request_log::LogSettings::of(&table);
+        let console = crate::admin::ConsoleSettings::of(&table)?;
         Ok(ServeSettings {
             listen,
             no_auth: flags.no_auth,
@@ -211,6 +235,8 @@ impl ServeSettings {
             models: table.models,
             listener,
             streams,
+            request_log,
+            console,
         })
     }
 }
@@ -303,5 +329,18 @@ mod tests {
             };
             assert_eq!(settings.streams, wanted, "{lines:?}");
         }
+        // A flag wins over the file; 0 turns it off.
+        std::fs::write(&path, "[serve]\nstream_keepalive_secs = 5\n").unwrap();
+        let flags = ServeFlags {
+            stream_keepalive: Some(Duration::ZERO),
+            upstream_idle: Some(Duration::from_millis(1500)),
+            ..ServeFlags::default()
+        };
+        let settings = ServeSettings::load(&flags, Some(dir.path())).unwrap();
+        let wanted = StreamLimits {
+            keepalive: None,
+            upstream_idle: Some(Duration::from_millis(1500)),
+        };
+        assert_eq!(settings.streams, wanted);
     }
 }
