@@ -3,7 +3,7 @@
 
 use super::super::execute::CallReport;
 use super::*;
-use qore_core::{ImageData, ImageSource, ToolOutput, ToolResultPart, ToolSpec};
+use qore_core::{ImageData, ImageSource, ToolOutput, ToolResultPart};
 use serde_json::json;
 use std::time::Duration;
 
@@ -289,42 +289,6 @@ fn a_block_never_closed_is_malformed_at_finish() {
         assert_eq!((id, raw), ("text_call_2", "{\"name\": \"b\"}</tool_ca"));
         assert!(message.contains("never closed"), "{message}");
     }
-}
-
-#[test]
-fn the_protocol_section_is_exact_and_deterministic() {
-    let specs = vec![
-        ToolSpec {
-            name: "read_file".into(),
-            description: "  Read a file.\n".into(),
-            input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
-        },
-        ToolSpec {
-            name: "now".into(),
-            description: String::new(),
-            input_schema: json!({"type": "object"}),
-        },
-    ];
-    let section = render_protocol_section(&specs);
-    assert_eq!(section, render_protocol_section(&specs.clone()));
-    assert!(section.starts_with("## Tool-use protocol\n\n"), "{section}");
-    assert!(section.contains(
-        "\n<tool_call>{\"name\": \"TOOL_NAME\", \"arguments\": {\"ARGUMENT\": \"VALUE\"}}</tool_call>\n"
-    ));
-    assert!(section.contains("several calls in one reply"));
-    assert!(section.contains("<tool_result name=\"TOOL_NAME\" id=\"ID\">...</tool_result>"));
-    assert!(section.ends_with(concat!(
-        "### Tools\n",
-        "\n#### read_file\nRead a file.\n",
-        "Arguments (JSON Schema): {\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":[\"path\"],\"type\":\"object\"}\n",
-        "\n#### now\n",
-        "Arguments (JSON Schema): {\"type\":\"object\"}\n",
-    )), "{section}");
-    // The example in the section is itself a call the parser understands.
-    let example = parse_reply(&section, "");
-    assert_eq!(example.len(), 3, "{example:?}");
-    assert!(matches!(&example[1], TextToolEvent::Call(c) if c.name == "TOOL_NAME"));
-    assert_eq!(render_protocol_section(&[]), "");
 }
 
 fn report(id: &str, name: &str, output: ToolOutput) -> CallReport {

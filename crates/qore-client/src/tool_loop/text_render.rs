@@ -2,13 +2,16 @@
 //! system-prompt section that describes the tools and the syntax, the `<tool_result>` blocks
 //! of a round, and the result a malformed block gets.
 //!
-//! Promises: the same specs give the same bytes (prompt caches keep hitting); a result can
+//! Promises: the same specs give the same bytes (prompt caches keep hitting); arguments of
+//! plain types are listed one line each (name, type, required, description), others as the
+//! compact JSON schema, so the section stays short for small contexts; a result can
 //! never close its block early (`</tool_result` in a result, any case, is written
 //! `<\/tool_result`).
 
 use std::time::Duration;
 
 use qore_core::{ToolOutput, ToolResultPart, ToolSpec};
+use serde_json::Value;
 
 use super::execute::CallReport;
 
@@ -91,8 +94,10 @@ You can use the tools listed below. To call one, write a block of exactly this f
 ### Tools
 "#;
 
-/// The system-prompt section that teaches the protocol and lists the tools, in order, with
-/// their compact JSON schemas. Empty when there are no tools.
+/// The system-prompt section that teaches the protocol and lists the tools, in order: each
+/// with its description and its arguments, one line each (name, type, whether required,
+/// description) when every argument is of a plain type, else the compact JSON schema. Empty
+/// when there are no tools.
 pub fn render_protocol_section(specs: &[ToolSpec]) -> String {
     if specs.is_empty() {
         return String::new();
@@ -103,7 +108,117 @@ pub fn render_protocol_section(specs: &[ToolSpec]) -> String {
         if !spec.description.trim().is_empty() {
             out.push_str(&format!("{}\n", spec.description.trim()));
         }
-        out.push_str(&format!("Arguments (JSON Schema): {}\n", spec.input_schema));
+        match argument_lines(&spec.input_schema) {
+            Some(lines) => out.push_str(&lines),
+            None => out.push_str(&format!("Arguments (JSON Schema): {}\n", spec.input_schema)),
+        }
     }
     out
+}
+
+/// `schema`'s arguments one line each, or `None` when one is not of a plain type (a
+/// string, number, integer or boolean, one of an enum, or an array of those).
+fn argument_lines(schema: &Value) -> Option<String> {
+    let Some(properties) = schema.get("properties") else {
+        return (schema
+            .as_object()?
+            .keys()
+            .all(|k| k == "type" || k == "additionalProperties"))
+        .then(|| "Arguments: none\n".to_owned());
+    };
+    let required: Vec<&str> = (schema.get("required").and_then(Value::as_array))
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut out = String::from("Arguments:\n");
+    for (name, property) in properties.as_object()? {
+        let kind = plain_type(property)?;
+        let needed = if required.contains(&name.as_str()) {
+            ", required"
+        } else {
+            ""
+        };
+        out.push_str(&format!("- {name} ({kind}{needed})"));
+        match property.get("description").and_then(Value::as_str) {
+            Some(text) if !text.trim().is_empty() => out.push_str(&format!(": {}\n", text.trim())),
+            _ => out.push('\n'),
+        }
+    }
+    Some(out)
+}
+
+/// `property`'s type in words, when it is plain.
+fn plain_type(property: &Value) -> Option<String> {
+    if let Some(values) = property.get("enum").and_then(Value::as_array) {
+        let values: Vec<String> = values.iter().map(Value::to_string).collect();
+        return Some(format!("one of {}", values.join(", ")));
+    }
+    match property.get("type")?.as_str()? {
+        kind @ ("string" | "number" | "integer" | "boolean") => Some(kind.to_owned()),
+        "array" => Some(format!("array of {}", plain_type(property.get("items")?)?)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::text_protocol::{parse_reply, TextToolEvent};
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_protocol_section_is_exact_and_deterministic() {
+        let spec = |name: &str, description: &str, input_schema: Value| {
+            let (name, description) = (name.into(), description.into());
+            ToolSpec {
+                name,
+                description,
+                input_schema,
+            }
+        };
+        let specs = vec![
+            spec(
+                "read_file",
+                "  Read a file.\n",
+                json!({"type": "object", "required": ["path"],
+            "properties": {"path": {"type": "string"}}}),
+            ),
+            spec("now", "", json!({"type": "object"})),
+            spec(
+                "pick",
+                "",
+                json!({"type": "object", "properties": {
+            "how": {"enum": ["a", "b"], "description": " Which. "},
+            "tags": {"type": "array", "items": {"type": "string"}}}}),
+            ),
+            spec(
+                "nested",
+                "",
+                json!({"type": "object", "properties": {"at": {"type": "object"}}}),
+            ),
+        ];
+        let section = render_protocol_section(&specs);
+        assert_eq!(section, render_protocol_section(&specs.clone()));
+        assert!(section.starts_with("## Tool-use protocol\n\n"), "{section}");
+        assert!(section.contains(
+        "\n<tool_call>{\"name\": \"TOOL_NAME\", \"arguments\": {\"ARGUMENT\": \"VALUE\"}}</tool_call>\n"
+    ));
+        assert!(section.contains("several calls in one reply"));
+        assert!(section.contains("<tool_result name=\"TOOL_NAME\" id=\"ID\">...</tool_result>"));
+        assert!(section.ends_with(concat!(
+        "### Tools\n",
+        "\n#### read_file\nRead a file.\n",
+        "Arguments:\n- path (string, required)\n",
+        "\n#### now\n",
+        "Arguments: none\n",
+        "\n#### pick\n",
+        "Arguments:\n- how (one of \"a\", \"b\"): Which.\n- tags (array of string)\n",
+        "\n#### nested\n",
+        "Arguments (JSON Schema): {\"properties\":{\"at\":{\"type\":\"object\"}},\"type\":\"object\"}\n",
+    )), "{section}");
+        // The example in the section is itself a call the parser understands.
+        let example = parse_reply(&section, "");
+        assert_eq!(example.len(), 3, "{example:?}");
+        assert!(matches!(&example[1], TextToolEvent::Call(c) if c.name == "TOOL_NAME"));
+        assert_eq!(render_protocol_section(&[]), "");
+    }
 }
