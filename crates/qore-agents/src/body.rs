@@ -74,7 +74,9 @@ pub(crate) enum Node {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{key}: {message}")]
 pub struct RenderError {
+    /// The `[body]` key whose template failed (dotted for nested tables).
     pub key: String,
+    /// What went wrong, from minijinja or the JSON check.
     pub message: String,
 }
 

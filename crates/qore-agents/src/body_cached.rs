@@ -22,6 +22,7 @@ const STAND_IN: &str = "\"\\u0000qore: the conversation\\u0000\"";
 
 /// What finishes a rendered body, and a key of what it depends on.
 pub struct Finish<'f> {
+    /// A key of everything `apply` depends on, so a cached finish is reused only for the same inputs.
     pub key: u64,
     /// The finished body; `None` when it cannot be (the caller then renders whole).
     pub apply: &'f dyn Fn(Vec<u8>) -> Option<Vec<u8>>,

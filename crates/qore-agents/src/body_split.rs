@@ -156,7 +156,9 @@ fn includes_any(
 /// per context (the system prompt, tools and model), kept beside the fragments.
 #[derive(Debug, Clone)]
 pub struct Frame {
+    /// The rendered text before the first message.
     pub pre: String,
+    /// The rendered text after the last message.
     pub post: String,
     /// The text around, with no message, is valid JSON and leaves the messages in a list:
     /// the whole text needs no JSON check.

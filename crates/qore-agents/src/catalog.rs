@@ -43,18 +43,31 @@ pub const BUNDLED_AGENTS: &[(&str, &str)] = crate::bundled::AGENTS;
 /// A resolved profile.
 #[derive(Debug, Clone)]
 pub struct Agent {
+    /// The profile's `name`, what `--agent` and `model` fields select it by.
     pub name: String,
+    /// One line saying what the agent is for.
     pub description: String,
+    /// The provider instance it talks to (`providers.toml` or a bundled one).
     pub provider: Option<String>,
+    /// The model asked when the request names none.
     pub model: Option<String>,
+    /// The request path or URL overriding the protocol's own (`${MODEL}` is replaced).
     pub endpoint: Option<String>,
+    /// The system prompt template (building blocks such as `{{ role('developer') }}`), rendered per project.
     pub system_prompt: Option<String>,
+    /// Tags (`chat`, `completion`, `compression`, `refactor`) that pipelines and listings select by.
     pub tags: Vec<String>,
+    /// Whether the agent offers tools to the model.
     pub enable_tools: bool,
+    /// How tools reach the model: native tool calling or the text protocol.
     pub tool_protocol: ToolProtocolSetting,
+    /// Whether the agent asks the model to reason before answering, where the wire has a switch.
     pub enable_thinking: bool,
+    /// Whether the agent asks the provider to cache the prompt prefix.
     pub cache_prompt: bool,
+    /// How long provider cache entries should live (Anthropic).
     pub cache_ttl: Option<CacheTtl>,
+    /// Where cache marks go (system prompt, tools, last user message).
     pub cache_breakpoints: Vec<CacheBreakpoint>,
     /// The model's context window in tokens (`context_window`), when the profile sets it.
     pub context_window: Option<u64>,
@@ -63,9 +76,13 @@ pub struct Agent {
     /// Agents or `provider/model` names tried in order when this one cannot answer
     /// (`fallbacks`; `qore serve`).
     pub fallbacks: Vec<String>,
+    /// Whether the profile is only a base for others (`abstract = true`): never run itself.
     pub is_abstract: bool,
+    /// Whether listings leave the agent out.
     pub hidden: bool,
+    /// The `[match]` rules: which files, paths and projects the agent is picked for.
     pub matcher: MatchRules,
+    /// The `[body]` table: the request body, Jinja strings rendered from the conversation.
     pub body: Option<toml::Table>,
     /// What `body` reads of the request context: how a completion is asked of the agent,
     /// whether it can chat ([`crate::body_reads`]).
@@ -102,7 +119,9 @@ impl Agent {
 #[derive(Debug, Default)]
 pub struct Catalog {
     agents: BTreeMap<String, Agent>,
+    /// Profiles that could not be loaded (each names its file and line or body key); the others still load.
     pub errors: Vec<AgentError>,
+    /// Unknown keys and other problems that did not stop a profile from loading.
     pub warnings: Vec<Warning>,
 }
 

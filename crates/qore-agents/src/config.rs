@@ -35,11 +35,17 @@ use crate::validate::validate_agent;
 
 /// Everything loaded from one config dir.
 pub struct Config {
+    /// The config directory read (`None`: only the bundled profiles and providers).
     pub dir: Option<PathBuf>,
+    /// Every agent profile, bundled and the user's.
     pub catalog: Catalog,
+    /// The provider instances (`providers.toml` over the bundled ones).
     pub providers: Providers,
+    /// The include partials: the bundled ones, then the user's `partials/`.
     pub partials: Partials,
+    /// The agent rosters of `pipelines.toml` (completion, chat, compression, refactor).
     pub pipelines: Pipelines,
+    /// Agent replacements of `overrides.toml`: a name mapped to the agent used in its place.
     pub overrides: BTreeMap<String, String>,
     /// Problems outside profiles (pipelines, overrides, providers).
     pub errors: Vec<AgentError>,
@@ -47,7 +53,9 @@ pub struct Config {
 
 /// An agent bound to its provider, protocol and model.
 pub struct ResolvedAgent {
+    /// The agent's renderer: the profile bound to its protocol and model.
     pub renderer: Arc<AgentRenderer>,
+    /// The provider instance the agent reaches.
     pub provider: ProviderInstance,
 }
 

@@ -37,15 +37,20 @@ pub struct TemplateContext<'a> {
     /// The resolved model (profile default or override).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<&'a str>,
+    /// The system prompt after the building blocks were rendered, when the history has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<String>,
+    /// The conversation, one entry per message.
     pub history: Vec<Entry<'a>>,
     /// Tool definitions in the protocol's dialect (what the codec would send as `tools`).
     pub tools: Vec<Value>,
+    /// A fill-in-the-middle request's text before the cursor.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prefix: Option<&'a str>,
+    /// A fill-in-the-middle request's text after the cursor.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub suffix: Option<&'a str>,
+    /// The other open documents as `{filename, text}` objects (llama.cpp `input_extra`).
     pub files_metadata: Vec<Value>,
     /// A fill-in-the-middle request's other open documents.
     pub extra: &'a [FimFile<'a>],
@@ -57,21 +62,28 @@ pub struct TemplateContext<'a> {
 /// not set) and `breakpoints` (`"system"`, `"tools"`, `"last_user_message"`).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CacheSettings {
+    /// Whether the profile asks for prompt caching (`cache_prompt`).
     pub prompt: bool,
+    /// The cache entries' lifetime, `"5m"` or `"1h"`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ttl: Option<&'static str>,
+    /// Where cache marks go: `"system"`, `"tools"`, `"last_user_message"`.
     pub breakpoints: Vec<&'static str>,
 }
 
 /// One message of `ctx.history`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Entry<'a> {
+    /// `"system"`, `"user"` or `"assistant"`.
     pub role: &'static str,
     /// Whether this is the last `user` entry of the history (where Anthropic's
     /// `last_user_message` cache mark goes).
     pub last_user: bool,
+    /// The message's text parts joined (what single-string wires take).
     pub content: String,
+    /// Every block of the message, in order, for wires that take parts.
     pub content_blocks: Vec<Block<'a>>,
+    /// The message's images.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<Image>,
 }
@@ -80,41 +92,64 @@ pub struct Entry<'a> {
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Block<'a> {
+    /// A text part.
     Text {
+        /// The text.
         text: &'a str,
+        /// The provider's signature for the part, to send back.
         #[serde(skip_serializing_if = "Option::is_none")]
         signature: Option<&'a str>,
     },
+    /// Reasoning.
     Thinking {
+        /// The reasoning text.
         thinking: &'a str,
+        /// The provider's signature for the reasoning, to send back.
         #[serde(skip_serializing_if = "Option::is_none")]
         signature: Option<&'a str>,
     },
+    /// Reasoning the provider encrypted.
     RedactedThinking {
+        /// The encrypted data, replayed verbatim.
         data: &'a str,
     },
+    /// A tool call.
     ToolUse {
+        /// The call's id.
         id: &'a str,
+        /// The tool's name.
         name: &'a str,
+        /// The arguments as JSON.
         input: &'a Value,
+        /// The arguments as JSON text (what wires that take a string want).
         arguments: String,
+        /// The provider's signature for the call's part, to send back.
         #[serde(skip_serializing_if = "Option::is_none")]
         signature: Option<&'a str>,
     },
+    /// A tool result.
     ToolResult {
+        /// The id of the call it answers.
         tool_use_id: &'a str,
+        /// The name of the tool that ran (Gemini and Ollama name results by tool).
         name: &'a str,
+        /// The result's text parts joined.
         content: String,
+        /// Whether the tool failed.
         is_error: bool,
     },
+    /// An image.
     Image(Image),
 }
 
 /// An image as templates see it: `data` is the URL or the base64 bytes.
 #[derive(Debug, Clone, Serialize)]
 pub struct Image {
+    /// Whether `data` is a URL (else base64 bytes).
     pub is_url: bool,
+    /// The URL or the base64 bytes.
     pub data: String,
+    /// The image's media type (`image/png`).
     pub media_type: String,
 }
 

@@ -10,28 +10,43 @@ pub enum AgentError {
     /// The file is not valid TOML, or a field has the wrong type.
     #[error("{}:{line}:{column}: {message}", file.display())]
     Toml {
+        /// The file.
         file: PathBuf,
+        /// The 1-based line of the problem.
         line: usize,
+        /// The 1-based column of the problem.
         column: usize,
+        /// What the TOML parser said.
         message: String,
     },
     /// A profile that parses but cannot be used (unknown parent, cycle, missing field).
     #[error("{}{}: {message}", file.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
     Profile {
+        /// The profile file.
         file: PathBuf,
+        /// The line that set the offending key, when known.
         line: Option<usize>,
+        /// What is wrong.
         message: String,
     },
     /// A `[body]` field that does not compile, render, or give valid JSON.
     #[error("{}: [body] {key}: {message}", file.display())]
     Body {
+        /// The profile file whose `[body]` failed.
         file: PathBuf,
+        /// The body key whose template failed (dotted for nested tables).
         key: String,
+        /// What went wrong.
         message: String,
     },
     /// A file that cannot be read.
     #[error("{}: {message}", path.display())]
-    Io { path: PathBuf, message: String },
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What the operating system said.
+        message: String,
+    },
 }
 
 impl AgentError {
@@ -64,8 +79,11 @@ pub fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
 /// A warning about a profile that still loads (an unknown key: a typo?).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Warning {
+    /// The profile file.
     pub file: PathBuf,
+    /// The 1-based line of the key warned about.
     pub line: usize,
+    /// What is odd, with a suggestion when a known key is close.
     pub message: String,
 }
 

@@ -11,6 +11,38 @@
 //! Modules: [`body`] (the `[body]` engine), [`context`] (what templates see),
 //! [`json_commas`] (the trailing-comma stripper), [`partials`] (the include sandbox),
 //! [`error`].
+//!
+//! A profile of three lines over a bundled base, and the request body it writes:
+//!
+//! ```
+//! use std::{path::Path, sync::Arc};
+//! use qore_agents::{profile::ProfileFile, render::AgentRenderer, Catalog, Partials};
+//! use qore_client::{protocols, ChatRequest, Client, ClientConfig, RequestOptions};
+//! use qore_core::{History, Message};
+//!
+//! let profile = "name = \"terse\"\nextends = \"base-openai-chat\"\nprovider = \"openai\"\n\
+//!                [body]\ntemperature = 0.2\n";
+//! let file = ProfileFile::parse(Path::new("terse.toml"), profile).unwrap();
+//! let catalog = Catalog::with_user_files(vec![file]);
+//! let agent = catalog.get("terse").unwrap();
+//! let protocol = protocols::by_name("openai-chat").unwrap();
+//! let renderer = AgentRenderer::new(agent, protocol.clone(), "gpt-4.1-mini".into(), Partials::default())
+//!     .unwrap();
+//! let client = Client::new(protocol, ClientConfig::new("https://api.openai.com/v1"))
+//!     .unwrap()
+//!     .with_renderer(Arc::new(renderer));
+//!
+//! let history = History::from(vec![Message::user("Hi")]);
+//! let options = RequestOptions::default();
+//! let request = ChatRequest { model: "gpt-4.1-mini", history: &history, tools: &[], options: &options };
+//! let body: serde_json::Value = serde_json::from_slice(&client.encode(&request).unwrap()).unwrap();
+//! assert_eq!(body["temperature"], 0.2);
+//! assert_eq!(body["messages"][0]["content"], "Hi");
+//! ```
+//!
+//! The `agent_body` example (`cargo run -p qore-agents --example agent_body`) streams an
+//! answer through such a profile; `tests/examples.rs` runs it against a loopback server.
+#![warn(missing_docs)]
 
 pub mod body;
 pub mod body_cached;

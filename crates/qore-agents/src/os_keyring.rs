@@ -9,7 +9,7 @@
 //! - elsewhere the platform's store is read (macOS Keychain, Windows Credential Manager);
 //! - a miss is an `Err` naming the entry (`service/user`) and the store, never a key, and
 //!   never a panic; a found key is trimmed of surrounding whitespace;
-//! - [`write`] stores a key (trimmed; an empty one is refused) and [`remove`] deletes one in
+//! - [`write()`] stores a key (trimmed; an empty one is refused) and [`remove`] deletes one in
 //!   the same store [`read`] reads first: the Secret Service, else (Linux, unreachable) the
 //!   kernel keyring; each says which store it used ([`Keyring`]).
 

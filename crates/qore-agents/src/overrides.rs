@@ -6,7 +6,7 @@
 //!   its line for TOML, line and column for JSON), and nothing of it is used;
 //! - both files are read; on a name both set, `agent_models.toml` wins (it is the file
 //!   `qore agents set-model` writes, so the latest choice wins);
-//! - [`write`] writes every override to `agent_models.toml`, keys quoted when needed.
+//! - [`write()`] writes every override to `agent_models.toml`, keys quoted when needed.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

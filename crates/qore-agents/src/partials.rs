@@ -3,7 +3,7 @@
 //! Promises:
 //! - only relative names of plain components resolve: a name with a `..` or `.` component,
 //!   a leading `/` or `\`, any backslash, a scheme (`file:`), a drive letter (`C:`) or an
-//!   empty component is refused with [`AgentError::Include`]-style text naming it;
+//!   empty component is refused with `AgentError::Include`-style text naming it;
 //! - a leading `partials/` is optional (`"partials/x.jinja"` and `"x.jinja"` are the same
 //!   partial), so profiles written for the seed's layout carry over;
 //! - roots are searched in order: the partials bundled into the binary, then the user's

@@ -54,21 +54,35 @@ pub const MATCH_KEYS: &[&str] = &["file_patterns", "path_patterns", "project_nam
 /// type-check every file on its own, so a wrong type is reported in the file that has it.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Fields {
+    /// `schema_version`: the profile format's version (1).
     pub schema_version: Option<u32>,
+    /// `name`: what the agent is selected by (default: the file's stem).
     pub name: Option<String>,
+    /// `description`: one line saying what the agent is for.
     pub description: Option<String>,
+    /// `provider`: the provider instance the agent talks to.
     pub provider: Option<String>,
     /// The seed's spelling of `provider` (moved there by [`ProfileFile::parse`]).
     pub provider_instance: Option<String>,
+    /// `model`: the model asked when the request names none.
     pub model: Option<String>,
+    /// `endpoint`: the request path or URL overriding the protocol's own.
     pub endpoint: Option<String>,
+    /// `system_prompt`: the system prompt template.
     pub system_prompt: Option<String>,
+    /// `tags`: what pipelines and listings select the agent by.
     pub tags: Option<Vec<String>>,
+    /// `enable_tools`: whether tools are offered to the model.
     pub enable_tools: Option<bool>,
+    /// `tool_protocol`: `native` or `text`.
     pub tool_protocol: Option<ToolProtocolSetting>,
+    /// `enable_thinking`: whether the model is asked to reason first.
     pub enable_thinking: Option<bool>,
+    /// `cache_prompt`: whether the provider is asked to cache the prompt prefix.
     pub cache_prompt: Option<bool>,
+    /// `cache_ttl`: `"5m"` or `"1h"`.
     pub cache_ttl: Option<CacheTtl>,
+    /// `cache_breakpoints`: where cache marks go.
     pub cache_breakpoints: Option<Vec<CacheBreakpoint>>,
     /// The model's context window in tokens, when the model listing does not say (or says
     /// more than the server runs with).
@@ -78,12 +92,17 @@ pub struct Fields {
     /// What answers when this agent cannot (a 429, a 5xx or a connection failure before
     /// any output): other agents or `provider/model` names, tried in order (`qore serve`).
     pub fallbacks: Option<Vec<String>>,
+    /// `extends`: the parent profile, deep-merged under this one.
     pub extends: Option<String>,
+    /// `abstract`: a base for other profiles only, never run itself.
     #[serde(rename = "abstract")]
     pub is_abstract: Option<bool>,
+    /// `hidden`: left out of listings.
     pub hidden: Option<bool>,
+    /// `[match]`: the files, paths and projects the agent is picked for.
     #[serde(rename = "match")]
     pub matcher: Option<MatchRules>,
+    /// `[body]`: the request body, Jinja strings rendered from the conversation.
     pub body: Option<toml::Table>,
 }
 
@@ -91,16 +110,20 @@ pub struct Fields {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolProtocolSetting {
+    /// The wire's own tool definitions and tool-call events.
     #[default]
     Native,
+    /// Tools described in the system prompt, calls written as `<tool_call>` blocks.
     Text,
 }
 
 /// `cache_ttl`: how long a provider prompt cache entry should live (Anthropic's TTLs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
 pub enum CacheTtl {
+    /// Five minutes (the provider's default).
     #[serde(rename = "5m")]
     FiveMinutes,
+    /// One hour.
     #[serde(rename = "1h")]
     OneHour,
 }
@@ -109,8 +132,11 @@ pub enum CacheTtl {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CacheBreakpoint {
+    /// After the system prompt.
     System,
+    /// After the tool definitions.
     Tools,
+    /// After the last user message.
     LastUserMessage,
 }
 
@@ -126,10 +152,13 @@ impl CacheBreakpoint {
 /// `[match]`: which files and projects an agent is for (see [`crate::routing`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 pub struct MatchRules {
+    /// Glob patterns of file names (`*.rs`).
     #[serde(default)]
     pub file_patterns: Vec<String>,
+    /// Glob patterns of whole paths (`**/tests/**`).
     #[serde(default)]
     pub path_patterns: Vec<String>,
+    /// Project directory names.
     #[serde(default)]
     pub project_names: Vec<String>,
 }
@@ -137,12 +166,15 @@ pub struct MatchRules {
 /// A parsed profile file.
 #[derive(Debug, Clone)]
 pub struct ProfileFile {
+    /// The file read (or the name it was parsed under).
     pub path: PathBuf,
+    /// The typed fields.
     pub fields: Fields,
     /// The whole table, for `extends`.
     pub table: toml::Table,
     /// The 1-based line of each top-level key.
     pub key_lines: HashMap<String, usize>,
+    /// Unknown keys and other problems that do not stop the profile from loading.
     pub warnings: Vec<Warning>,
 }
 

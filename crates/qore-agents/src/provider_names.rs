@@ -139,10 +139,15 @@ pub fn protocol_of(client_api: &str) -> Result<&'static str, String> {
 pub enum KeySource {
     /// No key (local servers).
     None,
+    /// An environment variable holding the key (`env:NAME`).
     Env(String),
+    /// A file whose first line is the key (`file:PATH`).
     File(PathBuf),
+    /// An entry of the operating system's keyring (`keyring:SERVICE/USER`).
     Keyring {
+        /// The keyring service.
         service: String,
+        /// The keyring user.
         user: String,
     },
 }

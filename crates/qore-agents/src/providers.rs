@@ -34,13 +34,21 @@ use crate::provider_names::{key_line, key_ref, name_key, only_loose_match, proto
 /// One provider instance.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProviderInstance {
+    /// The instance's name, what profiles' `provider` refers to.
     pub name: String,
+    /// The wire protocol it speaks (`openai-chat`, `anthropic`, ...).
     pub protocol: String,
+    /// The base URL as the provider documents it.
     pub url: String,
+    /// Where its API key comes from.
     pub key: KeySource,
+    /// Extra headers sent with every request.
     pub headers: BTreeMap<String, String>,
+    /// The connect timeout (`None`: the client's default).
     pub connect_timeout: Option<Duration>,
+    /// The longest silence allowed while an answer streams (`None`: the client's default).
     pub idle_timeout: Option<Duration>,
+    /// When requests are sent again (`None`: the client's default).
     pub retry: Option<RetryPolicy>,
     /// The file it was read from, or `<built-in>`.
     pub source: PathBuf,
@@ -258,10 +266,12 @@ impl ProviderInstance {
 #[derive(Debug, Default)]
 pub struct Providers {
     instances: BTreeMap<String, ProviderInstance>,
+    /// Instances that could not be loaded, each naming its file and line.
     pub errors: Vec<AgentError>,
 }
 
 impl Providers {
+    /// The bundled instances, then `providers.toml` in `user_dir` over them (when given and present).
     pub fn load(user_dir: Option<&Path>) -> Providers {
         let mut providers = Providers::default();
         for instance in built_in() {
@@ -320,6 +330,7 @@ impl Providers {
             })
     }
 
+    /// Every instance, by name.
     pub fn all(&self) -> impl Iterator<Item = &ProviderInstance> {
         self.instances.values()
     }

@@ -88,8 +88,11 @@ pub type Memo<T> = std::sync::Mutex<Option<(u64, T)>>;
 
 /// A concrete agent bound to its protocol and model.
 pub struct AgentRenderer {
+    /// The profile, resolved (`extends` merged).
     pub agent: Agent,
+    /// The wire the body is written for.
     pub protocol: Arc<dyn Protocol>,
+    /// The model the body names.
     pub model: String,
     /// The request path or URL, `${MODEL}` filled in; `None`: the protocol's own.
     pub endpoint: Option<String>,

@@ -18,8 +18,11 @@ use crate::render::{probe_body, AgentRenderer};
 /// What the run's flags set on the request; `None`: the profile's choice.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct RequestOverrides {
+    /// `--max-tokens`: the output token limit.
     pub max_tokens: Option<u32>,
+    /// `--temperature`: the sampling temperature.
     pub temperature: Option<f64>,
+    /// `--no-stream` (or a caller's `stream`): whether the answer streams.
     pub stream: Option<bool>,
 }
 

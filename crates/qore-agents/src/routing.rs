@@ -32,12 +32,16 @@ use crate::profile::MatchRules;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Pipelines {
+    /// Agents for fill-in-the-middle completion, first match first.
     #[serde(default, alias = "codeCompletion")]
     pub code_completion: Vec<String>,
+    /// Agents for chat.
     #[serde(default, alias = "chatAssistant")]
     pub chat: Vec<String>,
+    /// Agents for compressing a session.
     #[serde(default, alias = "chatCompression")]
     pub compression: Vec<String>,
+    /// Agents for quick refactors.
     #[serde(default, alias = "quickRefactor")]
     pub refactor: Vec<String>,
 }
@@ -45,7 +49,9 @@ pub struct Pipelines {
 /// What a file-bound request is about.
 #[derive(Debug, Clone, Default)]
 pub struct Target<'a> {
+    /// The file the request is about.
     pub file: Option<&'a Path>,
+    /// The project's directory name.
     pub project_name: Option<&'a str>,
 }
 
@@ -126,6 +132,7 @@ fn glob(pattern: &str) -> Result<GlobMatcher, String> {
 }
 
 impl Matcher {
+    /// A matcher of `rules`, or why a glob pattern is invalid.
     pub fn new(rules: &MatchRules) -> Result<Matcher, String> {
         Ok(Matcher {
             files: rules

@@ -31,8 +31,11 @@ const MAX_FILE: u64 = 256 * 1024;
 /// Where the building blocks look.
 #[derive(Debug, Clone, Default)]
 pub struct PromptEnv {
+    /// The project directory (`AGENTS.md` and the project's own prompt files).
     pub project_dir: Option<PathBuf>,
+    /// The config directory (the user's role files).
     pub config_dir: Option<PathBuf>,
+    /// The home directory.
     pub home: Option<PathBuf>,
 }
 

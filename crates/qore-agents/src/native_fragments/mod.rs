@@ -33,10 +33,15 @@ use crate::template_text::{cut, from_inja, includes};
 /// A wire dialect with a native writer, by the bundled partial it stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
+    /// OpenAI Chat Completions `messages` (`openai_messages.jinja`).
     OpenAiChat,
+    /// Anthropic Messages `messages` (`anthropic_messages.jinja`).
     Anthropic,
+    /// Gemini `contents` (`gemini_contents.jinja`).
     Gemini,
+    /// Ollama `messages` (`ollama_messages.jinja`).
     Ollama,
+    /// OpenAI Responses `input` (`responses_input.jinja`).
     Responses,
 }
 
@@ -51,6 +56,7 @@ const PARTIALS: &[(Dialect, &str)] = &[
 /// One message as a writer reads it.
 #[derive(Debug, Clone, Copy)]
 pub struct Input<'a> {
+    /// The message to write.
     pub message: &'a Message,
     /// The tool name of each call id of the history.
     pub names: &'a HashMap<&'a str, &'a str>,
