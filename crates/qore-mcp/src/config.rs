@@ -6,7 +6,9 @@
 //! - keys: `command`, `args`, `env`, `cwd` (stdio); `url`, `headers` (codex: `http_headers`),
 //!   `env_http_headers`, `bearer_token_env_var` (HTTP); `type` (`stdio`, `http`,
 //!   `streamable-http`; `sse` is refused); `enabled`, `required`, `startup_timeout_sec`,
-//!   `tool_timeout_sec`, `enabled_tools`, `disabled_tools`, `trusted`; codex's `env_vars` is
+//!   `tool_timeout_sec`, `enabled_tools`, `disabled_tools`, `trusted`, `sandbox` (stdio:
+//!   `read-only`, `workspace-write` or `full-access`, the server then starts through `qore
+//!   sandbox-exec`; absent: unconfined, as before); codex's `env_vars` is
 //!   accepted (qore's servers inherit the environment anyway); other keys are warnings;
 //! - `${VAR}` / `${VAR:-default}` expand in `command`, `args`, `env`, `cwd`, `url` and
 //!   header values; an unset variable makes that one server invalid, not the file;
@@ -64,6 +66,8 @@ pub struct ServerConfig {
     pub disabled_tools: Vec<String>,
     /// Its `readOnlyHint`/`destructiveHint` annotations are believed.
     pub trusted: bool,
+    /// The operating-system sandbox a stdio server starts in (`None`: unconfined).
+    pub sandbox: Option<qore_sandbox::Mode>,
     /// The file it came from.
     pub source: PathBuf,
     /// It came from a project's `.mcp.json`.
@@ -118,6 +122,7 @@ struct RawServer {
     disabled_tools: Vec<String>,
     #[serde(default)]
     trusted: bool,
+    sandbox: Option<String>,
     #[serde(flatten)]
     other: BTreeMap<String, serde_json::Value>,
 }
@@ -340,6 +345,10 @@ fn build(
         enabled_tools: raw.enabled_tools,
         disabled_tools: raw.disabled_tools,
         trusted: raw.trusted,
+        sandbox: (raw.sandbox.as_deref())
+            .map(str::parse::<qore_sandbox::Mode>)
+            .transpose()
+            .map_err(|e| invalid(format!("sandbox: {e}")))?,
         source: path.into(),
         project,
     })

@@ -8,6 +8,7 @@
 //! is an [`McpError`] naming the file, a server problem a status and an error result.
 
 pub mod config;
+mod confine;
 pub mod edit;
 pub mod error;
 pub mod expand;

@@ -181,8 +181,16 @@ impl Server {
                     .map_err(|why| self.error(why));
             }
         };
-        let mut cmd = tokio::process::Command::new(command);
-        cmd.args(args).envs(env);
+        let mut cmd = match self.config.sandbox {
+            None => {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args);
+                cmd
+            }
+            Some(mode) => crate::confine::command(mode, command, args, env, cwd.as_deref())
+                .map_err(|why| self.error(why))?,
+        };
+        cmd.envs(env);
         if let Some(cwd) = cwd {
             cmd.current_dir(cwd);
         }
