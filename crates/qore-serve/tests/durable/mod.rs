@@ -105,7 +105,8 @@ pub async fn one(
         if status == 503 && !retry_after {
             return Told::Other(format!("{path}: 503 without Retry-After: {text}"));
         }
-        if text.contains("\"id\":\"resp_") || text.contains("\"id\":\"msg_") {
+        let ids = ["\"id\":\"resp_", "\"id\":\"msg_", "\"id\":\"chatcmpl-"];
+        if ids.iter().any(|id| text.contains(id)) {
             return Told::Other(format!("{path}: a refusal carries an id: {text}"));
         }
         let body: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
