@@ -30,6 +30,8 @@
 #
 # Environment: QORE_BIN (the qore binary; default: build and use target/release/qore),
 # SOAK_LOAD_BIN (the soak_load example; default: build target/release/examples/soak_load).
+# Both must come from one tree: the check opens the store with qore-store, which refuses a
+# database migrated by a newer qore ("migration … is missing").
 # Without --dir the work directory is a temporary one, removed on success and kept (its
 # path printed) on failure; with --dir it is kept. Everything started is stopped on exit
 # (trap), and every wait is bounded.
