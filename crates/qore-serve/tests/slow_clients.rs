@@ -194,18 +194,26 @@ async fn a_slow_stream_that_outlives_every_limit_completes() {
     let body = format!("{frames}data: {end}\n\ndata: [DONE]\n\n");
     let reply = Reply::sse(body).with_pace(Duration::from_millis(1200));
     let h = Harness::start(reply, fast()).await;
-    let started = Instant::now();
-    let (status, text) = h.chat(true).await;
-    assert_eq!(status, 200, "{text}");
-    for i in 0..5 {
-        assert!(
-            text.contains(&format!("tick{i} ")),
-            "tick{i} missing: {text}"
-        );
+    let url = format!("{}/v1/chat/completions", h.server.url());
+    // HTTP/1.1, and h2c (where a request waiting for its first byte must not count as idle).
+    let h2 = reqwest::Client::builder().http2_prior_knowledge();
+    for client in [h.http.clone(), h2.build().unwrap()] {
+        let started = Instant::now();
+        let response = client.post(&url).body(chat_body(true)).send().await;
+        let response = response.unwrap();
+        let version = response.version();
+        assert_eq!(response.status().as_u16(), 200, "{version:?}");
+        let text = response.text().await.unwrap();
+        for i in 0..5 {
+            assert!(
+                text.contains(&format!("tick{i} ")),
+                "{version:?}: tick{i}: {text}"
+            );
+        }
+        assert!(text.trim_end().ends_with("data: [DONE]"), "{text}");
+        // Longer than each limit (1 to 1.5 s) several times over.
+        assert!(started.elapsed() >= Duration::from_secs(6));
     }
-    assert!(text.trim_end().ends_with("data: [DONE]"), "{text}");
-    // Longer than each limit (1 to 1.5 s) several times over.
-    assert!(started.elapsed() >= Duration::from_secs(6));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,7 +1,7 @@
 //! What hyper does not bound on HTTP/2, per connection:
 //!
 //! - a connection with no request open for `header_read_timeout` ([`Activity::idle`]): each
-//!   request counts as open until its response body is done;
+//!   request counts as open from its head until its response body is done;
 //! - a stream the client stopped reading: HTTP/2's flow control stops the server's writes
 //!   before the socket fills, so the connection's write-stall timer never sees it. Each
 //!   response body notes when it handed hyper a frame that hyper has not come back for;
@@ -49,19 +49,12 @@ struct StreamState {
 }
 
 impl Activity {
-    /// `body` as a response body counted open, and watched by [`Activity::sweep`].
-    pub fn track(self: &Arc<Self>, body: axum::body::Body) -> axum::body::Body {
+    /// A request begins: counted open until its response body is done (or it is dropped
+    /// before it has one).
+    pub fn begin(self: &Arc<Self>) -> Opened {
         self.open.fetch_add(1, Ordering::SeqCst);
         self.changed.notify_one();
-        let stream = Arc::new(Stream::default());
-        stream.lock().body = Some(body);
-        let mut streams = self.streams.lock().unwrap_or_else(PoisonError::into_inner);
-        streams.retain(|s| s.strong_count() > 0);
-        streams.push(Arc::downgrade(&stream));
-        axum::body::Body::new(Tracked {
-            stream,
-            activity: self.clone(),
-        })
+        Opened(self.clone())
     }
 
     /// Once no request was open for `limit`.
@@ -111,17 +104,37 @@ impl Stream {
     }
 }
 
+/// One request counted open until dropped.
+pub struct Opened(Arc<Activity>);
+
+impl Drop for Opened {
+    fn drop(&mut self) {
+        self.0.open.fetch_sub(1, Ordering::SeqCst);
+        self.0.changed.notify_one();
+    }
+}
+
+impl Opened {
+    /// `body` as this request's response body, still counted open, and watched by
+    /// [`Activity::sweep`].
+    pub fn track(self, body: axum::body::Body) -> axum::body::Body {
+        let stream = Arc::new(Stream::default());
+        stream.lock().body = Some(body);
+        let mut streams = (self.0.streams.lock()).unwrap_or_else(PoisonError::into_inner);
+        streams.retain(|s| s.strong_count() > 0);
+        streams.push(Arc::downgrade(&stream));
+        drop(streams);
+        axum::body::Body::new(Tracked {
+            stream,
+            _open: self,
+        })
+    }
+}
+
 /// A response body counted open until dropped.
 struct Tracked {
     stream: Arc<Stream>,
-    activity: Arc<Activity>,
-}
-
-impl Drop for Tracked {
-    fn drop(&mut self) {
-        self.activity.open.fetch_sub(1, Ordering::SeqCst);
-        self.activity.changed.notify_one();
-    }
+    _open: Opened,
 }
 
 impl Body for Tracked {
@@ -173,7 +186,7 @@ mod tests {
     async fn idle_waits_for_no_request_open_for_the_whole_limit() {
         let limit = Duration::from_millis(200);
         let activity = Arc::new(Activity::default());
-        let open = activity.track(axum::body::Body::empty());
+        let open = activity.begin();
         let waiting = tokio::spawn({
             let activity = activity.clone();
             async move { activity.idle(limit).await }
@@ -199,7 +212,9 @@ mod tests {
             let _keep = &dropped_tx;
             Ok::<_, std::io::Error>(Bytes::from_static(b"x"))
         });
-        let mut body = activity.track(axum::body::Body::from_stream(endless));
+        let mut body = activity
+            .begin()
+            .track(axum::body::Body::from_stream(endless));
         let sweeping = tokio::spawn({
             let (activity, counts) = (activity.clone(), counts.clone());
             async move { activity.sweep(limit, &counts).await }

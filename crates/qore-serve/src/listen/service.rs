@@ -32,13 +32,13 @@ impl hyper::service::Service<hyper::Request<Incoming>> for Routed {
         let (limit, counts) = (self.body_timeout, self.counts.clone());
         let request =
             request.map(|body| axum::body::Body::new(DeadlineBody::new(body, limit, counts)));
-        let activity = self.activity.clone();
+        let opened = self.activity.as_ref().map(|activity| activity.begin());
         // The router is always ready: no poll_ready needed.
         let routed = tower_service::Service::call(&mut self.router.clone(), request);
         Box::pin(async move {
             let response = routed.await?;
-            Ok(match activity {
-                Some(activity) => response.map(|body| activity.track(body)),
+            Ok(match opened {
+                Some(opened) => response.map(|body| opened.track(body)),
                 None => response,
             })
         })
