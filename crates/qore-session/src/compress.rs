@@ -77,6 +77,7 @@ pub enum Keep {
 /// How to compress.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompressOptions {
+    /// How many of the newest turns are copied as they are.
     pub keep: Keep,
     /// The compressor's system prompt: the compression agent's, else the bundled
     /// `compressor` role.
@@ -85,6 +86,7 @@ pub struct CompressOptions {
     pub agent: Option<String>,
     /// Stream the summary (the agent's choice) or ask for one body.
     pub stream: bool,
+    /// The most tokens the summary may take (`None`: the agent's choice).
     pub max_tokens: Option<u32>,
     /// How many of the newest turns are summarised though compression keeps them as they
     /// are otherwise, because they alone pass the threshold; the summary request says so.
@@ -115,18 +117,28 @@ pub fn bundled_instructions() -> &'static str {
 /// Why compression did not happen.
 #[derive(Debug, thiserror::Error)]
 pub enum CompressError {
+    /// Reading or writing the store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// Every turn is kept, so nothing older is left to summarise.
     #[error("nothing to compress: the session has {turns} turns and all are kept")]
-    NothingToCompress { turns: usize },
+    NothingToCompress {
+        /// The session's live turns.
+        turns: usize,
+    },
+    /// The summary request failed.
     #[error("the summary request failed: {0}")]
     Summary(ErrorInfo),
+    /// The summary request does not fit the model's context window, even shrunk.
     #[error("the summary does not fit the compression model's context window, even with one turn and no tool results: {0}")]
     Overflow(ErrorInfo),
+    /// The model answered with no text.
     #[error("the compression model answered with an empty summary")]
     EmptySummary,
+    /// The caller cancelled.
     #[error("compression was cancelled")]
     Cancelled,
+    /// A `QORE_COMPRESS_AT` value that is not a share of the context window.
     #[error("'{0}' is not a compression threshold: give a share of the context window over 0 and at most 100%, e.g. 80% or 0.8")]
     BadThreshold(String),
 }
@@ -134,13 +146,17 @@ pub enum CompressError {
 /// A summary and what it took.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Summary {
+    /// The summary's text.
     pub text: String,
+    /// Token counts of the request that succeeded.
     pub usage: Usage,
     /// Requests sent (1 when the first fitted).
     pub attempts: usize,
     /// What the request that succeeded left out.
     pub shrink: Shrink,
+    /// When the first request was sent.
     pub started_at: SystemTime,
+    /// When the summary was complete.
     pub finished_at: SystemTime,
 }
 
@@ -151,8 +167,11 @@ pub struct Compressed {
     pub session_id: String,
     /// The original, unchanged.
     pub parent_id: String,
+    /// Turns summarised.
     pub summarised_turns: usize,
+    /// Turns copied as they were.
     pub kept_turns: usize,
+    /// The summary and what it took.
     pub summary: Summary,
 }
 
@@ -240,8 +259,11 @@ pub async fn summarise(
 /// older ones (summarised) and the recent ones (copied).
 #[derive(Debug, Clone)]
 pub struct Plan {
+    /// The session compressed.
     pub original: SessionInfo,
+    /// Its older turns, summarised.
     pub older: Vec<TurnRecord>,
+    /// Its recent turns, copied.
     pub recent: Vec<TurnRecord>,
 }
 

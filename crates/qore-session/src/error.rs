@@ -12,6 +12,7 @@ use crate::compress::CompressError;
 /// What went wrong with a session operation.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
+    /// Reading or writing the store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
     /// Reaching the model or building the session's tools or prompt failed.
@@ -20,6 +21,7 @@ pub enum SessionError {
     /// Compressing a session failed (the original is untouched).
     #[error("compression failed: {0}")]
     Compress(#[from] CompressError),
+    /// A session was asked for by id or name where nothing is stored (an ephemeral run).
     #[error("sessions are not saved here (ephemeral): there is no session '{0}' to open")]
     Ephemeral(String),
 }

@@ -18,7 +18,9 @@ use qore_core::ErrorInfo;
 /// A rules file of the project and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rule {
+    /// The rules file.
     pub path: PathBuf,
+    /// Its text.
     pub text: String,
 }
 

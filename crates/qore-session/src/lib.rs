@@ -17,6 +17,8 @@
 //!   compress` run), and a session compressing itself into a linked session before a send
 //!   past `QORE_COMPRESS_AT` (default 80%) of the context window.
 //!
+//! A session on the store `qore` itself uses, reached through a bundled agent:
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), qore_session::SessionError> {
 //! use qore_session::{SessionManager, SessionSetup, TargetSpec, traced_notes};
@@ -35,6 +37,11 @@
 //! println!("{outcome:?}");
 //! # Ok(()) }
 //! ```
+//!
+//! The `session_sqlite` example (`cargo run -p qore-session --example session_sqlite`) is a
+//! whole program: a SQLite store, the built-in tools, a session continued by id prefix;
+//! `tests/examples.rs` runs it against a loopback server.
+#![warn(missing_docs)]
 
 pub mod auto_compress;
 pub mod completion;

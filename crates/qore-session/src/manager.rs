@@ -37,9 +37,13 @@ use crate::SessionError;
 /// A roster of `pipelines.toml`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Roster {
+    /// Fill-in-the-middle completion (`code_completion`).
     CodeCompletion,
+    /// Chat (`chat`).
     Chat,
+    /// Session compression (`compression`).
     Compression,
+    /// Quick refactors (`refactor`).
     Refactor,
 }
 
@@ -111,6 +115,7 @@ pub enum Compressing<'a> {
 /// Which session a front end starts on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Opening<'a> {
+    /// A new session.
     New,
     /// `--session`: the one this id, id prefix or name finds, else a new one with this name.
     Named(&'a str),

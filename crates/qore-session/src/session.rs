@@ -50,8 +50,11 @@ pub type SharedStore = Arc<dyn Store>;
 
 /// What a session runs with: the model reached, the prompt layers, the tools (if any).
 pub struct SessionSetup {
+    /// The model reached: its client, model name and agent settings.
     pub target: Target,
+    /// The system prompt layers (the agent's prompt first, then rules and the caller's).
     pub layers: Layers,
+    /// The tools offered, their policy and approver (`None`: no tools).
     pub tools: Option<ToolSet>,
 }
 

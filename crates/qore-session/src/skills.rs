@@ -22,7 +22,9 @@ use serde_json::{json, Value};
 /// One skill.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Skill {
+    /// The skill's name, what the `skill` tool is called with.
     pub name: String,
+    /// One line saying when to use it (from the front matter).
     pub description: String,
     /// The instructions (what follows the front matter).
     pub instructions: String,
@@ -33,7 +35,9 @@ pub struct Skill {
 /// The skills found, and the warnings about the ones that could not be read.
 #[derive(Debug, Default)]
 pub struct Skills {
+    /// Every skill read, by name.
     pub skills: Vec<Skill>,
+    /// Skills that could not be read, one line each.
     pub warnings: Vec<String>,
 }
 
@@ -107,6 +111,7 @@ impl Skills {
         found
     }
 
+    /// The skill named `name`.
     pub fn get(&self, name: &str) -> Option<&Skill> {
         self.skills.iter().find(|s| s.name == name)
     }
@@ -134,6 +139,7 @@ pub struct SkillTool {
 }
 
 impl SkillTool {
+    /// The `skill` tool over `skills`.
     pub fn new(skills: &Skills) -> SkillTool {
         SkillTool {
             skills: Arc::new(skills.skills.clone()),

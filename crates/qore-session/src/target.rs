@@ -57,7 +57,9 @@ pub struct EndpointSpec {
     pub endpoint: Option<String>,
     /// The environment variable holding the API key.
     pub api_key_env: Option<String>,
+    /// The connect timeout (`None`: the default).
     pub connect_timeout: Option<Duration>,
+    /// The longest silence allowed while the answer streams (`None`: the default).
     pub idle_timeout: Option<Duration>,
 }
 
@@ -66,12 +68,17 @@ pub struct EndpointSpec {
 pub struct TargetSpec {
     /// An agent of the catalog; when set, `endpoint` gives only the timeouts.
     pub agent: Option<String>,
+    /// Where to send requests when no agent is named (and the timeouts when one is).
     pub endpoint: EndpointSpec,
+    /// The model (`None`: the agent's, else the server's only one).
     pub model: Option<String>,
     /// Instead of the agent's system prompt.
     pub system: Option<String>,
+    /// `--max-tokens`.
     pub max_tokens: Option<u32>,
+    /// `--temperature`.
     pub temperature: Option<f64>,
+    /// `--no-stream`: ask for the answer in one body.
     pub no_stream: bool,
     /// The project (system prompt building blocks, rules); `None`: the current directory.
     pub project: Option<PathBuf>,
@@ -82,11 +89,15 @@ pub struct TargetSpec {
 /// An agent's settings that shape a session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentSettings {
+    /// The agent's name.
     pub name: String,
     /// The rendered system prompt (or the spec's `system`).
     pub system: Option<String>,
+    /// Whether the agent offers tools.
     pub enable_tools: bool,
+    /// Whether tools go in the prompt as text (`tool_protocol = "text"`).
     pub text_tools: bool,
+    /// Whether the agent streams its answers.
     pub stream: bool,
     /// What the agent's `[body]` reads: a completion is asked of it by fill-in-the-middle
     /// when it reads `ctx.prefix`/`ctx.suffix` ([`BodyReads::fills`]), else by chat.
@@ -96,11 +107,14 @@ pub struct AgentSettings {
 /// A model, reached.
 #[derive(Clone)]
 pub struct Target {
+    /// The client, bound to the agent's renderer when there is one.
     pub client: Client,
+    /// The model asked.
     pub model: String,
     /// The model's tool calling as the server tells (its listing, or the local server's
     /// chat template); `None`: not said or not asked.
     pub tool_calling: Option<bool>,
+    /// The agent's settings, when the target is an agent.
     pub agent: Option<AgentSettings>,
     /// The local model server.
     pub local: bool,

@@ -207,7 +207,7 @@ pub fn prompt_tokens(usage: &Usage, protocol: Option<&str>) -> Option<u64> {
 
 /// The whole input of one request as `wire` reported it in `usage`: a wire that counts
 /// cache reads and writes beside `input_tokens`
-/// ([`Protocol::cache_counted_beside_input`](qore_client::Protocol::cache_counted_beside_input))
+/// ([`Protocol::cache_counted_beside_input`])
 /// has them added; elsewhere they are part of it.
 pub fn wire_prompt_tokens(usage: &Usage, wire: &dyn Protocol) -> Option<u64> {
     counted(usage, wire.cache_counted_beside_input())
@@ -283,14 +283,18 @@ pub fn context_window(profile: Option<u64>, listing: &[ModelInfo], model: &str) 
 /// absent when the window is unknown).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct TokenUse {
+    /// Tokens the next request would send, estimated.
     pub used: u64,
+    /// The model's context window, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<u64>,
+    /// `used` as a percentage of `window`, one decimal.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub percent: Option<f64>,
 }
 
 impl TokenUse {
+    /// The use of `used` tokens of `window`, the percentage computed.
     pub fn new(used: u64, window: Option<u64>) -> Self {
         let percent =
             (window.filter(|w| *w > 0)).map(|w| (used as f64 * 1000.0 / w as f64).round() / 10.0);

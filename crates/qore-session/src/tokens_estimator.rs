@@ -34,7 +34,12 @@ pub const MIN_GROWTH: f64 = 32.0;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Observation {
     /// The model is now `overhead + rate × heuristic`.
-    Calibrated { rate: f64, overhead: f64 },
+    Calibrated {
+        /// Tokens per heuristic unit.
+        rate: f64,
+        /// Tokens sent whatever the history (tool definitions, template).
+        overhead: f64,
+    },
     /// The report was zero or too small to be the whole prompt.
     Ignored,
 }
@@ -59,6 +64,7 @@ impl Default for TokenEstimator {
 }
 
 impl TokenEstimator {
+    /// An estimator with no reports yet (the plain heuristic).
     pub fn new() -> Self {
         TokenEstimator::default()
     }

@@ -30,9 +30,13 @@ use qore_tools::{builtin_tools, ChangeRecorder, Sandbox, ToolOptions};
 
 /// A session's tools, their policy and whoever approves them.
 pub struct ToolSet {
+    /// The tools, each with its compiled argument schema.
     pub registry: ToolRegistry,
+    /// How calls are approved (mode and rules).
     pub policy: ApprovalPolicy,
+    /// Who is asked when the policy says so.
     pub approver: Box<dyn Approver>,
+    /// The loop's limits and tool protocol.
     pub config: LoopConfig,
     /// The protocol may still change to text when the model has no tool calling
     /// (`--tool-protocol auto`).

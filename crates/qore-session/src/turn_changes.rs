@@ -38,6 +38,7 @@ pub struct ChangedFile {
 pub struct TurnChanges {
     /// The turn's 1-based position in its session.
     pub seq: i64,
+    /// Each file the turn changed.
     pub files: Vec<ChangedFile>,
     /// The turn's calls whose file changes are not recorded, e.g. ``run_command `make` ``.
     pub unrecorded_calls: Vec<String>,
@@ -46,12 +47,25 @@ pub struct TurnChanges {
 /// Why the changes cannot be told.
 #[derive(Debug, thiserror::Error)]
 pub enum TurnChangesError {
+    /// Reading the store failed.
     #[error("{0}")]
     Store(#[from] StoreError),
+    /// The project directory cannot be opened.
     #[error("the project `{project}` cannot be opened: {reason}")]
-    Project { project: String, reason: String },
+    Project {
+        /// The project directory.
+        project: String,
+        /// Why it cannot be opened.
+        reason: String,
+    },
+    /// A changed file cannot be read.
     #[error("cannot read `{path}`: {source}")]
-    Read { path: String, source: io::Error },
+    Read {
+        /// The file.
+        path: String,
+        /// What the operating system said.
+        source: io::Error,
+    },
 }
 
 /// What the newest turn of `session` (an exact id) that is not undone changed under

@@ -42,26 +42,48 @@ use qore_tools::{content_hash, records_every_change, Before, ChangeRecorder, San
 /// Why a turn was not undone. Nothing was changed, on disk or in the store.
 #[derive(Debug, thiserror::Error)]
 pub enum UndoError {
+    /// Every turn is undone already (or there is none).
     #[error("nothing to undo: the session has no turn left that is not undone")]
     NothingToUndo,
     #[error(
         "not undone: `{path}` was changed after turn {seq} (it no longer holds what the turn \
          left there); nothing was written"
     )]
-    ChangedSince { path: String, seq: i64 },
+    /// A file the turn changed was changed again since; nothing was written.
+    ChangedSince {
+        /// The file.
+        path: String,
+        /// The turn undone.
+        seq: i64,
+    },
     #[error(
         "not undone: the content `{path}` had before turn {seq} was not recorded (the file was \
          too large); nothing was written"
     )]
-    NotRestorable { path: String, seq: i64 },
+    /// The file's content before the turn was not recorded (too large); nothing was written.
+    NotRestorable {
+        /// The file.
+        path: String,
+        /// The turn undone.
+        seq: i64,
+    },
+    /// A stored path is not a plain path inside the project.
     #[error("not undone: the stored path `{path}` is not a plain path inside the project")]
-    BadPath { path: String },
+    BadPath {
+        /// The path as stored.
+        path: String,
+    },
+    /// Writing or removing a file failed; the files were left as they were.
     #[error("not undone: cannot {action} `{path}`: {source}; the files were left as they were")]
     Io {
+        /// What was being done (`write`, `remove`).
         action: &'static str,
+        /// The file.
         path: String,
+        /// What the operating system said.
         source: io::Error,
     },
+    /// Reading or writing the store failed.
     #[error("not undone: {0}")]
     Store(#[from] StoreError),
 }
@@ -78,6 +100,7 @@ pub enum FileUndo {
 /// What [`undo_last_turn`] did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UndoReport {
+    /// The turn undone.
     pub turn: TurnId,
     /// The turn's 1-based position in its session.
     pub seq: i64,

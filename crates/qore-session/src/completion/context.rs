@@ -25,7 +25,9 @@ use std::path::Path;
 /// An LSP position: `line` from 0, `character` in UTF-16 code units from the line's start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Cursor {
+    /// The 0-based line.
     pub line: u32,
+    /// The 0-based character in the line (UTF-16 code units, as LSP counts).
     pub character: u32,
 }
 
@@ -33,14 +35,18 @@ pub struct Cursor {
 /// from its earlier end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Range {
+    /// Where the range starts.
     pub start: Cursor,
+    /// Where the range ends (exclusive).
     pub end: Cursor,
 }
 
 /// How many whole lines around the cursor's line a request carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Window {
+    /// Lines of context kept before the cursor.
     pub lines_before: usize,
+    /// Lines of context kept after the cursor.
     pub lines_after: usize,
 }
 
@@ -80,6 +86,7 @@ pub struct CompletionContext {
 /// The user message of a quick refactor and what its cleaner needs.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RefactorPrompt {
+    /// The user message sent: the instruction, the selection and its surroundings.
     pub message: String,
     /// The leading spaces and tabs of the selection's first line.
     pub indent: String,

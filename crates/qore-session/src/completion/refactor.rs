@@ -34,7 +34,9 @@ pub const BUILT_IN_SYSTEM: &str = "You refactor code. You receive a piece of cod
 /// What replaces what: `text` is the new text of `range` (the selection, clamped).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refactored {
+    /// The range replaced: the selection, clamped to the document.
     pub range: Range,
+    /// The new text of the range.
     pub text: String,
 }
 

@@ -29,13 +29,23 @@ pub use qore_json::{Transcript, TranscriptSession, TranscriptTurn, QORE_FORMAT, 
 /// What went wrong reading or writing a transcript.
 #[derive(Debug, thiserror::Error)]
 pub enum TranscriptError {
+    /// The file could not be read.
     #[error("cannot read {path}: {source}")]
     Read {
+        /// The file.
         path: PathBuf,
+        /// What the operating system said.
         source: std::io::Error,
     },
+    /// The file is not a transcript qore can import.
     #[error("{path}: {reason}")]
-    Invalid { path: PathBuf, reason: String },
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Reading or writing the store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -56,6 +66,7 @@ pub struct Imported {
     pub id: String,
     /// `qore` or `QodeAssist <version>`.
     pub source: String,
+    /// Turns imported.
     pub turns: usize,
     /// What was dropped or changed on the way in, one line each.
     pub notes: Vec<String>,

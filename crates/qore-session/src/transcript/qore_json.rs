@@ -29,26 +29,36 @@ pub struct Transcript {
     pub format: String,
     /// Always [`QORE_VERSION`].
     pub version: u32,
+    /// The session's metadata.
     pub session: TranscriptSession,
+    /// Every turn, undone ones included, in order.
     pub turns: Vec<TranscriptTurn>,
 }
 
 /// The session's metadata.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TranscriptSession {
+    /// The session's id when exported.
     pub id: String,
+    /// Its name, when it had one.
     #[serde(default)]
     pub name: Option<String>,
+    /// Its title, when it had one.
     #[serde(default)]
     pub title: Option<String>,
+    /// The project directory it belonged to.
     #[serde(default)]
     pub project_dir: Option<String>,
+    /// The agent it ran with.
     #[serde(default)]
     pub agent: Option<String>,
+    /// The model it ran with.
     #[serde(default)]
     pub model: Option<String>,
+    /// When it was created.
     #[serde(with = "rfc3339")]
     pub created_at: SystemTime,
+    /// When it last changed.
     #[serde(with = "rfc3339")]
     pub updated_at: SystemTime,
     /// For a compressed session: the original's id.
@@ -61,20 +71,27 @@ pub struct TranscriptSession {
 pub struct TranscriptTurn {
     /// 1-based position in the session.
     pub seq: i64,
+    /// How the turn ended (finished, failed, cancelled).
     pub status: TurnStatus,
     /// Undone turns are kept but are not part of the conversation.
     #[serde(default)]
     pub undone: bool,
+    /// The model that answered.
     #[serde(default)]
     pub model: Option<String>,
+    /// The agent that ran the turn.
     #[serde(default)]
     pub agent: Option<String>,
+    /// When the turn started.
     #[serde(with = "rfc3339")]
     pub started_at: SystemTime,
+    /// When it ended.
     #[serde(with = "rfc3339")]
     pub finished_at: SystemTime,
+    /// Token counts of the turn.
     #[serde(default)]
     pub usage: Usage,
+    /// The turn's messages: the user's, then every reply and tool result.
     pub messages: Vec<Message>,
 }
 
