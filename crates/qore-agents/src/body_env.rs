@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use minijinja::{Environment, Error as JinjaError, ErrorKind, UndefinedBehavior, Value as J};
 
-use crate::body::from_inja;
 use crate::partials::Partials;
+use crate::template_text::from_inja;
 
 /// The environment `[body]` templates render in: includes through `partials`, the
 /// functions and filters of the module doc, semi-strict undefined values.

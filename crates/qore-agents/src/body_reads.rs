@@ -26,7 +26,7 @@
 //!   [`crate::config::tagged_completers`]). A concrete profile a completion would use — tagged
 //!   `completion`, or named in `pipelines.toml`'s `code_completion` — whose body reads neither
 //!   the prefix/suffix nor the history, and is not opaque, is refused at load with its file
-//!   and the line of its `[body]` ([`completion_refusal`]); abstract profiles never are
+//!   and the line of its `[body]` ([`crate::agent::completion_refusal`]); abstract profiles never are
 //!   (their children fill in what they leave out).
 
 use std::collections::HashMap;
@@ -35,8 +35,6 @@ use std::sync::OnceLock;
 use minijinja::Environment;
 use regex::Regex;
 
-use crate::catalog::{Agent, Catalog};
-use crate::error::AgentError;
 use crate::partials::Partials;
 use crate::template_text::{from_inja, includes, regex};
 
@@ -223,56 +221,6 @@ fn collect_templates<'v>(value: &'v toml::Value, out: &mut Vec<&'v str>) {
         toml::Value::Table(table) => table.values().for_each(|v| collect_templates(v, out)),
         toml::Value::Array(items) => items.iter().for_each(|v| collect_templates(v, out)),
         _ => {}
-    }
-}
-
-/// Why a completion would use `agent`, for the refusal's message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CompletionUse {
-    /// It is tagged `completion`.
-    Tagged,
-    /// `pipelines.toml`'s `code_completion` names it.
-    Roster,
-}
-
-/// The refusal of a concrete `agent` that `why` says a completion would use, when its body
-/// reads neither the prefix/suffix nor the history (see the module doc); `None` otherwise.
-pub fn completion_refusal(agent: &Agent, why: CompletionUse) -> Option<AgentError> {
-    if agent.is_abstract || agent.reads.completion_style().is_some() {
-        return None;
-    }
-    let own = &agent.sources[0];
-    let line_in_own = |key: &str| (agent.key_lines.get(key)).filter(|(file, _)| file == own);
-    let line = (line_in_own("body").or_else(|| line_in_own("tags"))).map(|(_, line)| *line);
-    // The name is in the message: a lookup of the refused agent finds why by it.
-    let name = &agent.name;
-    let used = match why {
-        CompletionUse::Tagged => format!("{name:?} is tagged \"completion\""),
-        CompletionUse::Roster => format!("pipelines.toml's code_completion names {name:?}"),
-    };
-    Some(AgentError::Profile {
-        file: own.clone(),
-        line,
-        message: format!(
-            "{used}, but its [body] reads neither ctx.prefix/ctx.suffix (fill in the middle) \
-             nor ctx.history (chat), so no completion can be asked of it"
-        ),
-    })
-}
-
-/// Take out of `catalog` every concrete profile `roster` (`pipelines.toml`'s
-/// `code_completion`) names whose body reads neither the prefix/suffix nor the history, with
-/// [`completion_refusal`]'s error in [`Catalog::errors`].
-pub fn refuse_unaskable_completers(catalog: &mut Catalog, roster: &[String]) {
-    let refused: Vec<(String, AgentError)> = (roster.iter())
-        .filter_map(|name| catalog.get(name))
-        .filter_map(|agent| {
-            let why = completion_refusal(agent, CompletionUse::Roster)?;
-            Some((agent.name.clone(), why))
-        })
-        .collect();
-    for (name, why) in refused {
-        catalog.refuse(&name, why);
     }
 }
 

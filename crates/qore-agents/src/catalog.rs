@@ -23,12 +23,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use crate::body_reads::{completion_refusal, BodyReads, CompletionUse, Reader};
+use crate::agent::{completion_refusal, CompletionUse};
+use crate::body_reads::{BodyReads, Reader};
 use crate::error::{AgentError, Warning};
 use crate::partials::Partials;
-use crate::profile::{
-    CacheBreakpoint, CacheTtl, Fields, MatchRules, ProfileFile, ToolProtocolSetting,
-};
+use crate::profile::{CacheBreakpoint, Fields, ProfileFile};
 use crate::provider_names::{name_key, only_loose_match};
 
 /// The deepest `extends` chain allowed.
@@ -40,80 +39,7 @@ pub const BUNDLED_DIR: &str = "<bundled>";
 /// The profiles compiled into the binary: (file name, text).
 pub const BUNDLED_AGENTS: &[(&str, &str)] = crate::bundled::AGENTS;
 
-/// A resolved profile.
-#[derive(Debug, Clone)]
-pub struct Agent {
-    /// The profile's `name`, what `--agent` and `model` fields select it by.
-    pub name: String,
-    /// One line saying what the agent is for.
-    pub description: String,
-    /// The provider instance it talks to (`providers.toml` or a bundled one).
-    pub provider: Option<String>,
-    /// The model asked when the request names none.
-    pub model: Option<String>,
-    /// The request path or URL overriding the protocol's own (`${MODEL}` is replaced).
-    pub endpoint: Option<String>,
-    /// The system prompt template (building blocks such as `{{ role('developer') }}`), rendered per project.
-    pub system_prompt: Option<String>,
-    /// Tags (`chat`, `completion`, `compression`, `refactor`) that pipelines and listings select by.
-    pub tags: Vec<String>,
-    /// Whether the agent offers tools to the model.
-    pub enable_tools: bool,
-    /// How tools reach the model: native tool calling or the text protocol.
-    pub tool_protocol: ToolProtocolSetting,
-    /// Whether the agent asks the model to reason before answering, where the wire has a switch.
-    pub enable_thinking: bool,
-    /// Whether the agent asks the provider to cache the prompt prefix.
-    pub cache_prompt: bool,
-    /// How long provider cache entries should live (Anthropic).
-    pub cache_ttl: Option<CacheTtl>,
-    /// Where cache marks go (system prompt, tools, last user message).
-    pub cache_breakpoints: Vec<CacheBreakpoint>,
-    /// The model's context window in tokens (`context_window`), when the profile sets it.
-    pub context_window: Option<u64>,
-    /// Dollars per million tokens (`[pricing]`), when the profile gives them.
-    pub pricing: Option<crate::pricing::Pricing>,
-    /// Agents or `provider/model` names tried in order when this one cannot answer
-    /// (`fallbacks`; `qore serve`).
-    pub fallbacks: Vec<String>,
-    /// Whether the profile is only a base for others (`abstract = true`): never run itself.
-    pub is_abstract: bool,
-    /// Whether listings leave the agent out.
-    pub hidden: bool,
-    /// The `[match]` rules: which files, paths and projects the agent is picked for.
-    pub matcher: MatchRules,
-    /// The `[body]` table: the request body, Jinja strings rendered from the conversation.
-    pub body: Option<toml::Table>,
-    /// What `body` reads of the request context: how a completion is asked of the agent,
-    /// whether it can chat ([`crate::body_reads`]).
-    pub reads: BodyReads,
-    /// The merged table, as `qore agents show` prints it.
-    pub merged: toml::Table,
-    /// The profile's own file, then each ancestor's.
-    pub sources: Vec<PathBuf>,
-    /// The bundled file this user profile replaces.
-    pub replaces: Option<PathBuf>,
-    /// For each top-level key: the file and line that set it (the child's, when several do).
-    pub key_lines: BTreeMap<String, (PathBuf, usize)>,
-}
-
-impl Agent {
-    /// What a list shows beside the agent (the seed's UI badges): `thinking` when it has
-    /// `enable_thinking`, and its tags (`tags: chat completion`).
-    pub fn badges(&self) -> Vec<String> {
-        let thinking = self.enable_thinking.then(|| "thinking".to_owned());
-        let tags = (!self.tags.is_empty()).then(|| format!("tags: {}", self.tags.join(" ")));
-        thinking.into_iter().chain(tags).collect()
-    }
-
-    /// The file and line that set top-level `key`; the profile's own file when none did.
-    pub fn where_set(&self, key: &str) -> (PathBuf, Option<usize>) {
-        match self.key_lines.get(key) {
-            Some((file, line)) => (file.clone(), Some(*line)),
-            None => (self.sources[0].clone(), None),
-        }
-    }
-}
+pub use crate::agent::Agent;
 
 /// Every profile that loaded, and why the others did not.
 #[derive(Debug, Default)]
@@ -409,6 +335,22 @@ fn agent(
         replaces,
         key_lines: BTreeMap::new(),
     })
+}
+
+/// Take out of `catalog` every concrete profile `roster` (`pipelines.toml`'s
+/// `code_completion`) names whose body reads neither the prefix/suffix nor the history, with
+/// [`completion_refusal`]'s error in [`Catalog::errors`].
+pub fn refuse_unaskable_completers(catalog: &mut Catalog, roster: &[String]) {
+    let refused: Vec<(String, AgentError)> = (roster.iter())
+        .filter_map(|name| catalog.get(name))
+        .filter_map(|agent| {
+            let why = completion_refusal(agent, CompletionUse::Roster)?;
+            Some((agent.name.clone(), why))
+        })
+        .collect();
+    for (name, why) in refused {
+        catalog.refuse(&name, why);
+    }
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use qore_core::ErrorInfo;
 
-use crate::body_reads::refuse_unaskable_completers;
+use crate::catalog::refuse_unaskable_completers;
 use crate::catalog::{Agent, Catalog};
 use crate::error::AgentError;
 use crate::overrides;

@@ -44,11 +44,18 @@
 //! answer through such a profile; `tests/examples.rs` runs it against a loopback server.
 #![warn(missing_docs)]
 
+pub mod agent;
 pub mod body;
+// Internal: the render cache's internals; not part of the API.
+#[doc(hidden)]
 pub mod body_cached;
+// Internal: byte-level body edits used by the renderer; not part of the API.
+#[doc(hidden)]
 pub mod body_edit;
 mod body_env;
 pub mod body_reads;
+// Internal: the conversation split used by the render cache; not part of the API.
+#[doc(hidden)]
 pub mod body_split;
 mod bundled;
 pub mod catalog;
