@@ -37,11 +37,11 @@ use qore_core::{ContentBlock, ErrorInfo, Message, Role};
 use crate::compress::{
     self, parse_threshold, CompressError, CompressOptions, Compressed, Keep, DEFAULT_THRESHOLD,
 };
-use crate::manager::{roster_agent, Roster};
-use crate::session::{Session, SessionSetup, SharedStore, State};
+use crate::roster::{roster_agent, Roster};
+use crate::state::{SessionSetup, SharedStore, State};
 use crate::target::{reach, Notes, Target, TargetSpec};
 use crate::tokens::{
-    context_window, estimate_message, estimate_messages, estimate_tools, TokenEstimator, TokenUse,
+    context_window, estimate_message, estimate_messages, estimate_tools, TokenEstimator,
 };
 use crate::SessionError;
 
@@ -139,117 +139,9 @@ impl Compressor {
     }
 }
 
-impl Session {
-    /// How much of the context window the conversation takes now (system prompt, history,
-    /// tool definitions): what `/tokens` shows. Asks the model listing for the window once
-    /// when the profile does not set it.
-    pub async fn token_use(&self) -> TokenUse {
-        let mut state = self.state.lock().await;
-        let used = estimate(&state, None);
-        let window = window(&mut state, true).await;
-        TokenUse::new(used, window)
-    }
-
-    /// [`Session::token_use`] without asking anything: the window only when the profile
-    /// sets it or an earlier listing gave it (for a status line after every answer).
-    pub async fn token_use_known(&self) -> TokenUse {
-        let mut state = self.state.lock().await;
-        let used = estimate(&state, None);
-        let window = window(&mut state, false).await;
-        TokenUse::new(used, window)
-    }
-
-    /// Call `callback` whenever this session continues in a session it was compressed into
-    /// (automatically before a send, or by [`crate::SessionManager::compress`]).
-    pub fn on_compressed(&self, callback: impl Fn(&Compressed) + Send + Sync + 'static) {
-        *self.on_compressed.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(callback));
-    }
-
-    /// Compress this session into a new one and continue in it (see the module doc).
-    pub(crate) async fn compress_now(
-        &self,
-        compressor: &Compressor,
-        keep: Option<Keep>,
-        cancel: &CancellationToken,
-    ) -> Result<Compressed, SessionError> {
-        let mut state = self.state.lock().await;
-        self.compress_locked(compressor, &mut state, keep, 0, cancel)
-            .await
-    }
-
-    async fn compress_locked(
-        &self,
-        compressor: &Compressor,
-        state: &mut State,
-        keep: Option<Keep>,
-        squeezed: usize,
-        cancel: &CancellationToken,
-    ) -> Result<Compressed, SessionError> {
-        let Some(id) = self.id() else {
-            return Err(SessionError::Engine(ErrorInfo::config(
-                "an ephemeral session cannot be compressed: nothing is saved to link a summary to",
-            )));
-        };
-        let own = Some(&state.target);
-        let compressed = (compressor.compress(id, keep, squeezed, own, cancel)).await?;
-        if let Some(store) = &compressor.store {
-            state.history = store.history(&compressed.session_id).await?;
-        }
-        self.ids.push(compressed.session_id.clone());
-        let callback = (self.on_compressed.lock().unwrap_or_else(|e| e.into_inner())).clone();
-        if let Some(callback) = callback {
-            callback(&compressed);
-        }
-        Ok(compressed)
-    }
-
-    /// Before sending `user`: compress first when the request would pass the threshold. A
-    /// failure is a warning; the send goes on either way.
-    pub(crate) async fn compress_if_due(
-        &self,
-        state: &mut State,
-        user: &Message,
-        cancel: &CancellationToken,
-    ) {
-        let Some(compressor) = &self.compressor else {
-            return;
-        };
-        let (Some(threshold), Some(_)) = (compressor.threshold, self.id()) else {
-            return;
-        };
-        let turns = turn_sizes(state);
-        if turns.is_empty() {
-            return;
-        }
-        let estimate = estimate(state, Some(user));
-        let said = estimate_messages(state.history.messages()) + estimate_message(user);
-        let window = window(state, said >= LISTING_FLOOR).await;
-        if !compress::should_compress(estimate, window, threshold) {
-            return;
-        }
-        let frame = raw_frame(state, None);
-        let fits = |raw: u64| {
-            let alone = state.estimator.estimate_raw(frame + raw);
-            !compress::should_compress(alone, window, threshold)
-        };
-        let kept = newest_fitting(&turns, kept_turns(), fits);
-        if kept == turns.len() {
-            return;
-        }
-        let squeezed = kept_turns().min(turns.len()) - kept;
-        let keep = Some(Keep::Turns(kept));
-        let compressed = (self.compress_locked(compressor, state, keep, squeezed, cancel)).await;
-        if let (Err(error), false) = (compressed, cancel.is_cancelled()) {
-            (compressor.notes)(&format!(
-                "qore: warning: the session was not compressed ({error}); sending it whole"
-            ));
-        }
-    }
-}
-
 /// The heuristic count of each turn of the history, oldest first: a turn starts at a user
 /// message that is not only tool results.
-fn turn_sizes(state: &State) -> Vec<u64> {
+pub(crate) fn turn_sizes(state: &State) -> Vec<u64> {
     let tool_result = |b: &ContentBlock| matches!(b, ContentBlock::ToolResult { .. });
     let mut sizes: Vec<u64> = Vec::new();
     for message in state.history.iter() {
@@ -263,7 +155,7 @@ fn turn_sizes(state: &State) -> Vec<u64> {
 }
 
 /// How many of the newest turns (`sizes`, oldest first), at most `most`, fit together.
-fn newest_fitting(sizes: &[u64], most: usize, fits: impl Fn(u64) -> bool) -> usize {
+pub(crate) fn newest_fitting(sizes: &[u64], most: usize, fits: impl Fn(u64) -> bool) -> usize {
     let mut total = 0;
     (sizes.iter().rev().take(most))
         .take_while(|size| {
@@ -274,7 +166,7 @@ fn newest_fitting(sizes: &[u64], most: usize, fits: impl Fn(u64) -> bool) -> usi
 }
 
 /// The turns automatic compression keeps as they are when they fit the threshold.
-fn kept_turns() -> usize {
+pub(crate) fn kept_turns() -> usize {
     match CompressOptions::default().keep {
         Keep::Turns(n) => n,
         Keep::Tokens(_) => 0,
@@ -282,7 +174,7 @@ fn kept_turns() -> usize {
 }
 
 /// The estimated input of a request carrying the history (and `user`, when given).
-fn estimate(state: &State, user: Option<&Message>) -> u64 {
+pub(crate) fn estimate(state: &State, user: Option<&Message>) -> u64 {
     state.estimator.estimate_raw(raw_request(state, user))
 }
 
@@ -293,7 +185,7 @@ pub(crate) fn raw_request(state: &State, user: Option<&Message>) -> u64 {
 }
 
 /// [`raw_request`] without the history: the system prompt, `user` and the tool definitions.
-fn raw_frame(state: &State, user: Option<&Message>) -> u64 {
+pub(crate) fn raw_frame(state: &State, user: Option<&Message>) -> u64 {
     let system =
         (state.layers.system_prompt()).map_or(0, |s| estimate_message(&Message::system(s)));
     let tools = (state.tools.as_ref()).map_or(0, |t| estimate_tools(t.registry.specs()));
@@ -302,7 +194,7 @@ fn raw_frame(state: &State, user: Option<&Message>) -> u64 {
 
 /// The context window of the session's model (see the module doc); the listing is asked
 /// only when `may_list`, and once.
-async fn window(state: &mut State, may_list: bool) -> Option<u64> {
+pub(crate) async fn window(state: &mut State, may_list: bool) -> Option<u64> {
     if let Some(known) = state.window {
         return known;
     }

@@ -23,7 +23,7 @@ use qore_core::{ErrorCategory, History, Message, ResponseEvent};
 
 use crate::outcome::TurnOutcome;
 use crate::sanitize::{sanitize, Wire};
-use crate::session::State;
+use crate::state::State;
 use crate::target::doing;
 
 /// Run `user` as the next turn of `state`; its new messages and its outcome.

@@ -8,6 +8,9 @@
 //! - before every send, the request is built from the layers' system prompt, then the
 //!   history and the new user message, sanitized for the wire ([`crate::sanitize`]);
 //!   history itself keeps what happened;
+//! - tools that are only on by the front end's default are left out (said once through the
+//!   notes) for a model the server says has no tool calling and whose context is small:
+//!   a plain chat's first request carries the conversation, not ~2,000 tokens of tools;
 //! - a turn without tools is one request; with tools it is the tool loop; either way it ends
 //!   in one [`TurnOutcome`]; a network failure says whether qore was "connecting to" the
 //!   URL or "reading the answer from" it;
@@ -33,46 +36,19 @@ use std::time::SystemTime;
 use qore_client::tool_loop::{LoopEvent, ToolProtocol};
 use qore_client::{CancellationToken, Client, EncodeCache};
 use qore_core::{ErrorInfo, History, Message};
-use qore_store::{Store, TurnRecord};
+use qore_store::TurnRecord;
 
 use crate::auto_compress::{raw_request, Compressor, OnCompressed};
 use crate::layers::Layers;
 use crate::outcome::{status_of, TurnOutcome};
 use crate::run_turn::run_turn;
 use crate::sanitize::settle_turn;
+use crate::state::State;
+pub use crate::state::{SessionSetup, SharedStore};
 use crate::target::{Notes, Target};
 use crate::tokens::{wire_prompt_tokens, TokenEstimator};
 use crate::toolset::ToolSet;
 use crate::undo::take_changes;
-
-/// The store (either backend), shared by a manager and its sessions.
-pub type SharedStore = Arc<dyn Store>;
-
-/// What a session runs with: the model reached, the prompt layers, the tools (if any).
-pub struct SessionSetup {
-    /// The model reached: its client, model name and agent settings.
-    pub target: Target,
-    /// The system prompt layers (the agent's prompt first, then rules and the caller's).
-    pub layers: Layers,
-    /// The tools offered, their policy and approver (`None`: no tools).
-    pub tools: Option<ToolSet>,
-}
-
-impl SessionSetup {
-    /// A setup without tools whose first layer is the agent's prompt (or the target's
-    /// system prompt).
-    pub fn new(target: Target) -> SessionSetup {
-        let agent_prompt = match &target.agent {
-            Some(agent) => agent.system.clone(),
-            None => target.system.clone(),
-        };
-        SessionSetup {
-            target,
-            layers: Layers::new(agent_prompt),
-            tools: None,
-        }
-    }
-}
 
 /// Append `record` to the session `id`. The store's calls never block the async workers (a
 /// SQLite commit runs on the blocking pool, PostgreSQL is awaited), so other sessions keep
@@ -81,29 +57,6 @@ async fn save(store: &SharedStore, id: &str, record: &TurnRecord) -> Result<(), 
     (store.append_turn(id, record).await)
         .map(drop)
         .map_err(|e| e.to_string())
-}
-
-/// The mutable part, behind one lock: a send holds it for its whole turn.
-pub(crate) struct State {
-    pub(crate) history: History,
-    pub(crate) target: Target,
-    pub(crate) layers: Layers,
-    pub(crate) tools: Option<ToolSet>,
-    pub(crate) estimator: TokenEstimator,
-    /// The model's context window once looked up (`Some(None)`: unknown).
-    pub(crate) window: Option<Option<u64>>,
-    /// The messages already encoded for this session's requests, reused across turns.
-    pub(crate) cache: EncodeCache,
-}
-
-impl State {
-    /// `target` for the next send: its context window is looked up again and nothing
-    /// encoded for the one before is reused.
-    fn retarget(&mut self, target: Target) {
-        self.target = target;
-        self.window = None;
-        self.cache = EncodeCache::new();
-    }
 }
 
 /// One conversation (see the module doc).
@@ -308,9 +261,10 @@ impl Session {
 }
 
 /// `setup`'s parts, its tools as its target takes them: none when the agent does not use
-/// tools, the text protocol when the agent asks for it or the server says the model has
-/// no tool calling (and the protocol was left to qore); what was changed is said through
-/// `notes`.
+/// tools or when they are only on by default ([`ToolSet::by_default`]) and the model has no
+/// tool calling and a small context ([`SMALL_CONTEXT`]); the text protocol when the agent
+/// asks for it or the server says the model has no tool calling (and the protocol was left
+/// to qore); what was changed is said through `notes`.
 fn fitted(setup: SessionSetup, notes: &Notes) -> (Target, Layers, Option<ToolSet>) {
     let SessionSetup {
         target,
@@ -329,6 +283,15 @@ fn fitted(setup: SessionSetup, notes: &Notes) -> (Target, Layers, Option<ToolSet
             }
         }
     }
+    if tools.as_ref().is_some_and(|t| t.by_default) && prompt_only_and_small(&target) {
+        notes(&format!(
+            "qore: {} has no tool calling and a {}-token context: no tools are offered, so the \
+             conversation has the room (--tools confirm describes them in the prompt)",
+            target.model,
+            target.context_window.unwrap_or_default()
+        ));
+        tools = None;
+    }
     if let Some(tools) = &mut tools {
         if tools.auto_protocol && target.tool_calling == Some(false) {
             notes(&format!(
@@ -340,6 +303,16 @@ fn fitted(setup: SessionSetup, notes: &Notes) -> (Target, Layers, Option<ToolSet
         }
     }
     (target, layers, tools)
+}
+
+/// Contexts up to this many tokens are small: the tools described in the prompt (the text
+/// protocol, some 800 tokens for the built-in ones) would take a tenth of them or more.
+pub const SMALL_CONTEXT: u64 = 16_384;
+
+/// The server says the model has no tool calling (tools could only be described in the
+/// prompt) and its context is [`SMALL_CONTEXT`] or less.
+fn prompt_only_and_small(target: &Target) -> bool {
+    target.tool_calling == Some(false) && target.context_window.is_some_and(|n| n <= SMALL_CONTEXT)
 }
 
 /// Calibrate the session's estimate by what the provider reported for a finished turn.

@@ -45,6 +45,10 @@ pub struct ToolSet {
     pub recorder: Option<ChangeRecorder>,
     /// System prompt layers the tools bring (the skills' list), for the session's layers.
     pub prompt_layers: Vec<String>,
+    /// The tools are on by the front end's default, nobody asked for them: a session leaves
+    /// them out for a model that could only read them in a small prompt (see
+    /// [`crate::session`]).
+    pub by_default: bool,
 }
 
 /// The approver of modes that never ask (`auto`, `read-only`): any request it gets is denied.
@@ -111,6 +115,7 @@ impl ToolSet {
             auto_protocol,
             recorder: Some(recorder),
             prompt_layers: Vec::new(),
+            by_default: false,
         })
     }
 }
