@@ -44,6 +44,7 @@
 //! answer through such a profile; `tests/examples.rs` runs it against a loopback server.
 #![warn(missing_docs)]
 
+pub mod agent;
 pub mod body;
 // Internal: the render cache's internals; not part of the API.
 #[doc(hidden)]
