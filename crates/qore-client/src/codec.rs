@@ -213,8 +213,11 @@ pub trait Protocol: Send + Sync + 'static {
     /// The model listing path, relative to the base URL.
     fn models_path(&self) -> &'static str;
 
-    /// Credential headers for `api_key` (never called with an empty key).
-    fn auth_headers(&self, api_key: &str) -> Vec<(String, String)>;
+    /// Credential headers for `api_key` (never called with an empty key); by default
+    /// `authorization: Bearer <key>`, which the OpenAI-style wires and Ollama share.
+    fn auth_headers(&self, api_key: &str) -> Vec<(String, String)> {
+        vec![("authorization".to_owned(), format!("Bearer {api_key}"))]
+    }
 
     /// Headers the wire requires on every request, credential or not (Anthropic's
     /// `anthropic-version`). Configured headers are applied after these and win.

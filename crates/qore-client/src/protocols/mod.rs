@@ -50,3 +50,28 @@ pub fn by_name(name: &str) -> Option<Arc<dyn Protocol>> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The credential header of each wire: bearer (the trait's default) unless the wire
+    /// names its own.
+    #[test]
+    fn each_wire_sends_its_credential_header() {
+        let bearer = ("authorization", "Bearer k");
+        let cases = [
+            ("openai-chat", bearer),
+            ("openai-responses", bearer),
+            ("ollama", bearer),
+            ("llamacpp", bearer),
+            ("mistral", bearer),
+            ("anthropic", ("x-api-key", "k")),
+            ("gemini", ("x-goog-api-key", "k")),
+        ];
+        for (name, (header, value)) in cases {
+            let protocol = super::by_name(name).unwrap();
+            let expected = vec![(header.to_owned(), value.to_owned())];
+            assert_eq!(protocol.auth_headers("k"), expected, "{name}");
+        }
+        assert_eq!(cases.len(), super::NAMES.len());
+    }
+}

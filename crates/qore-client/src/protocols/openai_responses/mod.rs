@@ -59,10 +59,6 @@ impl Protocol for OpenAiResponses {
         "models"
     }
 
-    fn auth_headers(&self, api_key: &str) -> Vec<(String, String)> {
-        vec![("authorization".to_owned(), format!("Bearer {api_key}"))]
-    }
-
     fn encode(&self, request: &ChatRequest<'_>) -> Result<serde_json::Value, ErrorInfo> {
         request::encode(request, self.stateless)
     }
