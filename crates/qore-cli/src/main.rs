@@ -25,6 +25,7 @@ mod render;
 mod run;
 mod sandbox;
 mod serve;
+mod serve_admin;
 mod sessions;
 mod skills;
 mod store;

@@ -67,6 +67,7 @@ pub async fn admit<T>(
         Err(error) => return Err(Refused { exchange, error }),
     };
     let asked = model(&request);
+    exchange.note.asked = asked.chars().take(200).collect();
     // Only names the server knows become metric labels.
     if app.router.knows(&app.manager, asked) {
         exchange.model = asked.to_owned();

@@ -74,7 +74,8 @@ pub fn routes(app: Arc<App>) -> axum::Router {
         .route("/readyz", get(crate::extra::ready))
         .route("/metrics", get(metrics))
         .layer(axum::extract::DefaultBodyLimit::disable())
-        .with_state(app)
+        .with_state(app.clone())
+        .merge(crate::admin::routes(app))
 }
 
 async fn chat(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -> Response {
@@ -174,6 +175,7 @@ pub async fn answer(
         Err(error) => return refuse(exchange, dialect, error),
     };
     exchange.agent = opened.candidate.agent.clone();
+    exchange.note.upstream = opened.candidate.target.model.clone();
     exchange.waited = opened.waited;
     let meta = ReplyMeta {
         id: dialect.new_id(),

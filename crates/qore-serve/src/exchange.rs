@@ -41,6 +41,8 @@ pub struct Exchange {
     pub after: Option<After>,
     /// The reply's labels, once there is a reply.
     pub reply: Option<ReplyMeta>,
+    /// What the request log row needs that the path learns on the way.
+    pub note: crate::request_log::LogNote,
     in_flight: Option<InFlight>,
     settled: bool,
 }
@@ -58,6 +60,7 @@ impl Exchange {
             first_byte: None,
             after: None,
             reply: None,
+            note: Default::default(),
             in_flight: None,
             settled: false,
         }
@@ -92,6 +95,13 @@ impl Exchange {
                 true,
             );
         }
+        let ending = crate::request_log::Ending {
+            status: error.status,
+            error_kind: error.kind.label(),
+            usage: &Usage::default(),
+            outcome: None,
+        };
+        self.app.gate.log(crate::request_log::row(&self, ending));
         metrics.finished(self.endpoint, self.started.elapsed(), self.waited);
     }
 
@@ -142,6 +152,8 @@ impl Exchange {
             usage,
             failed,
         );
+        let row = crate::request_log::row(self, crate::request_log::Ending::of(outcome));
+        self.app.gate.log(row);
         metrics.finished(self.endpoint, self.started.elapsed(), self.waited);
         self.in_flight = None;
         match (self.after.take(), &self.reply) {

@@ -49,6 +49,7 @@ use crate::metrics::StoreErrors;
 use crate::{ErrorKind, ServeError};
 use cache::KeyCache;
 pub use cache::{CHECK_EVERY, STALE_AFTER};
+pub(crate) use keys::presented as presented_keys;
 pub use keys::{check_pattern, hash_key, new_key};
 use keys::{presented, KeyEntry};
 pub use limits::Admission;
@@ -255,6 +256,11 @@ impl Gate {
             tokens_out: usage.output_tokens.unwrap_or(0),
         };
         self.usage.record(row);
+    }
+
+    /// Queue one request log row (written with the usage batches, never waited for).
+    pub fn log(&self, row: qore_store::RequestLogRow) {
+        self.usage.log(row);
     }
 
     /// Wait (at most `timeout`) until the usage recorded so far is in the store; whether it

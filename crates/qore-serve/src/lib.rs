@@ -16,6 +16,7 @@
 //!   request needs beyond the config: several servers on one store answer as one, and a store
 //!   that cannot be reached is a 503 with `Retry-After` in the caller's dialect, never a hang.
 
+pub mod admin;
 mod admission;
 mod app;
 mod capability;
@@ -34,6 +35,7 @@ pub mod listen;
 pub mod metrics;
 mod named_session;
 mod relay;
+pub mod request_log;
 pub mod route;
 mod run;
 mod server_tools;

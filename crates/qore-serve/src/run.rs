@@ -168,6 +168,8 @@ impl Server {
             stopping: CancellationToken::new(),
             server_tools,
         });
+        let store = app.gate.store().clone();
+        crate::request_log::start_pruning(store, app.settings.request_log, app.stopping.clone());
         let server = listener.serve(routes(app.clone()), app.stopping.clone());
         let ended = CancellationToken::new();
         let task = tokio::spawn({

@@ -27,7 +27,7 @@ pub struct RequestLogRow {
     pub at_ms: i64,
     /// The key's id; `''` for none.
     pub key_id: String,
-    /// The inbound API (`chat`, `messages`, `responses`, `completions`, …).
+    /// The inbound API (`chat_completions`, `messages`, `responses`, `completions`, …).
     pub dialect: String,
     /// The model as the request named it.
     pub model: String,

@@ -17,6 +17,10 @@
 //!   key's unwritten tokens to what its limits check asks the store, so a budget or `tpm` is
 //!   not passed by usage this process has not written yet; they are also the gauge
 //!   `qore_usage_rows_unwritten`;
+//! - request log rows ([`Queue::log`]) ride the same queue and batches: one
+//!   [`qore_store::Store::record_requests`] call per batch beside the usage write, kept for
+//!   a store that cannot be reached within the same bounds, dropped (logged, counted under
+//!   reason `log_*`) past them or when the store refuses them;
 //! - a flush returns once every row queued before it is written, saying whether it was; when
 //!   the gate is dropped the writer writes what is queued and ends. A crash loses the rows
 //!   queued and held (at most [`BATCH`] of traffic while the store answers).
@@ -33,7 +37,7 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
-use qore_store::{Store, UsageRow};
+use qore_store::{RequestLogRow, Store, UsageRow};
 use tokio::sync::mpsc::{channel, error::TrySendError, Receiver, Sender};
 use tokio::sync::oneshot;
 
@@ -43,6 +47,8 @@ use crate::metrics::StoreErrors;
 /// What the writer is asked to do.
 pub(crate) enum Job {
     Row(UsageRow),
+    /// One request of the request log.
+    Log(Box<RequestLogRow>),
     /// Answer once the rows queued before are written (whether they all were).
     Flush(oneshot::Sender<bool>),
 }
@@ -172,6 +178,13 @@ impl Queue {
         }
     }
 
+    /// Queue one request log row; when the queue is full it is dropped and counted.
+    pub fn log(&self, row: RequestLogRow) {
+        if self.send.try_send(Job::Log(Box::new(row))).is_err() {
+            self.metrics.dropped("log_queue_full", 1);
+        }
+    }
+
     /// Wait (at most `timeout`) until the rows queued so far are written; whether they are.
     pub async fn flush(&self, timeout: Duration) -> bool {
         let (done, written) = oneshot::channel();
@@ -203,6 +216,8 @@ pub(crate) fn start_with(
         unwritten: unwritten.clone(),
         held: HashMap::new(),
         held_since: None,
+        logs: Vec::new(),
+        logs_since: None,
     };
     tokio::spawn(write(writer, jobs));
     Queue {
@@ -222,6 +237,10 @@ struct Writer {
     held: HashMap<RowKey, UsageRow>,
     /// When the oldest held row was first tried and failed.
     held_since: Option<Instant>,
+    /// Request log rows not written yet (bounded like `held`).
+    logs: Vec<RequestLogRow>,
+    /// When the oldest held request log row was first tried and failed.
+    logs_since: Option<Instant>,
 }
 
 impl Writer {
@@ -238,8 +257,41 @@ impl Writer {
                     .and_modify(|merged| merged.add(&row))
                     .or_insert(row);
             }
+            Job::Log(row) => self.logs.push(*row),
             Job::Flush(done) => flushes.push(done),
         }
+    }
+
+    /// Write the held request log rows in one call; keep them while the store cannot be
+    /// reached (at most [`MOST_HELD`] rows, for [`MOST_HELD_FOR`]).
+    async fn write_logs(&mut self) {
+        if self.logs.is_empty() {
+            return;
+        }
+        let Err(e) = self.store.record_requests(&self.logs).await else {
+            self.logs.clear();
+            self.logs_since = None;
+            return;
+        };
+        self.errors.count(&e);
+        let since = *self.logs_since.get_or_insert_with(Instant::now);
+        let reason = if !e.is_unavailable() {
+            "log_refused"
+        } else if self.logs.len() > MOST_HELD {
+            "log_held_full"
+        } else if since.elapsed() > MOST_HELD_FOR {
+            "log_too_old"
+        } else {
+            tracing::warn!("request log not written yet (kept, retried): {e}");
+            return;
+        };
+        tracing::warn!(
+            "{} request log rows not written ({reason}): {e}",
+            self.logs.len()
+        );
+        self.metrics.dropped(reason, self.logs.len() as u64);
+        self.logs.clear();
+        self.logs_since = None;
     }
 
     /// Forget every held row: counted for `reason`, logged.
@@ -261,6 +313,7 @@ impl Writer {
     /// Write the held rows in one call; keep them when the store cannot be reached (within
     /// the bounds).
     async fn write_held(&mut self) {
+        self.write_logs().await;
         if self.held.is_empty() {
             return;
         }
@@ -298,7 +351,7 @@ impl Writer {
 
 async fn write(mut writer: Writer, mut jobs: Receiver<Job>) {
     loop {
-        let first = if writer.held.is_empty() {
+        let first = if writer.held.is_empty() && writer.logs.is_empty() {
             jobs.recv().await
         } else {
             match tokio::time::timeout(RETRY_EVERY, jobs.recv()).await {
@@ -331,7 +384,7 @@ async fn write(mut writer: Writer, mut jobs: Receiver<Job>) {
             writer.take(job, &mut flushes);
         }
         writer.write_held().await;
-        let written = writer.held.is_empty();
+        let written = writer.held.is_empty() && writer.logs.is_empty();
         for done in flushes {
             let _ = done.send(written);
         }
