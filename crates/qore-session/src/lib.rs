@@ -50,6 +50,7 @@ mod error;
 pub mod layers;
 pub mod manager;
 pub mod outcome;
+mod project;
 pub mod provider_target;
 mod roster;
 mod run_turn;

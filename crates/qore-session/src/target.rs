@@ -36,6 +36,7 @@ use qore_client::protocols;
 use qore_client::{local, Client, ClientConfig, ModelInfo, RequestOptions, Timeouts};
 use qore_core::ErrorInfo;
 
+pub use crate::project::{project_dir, resolve_project};
 use crate::server_rules::ServerRules;
 
 /// Where notes for the user go (the CLI prints them on stderr).
@@ -228,24 +229,6 @@ async fn reach_as(
         system: spec.system.clone(),
         context_window: rules.context_window,
     })
-}
-
-/// The spec's project, else the current directory, as [`resolve_project`] gives it (`None`
-/// when the current directory cannot be read).
-pub fn project_dir(spec: &TargetSpec) -> Option<PathBuf> {
-    resolve_project(spec.project.as_deref()).ok()
-}
-
-/// A project directory as sessions record it: `dir`, else the current directory; canonical
-/// (links and `..` resolved), or made absolute when it does not exist. Every front end and
-/// `qore sessions` resolve projects through this, so `--project .`, a symlinked path and
-/// the current directory name one project in the store.
-pub fn resolve_project(dir: Option<&Path>) -> std::io::Result<PathBuf> {
-    let dir = match dir {
-        Some(dir) => dir.to_owned(),
-        None => std::env::current_dir()?,
-    };
-    dir.canonicalize().or_else(|_| std::path::absolute(&dir))
 }
 
 async fn reach_agent(
