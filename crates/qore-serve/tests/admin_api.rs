@@ -4,96 +4,12 @@
 //! refused), the request log filtered and paged and one row in full, usage sums that equal
 //! the store's own rows, health, and every bad parameter or body a 400 naming its field.
 
+mod admin;
+
 use std::time::{Duration, Instant};
 
-use qore_serve::config::ServeSettings;
-use qore_serve::Server;
-use qore_store::Store;
-use qore_testkit::chat::chat_answer;
-use qore_testkit::ReplayServer;
+use admin::Served;
 use serde_json::{json, Value};
-
-struct Served {
-    _dir: tempfile::TempDir,
-    _upstream: ReplayServer,
-    server: Server,
-    store: std::sync::Arc<dyn Store>,
-    http: reqwest::Client,
-}
-
-impl Served {
-    async fn start() -> Served {
-        let upstream = ReplayServer::start_repeating(chat_answer("hi back"))
-            .await
-            .unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("providers")).unwrap();
-        let provider = format!(
-            "name = \"up\"\nprotocol = \"openai-chat\"\nurl = \"{}/v1\"\n",
-            upstream.url()
-        );
-        std::fs::write(dir.path().join("providers/up.toml"), provider).unwrap();
-        let location = dir.path().join("qore.db").to_string_lossy().into_owned();
-        let store = qore_store::open(&location).await.unwrap();
-        let settings = ServeSettings {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            drain_timeout: Duration::from_secs(1),
-            ..ServeSettings::default()
-        };
-        let agents = qore_agents::config::Config::load(Some(dir.path()));
-        let server = Server::start(settings, agents, store.clone())
-            .await
-            .unwrap();
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(20))
-            .build()
-            .unwrap();
-        Served {
-            _dir: dir,
-            _upstream: upstream,
-            server,
-            store,
-            http,
-        }
-    }
-
-    /// An admin API call with `credential`: the status and the JSON body.
-    async fn admin(
-        &self,
-        credential: Option<&str>,
-        method: &str,
-        path: &str,
-        body: Option<Value>,
-    ) -> (u16, Value) {
-        let url = format!("{}/admin/v1{path}", self.server.url());
-        let mut request = self.http.request(method.parse().unwrap(), url);
-        if let Some(credential) = credential {
-            request = request.bearer_auth(credential);
-        }
-        if let Some(body) = body {
-            request = (request.header("content-type", "application/json")).body(body.to_string());
-        }
-        let response = request.send().await.unwrap();
-        let status = response.status().as_u16();
-        let text = response.text().await.unwrap();
-        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
-    }
-
-    async fn chat(&self, key: &str, model: &str) -> u16 {
-        let body = json!({"model": model, "messages": [{"role": "user", "content": "hi"}]});
-        let url = format!("{}/v1/chat/completions", self.server.url());
-        let response = self
-            .http
-            .post(url)
-            .bearer_auth(key)
-            .header("content-type", "application/json")
-            .body(body.to_string())
-            .send()
-            .await
-            .unwrap();
-        response.status().as_u16()
-    }
-}
 
 /// Ask the request log (`path`) until it holds `n` rows (the writer batches every 100 ms).
 async fn logged(served: &Served, admin: &str, path: &str, n: usize) -> Vec<Value> {

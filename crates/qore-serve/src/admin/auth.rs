@@ -9,6 +9,8 @@
 //! - a call presenting no credential, or one the store does not know or has revoked, is
 //!   401; an ordinary API key is 403; the store is asked once per call (no copy to go
 //!   stale: a revoked credential is refused at once);
+//! - with no key presented, the console's session cookie is checked instead
+//!   ([`super::session`]);
 //! - ordinary key names may not start with [`PREFIX`] (the admin API refuses them).
 
 use axum::http::{HeaderMap, StatusCode};
@@ -53,7 +55,10 @@ pub async fn create(store: &dyn Store, name: &str) -> Result<(String, KeyRecord)
 pub async fn check(store: &dyn Store, headers: &HeaderMap) -> Result<KeyRecord, AdminError> {
     let presented = crate::gate::presented_keys(headers);
     if presented.is_empty() {
-        return Err(unauthorized());
+        return match super::session::from_cookie(store, headers).await? {
+            Some(key) => Ok(key),
+            None => Err(unauthorized()),
+        };
     }
     let mut ordinary = false;
     for text in presented {

@@ -10,6 +10,8 @@ pub mod auth;
 mod health;
 pub mod http;
 mod keys;
+pub mod session;
+pub mod ui;
 mod usage;
 
 use std::sync::Arc;
@@ -28,8 +30,32 @@ pub fn routes(app: Arc<App>) -> axum::Router {
         .route("/keys/{id}/revoke", post(keys::revoke))
         .route("/usage", get(usage::usage))
         .route("/requests", get(usage::requests))
-        .route("/requests/{id}", get(usage::request));
-    axum::Router::new().nest("/admin/v1", api).with_state(app)
+        .route("/requests/{id}", get(usage::request))
+        .route("/session", post(session::login).delete(session::logout))
+        .layer(axum::middleware::from_fn(same_origin_for_cookies));
+    let page = ui::routes(&app.settings.console);
+    axum::Router::new()
+        .nest("/admin/v1", api)
+        .merge(page)
+        .with_state(app)
+}
+
+/// A call that changes something without a key in its headers (the console's cookie, or
+/// nothing) must come from the same origin (CSRF): else 403.
+async fn same_origin_for_cookies(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let keyed = !crate::gate::presented_keys(request.headers()).is_empty();
+    if !keyed && !session::same_origin(request.method(), request.headers()) {
+        use axum::response::IntoResponse as _;
+        let refused = http::AdminError::status(
+            axum::http::StatusCode::FORBIDDEN,
+            "a console call that changes something must come from the console's own origin",
+        );
+        return refused.into_response();
+    }
+    next.run(request).await
 }
 
 /// Where the console's page is served unless `[serve] console_path` says otherwise.

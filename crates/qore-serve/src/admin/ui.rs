@@ -1,0 +1,99 @@
+//! The console's page: plain HTML, CSS and JavaScript embedded in the binary
+//! (`include_str!`, no build step), served at `[serve] console_path` (default `/ui`) unless
+//! `[serve] console = false`.
+//!
+//! Promises: every file is answered with a strict Content-Security-Policy (only this
+//! origin's scripts, styles and connections; no inline script, no frames, no `<base>`),
+//! `X-Content-Type-Options: nosniff` and `Referrer-Policy: no-referrer`; the page finds the
+//! admin API by a path relative to itself (given in a `<meta>` tag), so it works behind a
+//! proxy that serves it under a sub-path; the page itself holds no secret.
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::get;
+
+use super::ConsoleSettings;
+
+/// The policy every console file is sent with.
+pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+     img-src 'self' data:; connect-src 'self'; font-src 'self'; form-action 'self'; \
+     frame-ancestors 'none'; base-uri 'none'";
+
+const INDEX: &str = include_str!("assets/index.html");
+const APP_JS: &str = include_str!("assets/app.js");
+const APP_CSS: &str = include_str!("assets/app.css");
+const UPLOT_JS: &str = include_str!("assets/vendor/uPlot.iife.min.js");
+const UPLOT_CSS: &str = include_str!("assets/vendor/uPlot.min.css");
+
+fn file(kind: &'static str, body: String) -> Response {
+    let mut response = (StatusCode::OK, body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(kind));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    headers.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// The admin API's path relative to the page at `{path}/`: one `../` per segment.
+pub fn api_from(path: &str) -> String {
+    let depth = path.split('/').filter(|s| !s.is_empty()).count();
+    format!("{}admin/v1", "../".repeat(depth))
+}
+
+/// The page's routes, or none when the console is off.
+pub fn routes<S: Clone + Send + Sync + 'static>(settings: &ConsoleSettings) -> axum::Router<S> {
+    if !settings.enabled {
+        return axum::Router::new();
+    }
+    let base = settings.path.clone();
+    let index = INDEX.replace("{{API}}", &api_from(&base));
+    let slash = format!("{base}/");
+    let asset = |kind: &'static str, text: &'static str| {
+        get(move || async move { file(kind, text.to_owned()) })
+    };
+    axum::Router::new()
+        .route(
+            &base,
+            get(move || async move { Redirect::permanent(&slash) }),
+        )
+        .route(
+            &format!("{base}/"),
+            get(move || async move { file("text/html; charset=utf-8", index) }),
+        )
+        .route(
+            &format!("{base}/app.js"),
+            asset("text/javascript; charset=utf-8", APP_JS),
+        )
+        .route(
+            &format!("{base}/app.css"),
+            asset("text/css; charset=utf-8", APP_CSS),
+        )
+        .route(
+            &format!("{base}/vendor/uPlot.iife.min.js"),
+            asset("text/javascript; charset=utf-8", UPLOT_JS),
+        )
+        .route(
+            &format!("{base}/vendor/uPlot.min.css"),
+            asset("text/css; charset=utf-8", UPLOT_CSS),
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_api_is_found_relative_to_the_page() {
+        for (path, api) in [("/ui", "../admin/v1"), ("/gateway/ui", "../../admin/v1")] {
+            assert_eq!(api_from(path), api, "{path}");
+        }
+    }
+}
