@@ -7,6 +7,8 @@
 //! - `[tools] allowed_commands` (program names) replaces `run_command`'s default list;
 //! - an unknown key or a value of the wrong kind is an error naming the file and the line;
 //! - qore's own config and data directories join the unreadable places;
+//! - on a kernel that cannot confine commands (no Landlock or seccomp), stderr says so once
+//!   per process, unless the mode is `full-access`: every command is then refused;
 //! - commands always go through the sandbox helper (the current executable), full access
 //!   included (it still makes a new session and scrubs the environment).
 
@@ -62,6 +64,9 @@ pub fn tool_options(project: &Path) -> Result<ToolOptions, ErrorInfo> {
             None => config_error(e),
         })?,
     };
+    if mode != Mode::FullAccess {
+        warn_unconfinable_once();
+    }
     let mut unreadable: Vec<PathBuf> = config_dir.into_iter().collect();
     unreadable.extend(qore_store::data_dir().ok());
     let options = SandboxOptions {
@@ -82,4 +87,19 @@ pub fn tool_options(project: &Path) -> Result<ToolOptions, ErrorInfo> {
         tool_options.allowed_commands = allowed;
     }
     Ok(tool_options)
+}
+
+/// Say once that this kernel cannot confine commands, if it cannot.
+fn warn_unconfinable_once() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let support = qore_sandbox::probe();
+        if !support.confines() {
+            crate::console::note!(
+                "qore: this kernel cannot confine commands ({}); run_command refuses every \
+                 command unless config.toml sets [sandbox] mode = \"full-access\"",
+                support.gaps().join("; ")
+            );
+        }
+    });
 }

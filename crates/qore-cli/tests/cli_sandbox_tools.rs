@@ -205,7 +205,7 @@ async fn inside_the_root_commands_and_file_tools_work_and_protected_places_are_r
 #[tokio::test]
 async fn without_landlock_a_command_is_refused_never_run_unconfined() {
     let w = world();
-    let (_, result, _) = call(
+    let (run, result, _) = call(
         &w,
         DEFAULT,
         "run_command",
@@ -214,6 +214,14 @@ async fn without_landlock_a_command_is_refused_never_run_unconfined() {
     )
     .await;
     assert!(!w.proj.join("src/made.txt").exists(), "{result}");
+    assert_eq!(
+        (run.stderr.lines())
+            .filter(|l| l.starts_with("qore: this kernel cannot confine commands"))
+            .count(),
+        1,
+        "said once: {}",
+        run.stderr
+    );
     assert!(result.contains("could not be set up"), "{result}");
     assert!(result.contains("never run unconfined"), "{result}");
 }
