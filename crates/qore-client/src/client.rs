@@ -310,7 +310,7 @@ impl Client {
     }
 
     /// The models the server lists. "Try later" answers are retried like chat requests.
-    /// Every error fails the way a stream's does ([`crate::transport::get`]), the key
+    /// Every error fails the way a stream's does (`transport::get`), the key
     /// redacted from it.
     pub async fn list_models(&self) -> Result<Vec<ModelInfo>, ErrorInfo> {
         let url = self.resolve(self.protocol.models_path());

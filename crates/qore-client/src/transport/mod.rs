@@ -6,7 +6,7 @@
 
 pub mod bad_answer;
 pub mod framing;
-pub mod get;
+pub(crate) mod get;
 pub mod http;
 pub mod ndjson;
 pub mod retry;
