@@ -26,7 +26,8 @@ use qore_store::NewSession;
 use serde_json::json;
 
 use crate::chat::attach_words;
-use crate::chat::status::{self, Clock, Status};
+use crate::chat::status::{self, Status};
+use crate::chat::timing::Clock;
 use crate::connect::{notes, target_spec};
 use crate::console::{self, note, CLOSED_STDOUT};
 use crate::output::{json_line, Output};

@@ -5,8 +5,10 @@
 //! can be asked (stdin and stderr a terminal) and `off` otherwise; `confirm` with nobody to
 //! ask becomes `read-only` (stderr says so) unless `--yes`; the project is `--project` or
 //! the current directory, and one that cannot be used is an error naming it; with tools on,
-//! the configured MCP servers start once per process ([`mcp_tools`]) and their tools join
-//! every tool set, each server that fails a warning on stderr; the skills of the config dir
+//! a default mode marks the tool set `by_default` (the session leaves such tools out for a
+//! model with no tool calling and a small context); the configured MCP servers start once
+//! per process ([`mcp_tools`]) and their tools join every tool set, each server that fails
+//! a warning on stderr; the skills of the config dir
 //! and the project join too (a broken one is a warning); commands run in the sandbox of the
 //! `[sandbox]` settings and `[tools] allowed_commands` (see the `sandbox` module).
 
@@ -120,6 +122,8 @@ pub fn tool_set(
         note!("qore: {warning}");
     }
     tools.add_skills(&skills)?;
+    // On by the terminal's default, not asked for: the session may leave them out.
+    tools.by_default = args.tools.is_none() && !args.yes;
     if let Some(mcp) = mcp {
         for warning in tools.add_mcp(mcp) {
             note!("qore: {warning}");

@@ -30,7 +30,7 @@ use qore_session::{
 };
 use qore_store::{NewSession, SessionInfo};
 
-use super::status::{Clock, Timing};
+use super::timing::{Clock, Timing};
 use crate::output::Output;
 
 /// Builds the tools of each new session (`None`: no tools).

@@ -26,6 +26,7 @@ mod interrupt;
 mod mention;
 mod repl;
 pub(crate) mod status;
+pub(crate) mod timing;
 
 use std::process::ExitCode;
 

@@ -15,64 +15,18 @@
 //! reported.
 
 use std::io::IsTerminal as _;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use qore_agents::config::Config;
 use qore_agents::pricing::Pricing;
-use qore_client::tool_loop::LoopEvent;
-use qore_core::{ResponseEvent, Usage};
+use qore_core::Usage;
 use qore_session::tokens::{grouped, whole_prompt, TokenUse};
 use qore_session::Target;
 
 use super::conversation::Conversation;
+use super::timing::Timing;
 use crate::console;
 use crate::render::style::dim;
-
-/// When a turn started and when its first token came.
-#[derive(Debug, Clone, Copy)]
-pub struct Clock {
-    started: Instant,
-    first: Option<Duration>,
-}
-
-/// A turn's times.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Timing {
-    /// From the send to the first text, reasoning or tool call (`None`: none came).
-    pub first_token: Option<Duration>,
-    pub total: Duration,
-}
-
-impl Clock {
-    pub fn start() -> Clock {
-        Clock {
-            started: Instant::now(),
-            first: None,
-        }
-    }
-
-    /// Note `event`: the first output of the stream stops the first-token time.
-    pub fn saw(&mut self, event: &LoopEvent<'_>) {
-        let output = matches!(
-            event,
-            LoopEvent::Response(
-                ResponseEvent::TextDelta { .. }
-                    | ResponseEvent::ThinkingDelta { .. }
-                    | ResponseEvent::ToolCallStart { .. }
-            )
-        );
-        if output && self.first.is_none() {
-            self.first = Some(self.started.elapsed());
-        }
-    }
-
-    pub fn stop(&self) -> Timing {
-        Timing {
-            first_token: self.first,
-            total: self.started.elapsed(),
-        }
-    }
-}
 
 /// What the status line says about one answer.
 pub struct Status<'a> {
