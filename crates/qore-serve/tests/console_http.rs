@@ -135,13 +135,20 @@ async fn login_gives_a_strict_cookie_and_changes_need_the_same_origin() {
             &served,
             "POST",
             "/session",
-            &[same.clone()],
+            std::slice::from_ref(&same),
             &login(credential),
         )
         .await;
         assert_eq!((status, cookie), (wanted, None), "{credential}");
     }
-    let (status, cookie) = call(&served, "POST", "/session", &[same.clone()], &login(&admin)).await;
+    let (status, cookie) = call(
+        &served,
+        "POST",
+        "/session",
+        std::slice::from_ref(&same),
+        &login(&admin),
+    )
+    .await;
     assert_eq!(status, 204);
     let cookie = cookie.unwrap();
     for part in ["HttpOnly", "SameSite=Strict", "Max-Age="] {
@@ -154,7 +161,9 @@ async fn login_gives_a_strict_cookie_and_changes_need_the_same_origin() {
     );
     let jar = ("cookie", cookie.split(';').next().unwrap().to_owned());
     assert_eq!(
-        call(&served, "GET", "/keys", &[jar.clone()], "").await.0,
+        call(&served, "GET", "/keys", std::slice::from_ref(&jar), "")
+            .await
+            .0,
         200
     );
     // (headers besides the cookie, status) for a change made with the cookie

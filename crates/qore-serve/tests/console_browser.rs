@@ -1,0 +1,111 @@
+//! The console in a real browser: a real `qore serve` (in this process, on loopback, a
+//! temporary SQLite store, a loopback upstream) seeded through its HTTP API with real
+//! requests (and 10,000 request log rows written to the store), then the pytest suite
+//! `tests/console` drives Debian's Chromium through Playwright against it
+//! (`scripts/console-env.sh`; screenshots in `target/console-shots`). Without Chromium and
+//! the venv (console-env.sh not run) the test says so and passes nothing: it fails.
+
+mod admin;
+
+use std::process::Command;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use admin::Served;
+use qore_store::{log_id, RequestLogRow};
+use serde_json::json;
+
+fn repo() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_works_in_chromium() {
+    let env = Command::new("bash")
+        .arg(repo().join("scripts/console-env.sh"))
+        .arg("python")
+        .output()
+        .unwrap();
+    assert!(
+        env.status.success(),
+        "console-env.sh: {}",
+        String::from_utf8_lossy(&env.stderr)
+    );
+    let python = String::from_utf8(env.stdout).unwrap().trim().to_owned();
+
+    let served = Served::start().await;
+    let (admin, _) = qore_serve::admin::auth::create(&*served.store, "ops")
+        .await
+        .unwrap();
+    let (status, made) = served
+        .admin(Some(&admin), "POST", "/keys", Some(json!({"name": "team"})))
+        .await;
+    assert_eq!(status, 201);
+    let key = made["key"].as_str().unwrap().to_owned();
+    // Once the server's copy of the keys has them (a key-less request is refused), real
+    // requests with the key: answered ones and a refused one.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while served.chat("", "up/m").await != 401 {
+        assert!(std::time::Instant::now() < deadline, "keys never required");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    for model in ["up/m", "up/m", "up/m", "nobody/x"] {
+        let _ = served.chat(&key, model).await;
+    }
+    // 10,000 older rows, and one whose stored text is markup.
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let rows: Vec<RequestLogRow> = (0..10_000)
+        .map(|n| {
+            let at = now - 3_600_000 - n;
+            RequestLogRow {
+                id: log_id(UNIX_EPOCH + Duration::from_millis(at as u64)),
+                at_ms: at,
+                model: if n == 0 {
+                    "<img src=x onerror=window.pwned=1>".into()
+                } else {
+                    "up/m".into()
+                },
+                status: if n % 7 == 0 { 502 } else { 200 },
+                error_kind: if n % 7 == 0 {
+                    "upstream".into()
+                } else {
+                    String::new()
+                },
+                response_body: (n == 0).then(|| "<script>window.pwned=1</script>".into()),
+                dialect: "chat_completions".into(),
+                ..RequestLogRow::default()
+            }
+        })
+        .collect();
+    served.store.record_requests(&rows).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await; // the usage writer's batch
+
+    let shots = repo().join("target/console-shots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let url = served.server.url();
+    let run = tokio::task::spawn_blocking(move || {
+        Command::new(python)
+            .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+            .arg(repo().join("tests/console"))
+            .env("QORE_URL", url)
+            .env("QORE_ADMIN", admin)
+            .env("QORE_API_KEY", key)
+            .env("QORE_SHOTS", &shots)
+            .env("QORE_LOG_ROWS", "10000")
+            .output()
+            .unwrap()
+    });
+    let out = tokio::time::timeout(Duration::from_secs(300), run)
+        .await
+        .unwrap()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("5 passed"), "{text}");
+}

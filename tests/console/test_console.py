@@ -1,0 +1,149 @@
+"""The console in a real browser (Debian's Chromium driven by Playwright, no browser
+download) against a real qore serve on loopback, started and seeded by
+crates/qore-serve/tests/console_browser.rs, which passes:
+
+QORE_URL (the server), QORE_ADMIN (an admin credential), QORE_API_KEY (an ordinary key),
+QORE_SHOTS (where screenshots go), QORE_LOG_ROWS (rows seeded into the request log).
+"""
+import json
+import os
+import time
+import urllib.request
+import urllib.error
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+URL = os.environ["QORE_URL"]
+ADMIN = os.environ["QORE_ADMIN"]
+API_KEY = os.environ["QORE_API_KEY"]
+SHOTS = os.environ["QORE_SHOTS"]
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture()
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    yield page
+    context.close()
+
+
+def admin_get(path):
+    request = urllib.request.Request(URL + "/admin/v1" + path, headers={"authorization": "Bearer " + ADMIN})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.load(response)
+
+
+def until(page, expression, seconds=10):
+    """Wait until `expression` is true in the page (polled with evaluate: the page's CSP
+    forbids the string eval wait_for_function uses)."""
+    deadline = time.monotonic() + seconds
+    while not page.evaluate(expression):
+        assert time.monotonic() < deadline, expression
+        time.sleep(0.05)
+
+
+def log_in(page, credential=ADMIN):
+    page.goto(URL + "/ui/")
+    page.fill("#credential", credential)
+    page.click("#login button[type=submit]")
+
+
+def test_a_wrong_credential_and_an_api_key_are_refused(page):
+    for credential in ["qore-wrong", API_KEY]:
+        log_in(page, credential)
+        until(page, "document.getElementById('login-error').textContent.length > 0")
+        assert page.is_visible("#login")
+        assert not page.is_visible("#nav")
+
+
+def test_log_in_create_a_key_see_it_once_and_revoke_it(page):
+    log_in(page)
+    page.wait_for_selector("#key-create")
+    assert page.evaluate("localStorage.length") == 0
+    page.fill("#key-name", "from-the-browser")
+    page.click("#key-create button")
+    secret = page.text_content("#new-secret", timeout=10_000)
+    assert secret.startswith("qore-")
+    page.screenshot(path=os.path.join(SHOTS, "console-keys.png"))
+    page.reload()
+    page.wait_for_selector("#key-create")
+    page.wait_for_selector("text=from-the-browser")
+    assert secret not in page.content()
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.click("tr.row:has-text('from-the-browser')")
+    until(page, "[...document.querySelectorAll('tr.row')].some(r => "
+                "r.textContent.includes('from-the-browser') && r.textContent.includes('UTC', 30))")
+    body = json.dumps({"model": "up/m", "messages": [{"role": "user", "content": "hi"}]}).encode()
+    request = urllib.request.Request(URL + "/v1/chat/completions", data=body, headers={
+        "authorization": "Bearer " + secret, "content-type": "application/json"})
+    # The server's copy of the keys follows within a second.
+    deadline = time.monotonic() + 5
+    while True:
+        try:
+            urllib.request.urlopen(request, timeout=10).read()
+        except urllib.error.HTTPError as refused:
+            assert refused.code == 401
+            break
+        assert time.monotonic() < deadline, "the revoked key is still served"
+        time.sleep(0.1)
+
+
+def test_usage_totals_and_chart_match_the_api(page):
+    log_in(page)
+    page.wait_for_selector("#nav:not([hidden])")
+    page.goto(URL + "/ui/#usage")
+    page.wait_for_selector("#usage-totals")
+    page.wait_for_selector("#chart canvas")
+    total = admin_get("/usage?by=total")["rows"][0]
+    for field in ["requests", "errors", "tokens_in", "tokens_out"]:
+        shown = page.text_content(f"[data-total={field}]")
+        assert int(shown) == total[field], field
+    page.screenshot(path=os.path.join(SHOTS, "console-usage.png"), full_page=True)
+
+
+def test_the_log_filters_to_a_failed_request_with_one_list_request(page):
+    log_in(page)
+    page.wait_for_selector("#nav:not([hidden])")
+    lists = []
+    page.on("request", lambda r: lists.append(r.url) if "/admin/v1/requests" in r.url else None)
+    page.goto(URL + "/ui/#log")
+    page.wait_for_selector("tr.row")
+    assert len(lists) == 1, lists
+    assert int(os.environ["QORE_LOG_ROWS"]) >= 10_000
+    assert len(page.query_selector_all("tr.row")) == 50
+    page.select_option("#log-status", "failed")
+    page.click("#log-filter button")
+    until(page, "[...document.querySelectorAll('tr.row')].every(r => "
+                "Number(r.children[1].textContent) >= 400)")
+    assert len(lists) == 2, lists
+    page.click("tr.row >> nth=0")
+    page.wait_for_selector("#log-detail pre")
+    assert "error_kind" in page.text_content("#log-detail pre")
+    assert len(lists) == 3  # the one row in full, nothing per row
+    page.screenshot(path=os.path.join(SHOTS, "console-log.png"), full_page=False)
+
+
+def test_stored_markup_shows_as_text(page):
+    log_in(page)
+    page.wait_for_selector("#nav:not([hidden])")
+    page.goto(URL + "/ui/#log")
+    page.fill("#log-model", "<img src=x onerror=window.pwned=1>")
+    page.click("#log-filter button")
+    page.wait_for_selector("tr.row:has-text('<img src=x')")
+    page.click("tr.row >> nth=0")
+    page.wait_for_selector("#log-detail pre")
+    assert "<script>window.pwned=1</script>" in page.text_content("#log-detail pre")
+    assert page.evaluate("window.pwned") is None
+    assert page.query_selector("#view img") is None and page.query_selector("#view script") is None
