@@ -1,8 +1,9 @@
 //! The console in a real browser: a real `qore serve` (in this process, on loopback, a
-//! temporary SQLite store, a loopback upstream) seeded through its HTTP API with real
+//! temporary store, a loopback upstream) seeded through its HTTP API with real
 //! requests (and 10,000 request log rows written to the store), then the pytest suite
 //! `tests/console` drives Debian's Chromium through Playwright against it
-//! (`scripts/console-env.sh`; screenshots in `target/console-shots`). Without Chromium and
+//! (`scripts/console-env.sh`; screenshots in `target/console-shots/{sqlite,postgresql}`),
+//! once on SQLite and once on PostgreSQL (`qore_testkit::postgres`). Without Chromium and
 //! the venv (console-env.sh not run) the test says so and passes nothing: it fails.
 
 mod admin;
@@ -20,6 +21,23 @@ fn repo() -> std::path::PathBuf {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_console_works_in_chromium() {
+    browse(None, "sqlite").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_works_in_chromium_on_postgresql() {
+    let pg =
+        qore_testkit::postgres::TestPostgres::start().unwrap_or_else(|e| panic!("PostgreSQL: {e}"));
+    let url = pg
+        .fresh_database()
+        .unwrap_or_else(|e| panic!("a database: {e}"));
+    browse(Some(url), "postgresql").await;
+    drop(pg);
+}
+
+/// Seed a server on the store at `location` and run the browser suite against it;
+/// screenshots go to `target/console-shots/{name}`.
+async fn browse(location: Option<String>, name: &str) {
     let env = Command::new("bash")
         .arg(repo().join("scripts/console-env.sh"))
         .arg("python")
@@ -32,7 +50,7 @@ async fn the_console_works_in_chromium() {
     );
     let python = String::from_utf8(env.stdout).unwrap().trim().to_owned();
 
-    let served = Served::start().await;
+    let served = Served::start_on(location, |_| {}).await;
     let (admin, _) = qore_serve::admin::auth::create(&*served.store, "ops")
         .await
         .unwrap();
@@ -82,7 +100,7 @@ async fn the_console_works_in_chromium() {
     served.store.record_requests(&rows).await.unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await; // the usage writer's batch
 
-    let shots = repo().join("target/console-shots");
+    let shots = repo().join("target/console-shots").join(name);
     std::fs::create_dir_all(&shots).unwrap();
     let url = served.server.url();
     let run = tokio::task::spawn_blocking(move || {

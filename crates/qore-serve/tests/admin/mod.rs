@@ -1,4 +1,5 @@
 //! The harness of the admin API and console tests: one `qore serve` on a fresh SQLite store
+//! (or a given one)
 //! whose provider `up` is a loopback replay server answering "hi back", and an HTTP client.
 #![allow(dead_code)]
 
@@ -26,6 +27,14 @@ impl Served {
 
     /// A server with its settings changed by `change`.
     pub async fn start_with(change: impl FnOnce(&mut ServeSettings)) -> Served {
+        Served::start_on(None, change).await
+    }
+
+    /// A server on the store at `location` (`None`: a new SQLite file).
+    pub async fn start_on(
+        location: Option<String>,
+        change: impl FnOnce(&mut ServeSettings),
+    ) -> Served {
         let upstream = ReplayServer::start_repeating(chat_answer("hi back"))
             .await
             .unwrap();
@@ -36,7 +45,8 @@ impl Served {
             upstream.url()
         );
         std::fs::write(dir.path().join("providers/up.toml"), provider).unwrap();
-        let location = dir.path().join("qore.db").to_string_lossy().into_owned();
+        let location =
+            location.unwrap_or_else(|| dir.path().join("qore.db").to_string_lossy().into_owned());
         let store = qore_store::open(&location).await.unwrap();
         let mut settings = ServeSettings {
             listen: "127.0.0.1:0".parse().unwrap(),
