@@ -23,8 +23,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::diff::unified_diff;
-use crate::util::{looks_binary, parse_args, run_blocking_to_end};
-use crate::write_file::write_through;
+use crate::file_tool::{call_with_args, write_through};
+use crate::util::{looks_binary, parse_args};
 use crate::{spec, Sandbox, ToolOptions};
 
 const NAME: &str = "edit_file";
@@ -87,14 +87,7 @@ impl Tool for EditFile {
         &self.spec
     }
     fn call(&self, input: serde_json::Value, cancel: CancellationToken) -> ToolFuture {
-        let sandbox = self.sandbox.clone();
-        let options = self.options.clone();
-        Box::pin(run_blocking_to_end(cancel, move || {
-            match parse_args::<Args>(NAME, input) {
-                Ok(args) => edit(&sandbox, &options, args),
-                Err(out) => out,
-            }
-        }))
+        call_with_args(NAME, &self.sandbox, &self.options, input, cancel, edit)
     }
 }
 

@@ -27,6 +27,7 @@ mod attach;
 mod changes;
 mod diff;
 mod edit_file;
+mod file_tool;
 mod find_file;
 mod list_files;
 mod mention;

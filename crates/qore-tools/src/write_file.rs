@@ -5,11 +5,11 @@
 //! same way) or replaces, atomically (temp file + rename in the same directory, the old
 //! permissions kept), and shows a unified diff when it replaced a text file; a file swapped
 //! for a symlink or another file between the open and the write is refused, nothing written;
-//! both, and `edit_file`, write through [`write_through`], the one write path; both create
-//! missing parent
-//! directories, go through [`Sandbox::resolve_writable`] (so nothing outside the root, in
-//! `.git`, ignored, or a `.qoreignore` file is written) and refuse directories; both record
-//! what they changed when the options carry a recorder. Destructive; not parallel-safe.
+//! both, and `edit_file`, write through `file_tool::write_through`, the one write path;
+//! both create missing parent directories, go through [`Sandbox::resolve_writable`] (so
+//! nothing outside the root, in `.git`, ignored, or a `.qoreignore` file is written) and
+//! refuse directories; both record what they changed when the options carry a recorder.
+//! Destructive; not parallel-safe.
 
 use std::sync::Arc;
 
@@ -18,8 +18,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::diff::unified_diff;
-use crate::util::{looks_binary, parse_args, plural, run_blocking_to_end, split_lines};
-use crate::{record_change, spec, Sandbox, ToolOptions};
+use crate::file_tool::{call_with_args, write_through};
+use crate::util::{looks_binary, parse_args, plural, split_lines};
+use crate::{spec, Sandbox, ToolOptions};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -69,14 +70,14 @@ impl Tool for CreateFile {
         &self.spec
     }
     fn call(&self, input: serde_json::Value, cancel: CancellationToken) -> ToolFuture {
-        let sandbox = self.sandbox.clone();
-        let options = self.options.clone();
-        Box::pin(run_blocking_to_end(cancel, move || {
-            match parse_args::<Args>("create_file", input) {
-                Ok(args) => create(&sandbox, &options, args),
-                Err(out) => out,
-            }
-        }))
+        call_with_args(
+            "create_file",
+            &self.sandbox,
+            &self.options,
+            input,
+            cancel,
+            create,
+        )
     }
 }
 
@@ -91,44 +92,6 @@ fn create(sandbox: &Sandbox, options: &ToolOptions, args: Args) -> ToolOutput {
     match written {
         Ok((rel, _)) => ToolOutput::text(format!("Created `{rel}` ({}).", size(&content))),
         Err(out) => out,
-    }
-}
-
-/// Resolves `path` for writing, opens what is there once ([`Sandbox::open_change`]), makes
-/// the new contents from the old ones with `make` (given the path for messages and the old
-/// contents, `None` for no file), writes them over exactly what was opened and records the
-/// change: the one write path of `create_file`, `write_file` and `edit_file`. Returns the
-/// path for messages and the old contents.
-pub(crate) fn write_through(
-    sandbox: &Sandbox,
-    options: &ToolOptions,
-    path: &str,
-    make: impl FnOnce(&str, Option<&[u8]>) -> Result<Vec<u8>, ToolOutput>,
-) -> Result<(String, Option<Vec<u8>>), ToolOutput> {
-    use std::io::ErrorKind;
-    let path = sandbox
-        .resolve_writable(path)
-        .map_err(|e| ToolOutput::error(e.to_string()))?;
-    let rel = sandbox.relative(&path);
-    let change = sandbox.open_change(&path).map_err(|e| {
-        ToolOutput::error(match e.kind() {
-            ErrorKind::IsADirectory => format!("`{rel}` is a directory; give a file path"),
-            ErrorKind::InvalidInput => format!("`{rel}` is not a regular file"),
-            _ => format!("cannot read `{rel}`: {e}"),
-        })
-    })?;
-    let new = make(&rel, change.old())?;
-    let old = change.old().map(<[u8]>::to_vec);
-    match sandbox.write_change(&path, change, &new) {
-        Ok(()) => {
-            record_change(options, &rel, old.as_deref(), &new);
-            Ok((rel, old))
-        }
-        Err(e) if e.kind() == ErrorKind::AlreadyExists => Err(ToolOutput::error(format!(
-            "`{rel}` was created by someone else while it was being written; nothing was \
-             written: read it and try again"
-        ))),
-        Err(e) => Err(ToolOutput::error(format!("cannot write `{rel}`: {e}"))),
     }
 }
 
@@ -161,14 +124,14 @@ impl Tool for WriteFile {
         &self.spec
     }
     fn call(&self, input: serde_json::Value, cancel: CancellationToken) -> ToolFuture {
-        let sandbox = self.sandbox.clone();
-        let options = self.options.clone();
-        Box::pin(run_blocking_to_end(cancel, move || {
-            match parse_args::<Args>("write_file", input) {
-                Ok(args) => write(&sandbox, &options, args),
-                Err(out) => out,
-            }
-        }))
+        call_with_args(
+            "write_file",
+            &self.sandbox,
+            &self.options,
+            input,
+            cancel,
+            write,
+        )
     }
 }
 
