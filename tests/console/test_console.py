@@ -147,3 +147,24 @@ def test_stored_markup_shows_as_text(page):
     assert "<script>window.pwned=1</script>" in page.text_content("#log-detail pre")
     assert page.evaluate("window.pwned") is None
     assert page.query_selector("#view img") is None and page.query_selector("#view script") is None
+
+
+def test_the_playground_streams(page):
+    log_in(page)
+    page.wait_for_selector("#nav:not([hidden])")
+    page.goto(URL + "/ui/#playground")
+    page.fill("#pg-key", API_KEY)
+    page.fill("#pg-model", "up/m")
+    page.fill("#pg-prompt", "count")
+    page.click("#pg-form button")
+    seen = []
+    deadline = time.monotonic() + 10
+    while "one two three" not in seen[-1:] and time.monotonic() < deadline:
+        text = page.text_content("#pg-out")
+        if not seen or seen[-1] != text:
+            seen.append(text)
+        time.sleep(0.03)
+    assert seen[-1] == "one two three", seen
+    partial = [t for t in seen if t and t != "one two three"]
+    assert partial and all("one two three".startswith(t) for t in partial), seen
+    page.screenshot(path=os.path.join(SHOTS, "console-playground.png"))

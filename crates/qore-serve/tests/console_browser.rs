@@ -50,7 +50,20 @@ async fn browse(location: Option<String>, name: &str) {
     );
     let python = String::from_utf8(env.stdout).unwrap().trim().to_owned();
 
-    let served = Served::start_on(location, |_| {}).await;
+    // The upstream streams "one two three" in three deltas, 300 ms apart (the playground
+    // test sees the text grow).
+    let chunk = |text: &str, finish: serde_json::Value| {
+        let c = json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+            "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": finish}]});
+        format!("data: {c}\n\n")
+    };
+    let body = ["one ", "two ", "three"]
+        .map(|t| chunk(t, serde_json::Value::Null))
+        .concat()
+        + &chunk("", json!("stop"))
+        + "data: [DONE]\n\n";
+    let reply = qore_testkit::Reply::sse(body).with_pace(Duration::from_millis(300));
+    let served = Served::start_replying(location, reply, |_| {}).await;
     let (admin, _) = qore_serve::admin::auth::create(&*served.store, "ops")
         .await
         .unwrap();
@@ -125,5 +138,5 @@ async fn browse(location: Option<String>, name: &str) {
         "{text}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(text.contains("5 passed"), "{text}");
+    assert!(text.contains("6 passed"), "{text}");
 }

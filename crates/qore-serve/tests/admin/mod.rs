@@ -35,9 +35,16 @@ impl Served {
         location: Option<String>,
         change: impl FnOnce(&mut ServeSettings),
     ) -> Served {
-        let upstream = ReplayServer::start_repeating(chat_answer("hi back"))
-            .await
-            .unwrap();
+        Served::start_replying(location, chat_answer("hi back"), change).await
+    }
+
+    /// A server on the store at `location` whose upstream answers every request with `reply`.
+    pub async fn start_replying(
+        location: Option<String>,
+        reply: qore_testkit::Reply,
+        change: impl FnOnce(&mut ServeSettings),
+    ) -> Served {
+        let upstream = ReplayServer::start_repeating(reply).await.unwrap();
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("providers")).unwrap();
         let provider = format!(

@@ -178,7 +178,44 @@ async function healthView() {
     ["Uptime (s)", (x) => x.uptime_secs, 1]], [h]));
 }
 
-const views = { keys: keysView, usage: usageView, log: logView, health: healthView };
+// The playground: one chat request through a key the operator pastes (keys are never
+// stored in the page), streamed: each delta is appended as text as it comes.
+async function playgroundView() {
+  const key = el("input", { id: "pg-key", type: "password", "aria-label": "API key", placeholder: "API key" });
+  const model = el("input", { id: "pg-model", "aria-label": "Agent or model", placeholder: "agent or provider/model" });
+  const prompt = el("textarea", { id: "pg-prompt", "aria-label": "Prompt", rows: "3" });
+  const out = el("pre", { id: "pg-out", "aria-live": "polite" });
+  const form = el("form", { id: "pg-form" }, key, model, prompt, el("button", { type: "submit", text: "Send" }));
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    out.textContent = "";
+    const url = API.replace(/admin\/v1$/, "v1/chat/completions");
+    const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json",
+      authorization: "Bearer " + key.value }, body: JSON.stringify({ model: model.value, stream: true,
+      messages: [{ role: "user", content: prompt.value }] }) });
+    if (!response.ok) { out.textContent = "HTTP " + response.status + ": " + await response.text(); return; }
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      let end;
+      while ((end = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, end).trim();
+        buffer = buffer.slice(end + 1);
+        if (!line.startsWith("data:") || line === "data: [DONE]") continue;
+        const chunk = JSON.parse(line.slice(5));
+        const delta = chunk.choices && chunk.choices[0] && chunk.choices[0].delta;
+        if (delta && delta.content) out.textContent += delta.content;
+      }
+    }
+  });
+  view.replaceChildren(el("h1", { text: "Playground" }), form, out);
+}
+
+const views = { keys: keysView, usage: usageView, log: logView, playground: playgroundView, health: healthView };
 
 async function route() {
   const name = location.hash.slice(1) || "keys";
