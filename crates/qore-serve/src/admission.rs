@@ -11,9 +11,10 @@ use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue};
 use axum::response::Response;
 
-use crate::app::{read_body, App};
 use crate::exchange::Exchange;
 use crate::gate::{Admission, Caller};
+use crate::respond::read_body;
+use crate::state::App;
 use crate::{ErrorKind, ServeError};
 
 /// A request let in.

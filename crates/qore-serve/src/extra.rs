@@ -11,9 +11,10 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use crate::app::{error_response, now_secs, read_body, App, MESSAGES};
 use crate::dialect::Dialect;
+use crate::respond::{error_response, now_secs, read_body};
 use crate::route::is_chat_agent;
+use crate::state::{App, MESSAGES};
 
 /// What the caller's key may use: the chat agents, the configured `provider/model` names
 /// and the local model.
@@ -53,7 +54,7 @@ pub async fn models(State(app): State<Arc<App>>, headers: HeaderMap) -> Response
 fn dialect_of(headers: &HeaderMap) -> &'static dyn Dialect {
     match headers.contains_key("anthropic-version") {
         true => &MESSAGES,
-        false => &crate::app::CHAT,
+        false => &crate::state::CHAT,
     }
 }
 

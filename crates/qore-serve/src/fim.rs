@@ -14,11 +14,13 @@ use qore_client::{CancellationToken, FimRequest, ResponseStream};
 use qore_core::{ResponseEvent, StreamOutcome};
 
 use crate::admission::{admit, rate_headers, Admitted};
-use crate::app::{now_secs, App};
 use crate::dialect::completions::{self, FimInbound, TextCompletionEncoder};
+use crate::events::EventSource as _;
 use crate::exchange::Exchange;
-use crate::relay::{EventSource as _, Relay};
+use crate::relay::Relay;
+use crate::respond::now_secs;
 use crate::route::{Baked, Candidate, Job};
+use crate::state::App;
 use crate::usage::Normalized;
 use crate::{ErrorKind, ReplyMeta, ServeError};
 

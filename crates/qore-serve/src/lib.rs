@@ -18,11 +18,13 @@
 
 pub mod admin;
 mod admission;
+mod answer;
 mod app;
 mod capability;
 pub mod config;
 pub mod dialect;
 mod error;
+mod events;
 mod exchange;
 mod extra;
 mod fim;
@@ -36,9 +38,12 @@ pub mod metrics;
 mod named_session;
 mod relay;
 pub mod request_log;
+mod respond;
 pub mod route;
+mod routes;
 mod run;
 mod server_tools;
+mod state;
 mod stored;
 pub mod upstream;
 mod usage;

@@ -19,8 +19,9 @@ use axum::http::HeaderMap;
 use qore_core::{Message, Role, StreamOutcome};
 use qore_store::{NewSession, Store, StoreError};
 
-use crate::app::{App, Prepare};
+use crate::answer::Prepare;
 use crate::exchange::After;
+use crate::state::App;
 use crate::stored::whole_turn;
 use crate::{Inbound, ReplyMeta};
 

@@ -24,26 +24,15 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::{FutureExt as _, Stream, StreamExt as _};
-use qore_client::{CancellationToken, ResponseStream};
+use qore_client::CancellationToken;
 use qore_core::{ErrorCategory, ErrorInfo, ResponseEvent, StreamOutcome, Usage};
 use tokio::time::{sleep_until, Instant};
 
 use crate::config::StreamLimits;
 use crate::dialect::StreamEncoder;
+use crate::events::EventSource;
 use crate::exchange::Exchange;
 use crate::{ErrorKind, ServeError};
-
-/// What a relay reads: a provider's stream, or a turn run by the server's tool loop.
-pub trait EventSource: Stream<Item = ResponseEvent> + Unpin + Send {
-    /// How it ended; `None` until its last event was yielded.
-    fn outcome(&self) -> Option<&StreamOutcome>;
-}
-
-impl EventSource for ResponseStream {
-    fn outcome(&self) -> Option<&StreamOutcome> {
-        ResponseStream::outcome(self)
-    }
-}
 
 /// How many already-decoded events go into one chunk at most.
 const BATCH: usize = 64;

@@ -22,11 +22,12 @@ use qore_client::CancellationToken;
 use qore_session::{traced_notes, SessionManager};
 use qore_store::Store;
 
-use crate::app::{routes, App};
 use crate::config::{ServeFlags, ServeSettings};
 use crate::gate::{AuthMode, Gate};
 use crate::metrics::Metrics;
 use crate::route::Router;
+use crate::routes::routes;
+use crate::state::App;
 
 /// Why the server could not start (or stopped).
 #[derive(Debug, thiserror::Error)]

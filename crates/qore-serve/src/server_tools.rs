@@ -25,7 +25,7 @@ use qore_session::{NobodyAsked, Session, SessionSetup, Target, ToolSet};
 use tokio::sync::mpsc;
 
 use crate::config::ServeSettings;
-use crate::relay::EventSource;
+use crate::events::EventSource;
 use crate::Inbound;
 
 /// The tools the config allows the server to run.

@@ -34,10 +34,12 @@ use qore_store::{
     NewResponse, NewSession, ResponseRecord, Store, StoreError, TurnRecord, TurnStatus,
 };
 
-use crate::app::{answer, error_response, App, Prepare, RESPONSES};
+use crate::answer::{answer, Prepare};
 use crate::dialect::openai_responses::response::response_object;
 use crate::exchange::After;
 use crate::gate::Caller;
+use crate::respond::error_response;
+use crate::state::{App, RESPONSES};
 use crate::{ErrorKind, Inbound, ReplyMeta, ServeError};
 
 /// `POST /v1/responses`.

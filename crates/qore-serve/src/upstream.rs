@@ -15,7 +15,7 @@ use qore_core::{ErrorCategory, ErrorInfo, History, Message, ResponseEvent, Role}
 use qore_session::sanitize::{sanitize, Wire};
 use qore_session::Target;
 
-use crate::relay::EventSource;
+use crate::events::EventSource;
 use crate::route::Candidate;
 use crate::usage::Normalized;
 use crate::{ErrorKind, Inbound, ServeError};

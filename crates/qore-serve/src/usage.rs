@@ -15,7 +15,7 @@ use qore_client::Protocol;
 use qore_core::{ResponseEvent, StreamOutcome};
 use qore_session::tokens::whole_prompt;
 
-use crate::relay::EventSource;
+use crate::events::EventSource;
 
 fn outcome_in_sense(outcome: &StreamOutcome, wire: &dyn Protocol) -> StreamOutcome {
     let mut outcome = outcome.clone();

@@ -1,6 +1,6 @@
 //! The request body's total deadline: a body not wholly received within
 //! `body_timeout` of its request head fails with [`BodyDeadline`], which
-//! [`crate::app::read_body`] answers as 408 in the caller's dialect. A body that drips one byte
+//! [`crate::respond::read_body`] answers as 408 in the caller's dialect. A body that drips one byte
 //! at a time cannot stretch it: the deadline is total, not between reads.
 
 use std::future::Future as _;
