@@ -31,12 +31,14 @@
 //!   `Retry-After` ([`ServeError::from_store`]), any other a 500.
 
 mod cache;
+mod counters;
 mod keys;
 mod limits;
 #[cfg(test)]
 mod tests;
 mod usage;
-pub use usage::{Unwritten, UsageMetrics};
+pub use counters::{store_error_kind, StoreErrors, UsageMetrics};
+pub use usage::Unwritten;
 
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -45,7 +47,6 @@ use std::time::{Duration, Instant, SystemTime};
 use axum::http::HeaderMap;
 use qore_store::{utc_day, Store, StoreError, UsageRow};
 
-use crate::metrics::StoreErrors;
 use crate::{ErrorKind, ServeError};
 use cache::KeyCache;
 pub use cache::{CHECK_EVERY, STALE_AFTER};
@@ -128,7 +129,7 @@ impl Gate {
         let refresher =
             cache::spawn_refresher(Arc::downgrade(&keys), store.clone(), errors.clone());
         Gate {
-            usage: usage::start(store.clone(), errors.clone(), errors.1.clone()),
+            usage: usage::start(store.clone(), errors.clone(), errors.usage().clone()),
             store,
             auth,
             keys,

@@ -28,6 +28,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
+pub use crate::gate::{store_error_kind, StoreErrors};
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ModelLabels {
     endpoint: &'static str,
@@ -58,11 +60,6 @@ struct HintLabels {
     hint: String,
 }
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct StoreErrorLabels {
-    kind: &'static str,
-}
-
 type Histograms = Family<EndpointLabels, Histogram, fn() -> Histogram>;
 
 fn seconds() -> Histogram {
@@ -84,38 +81,6 @@ pub struct Metrics {
     store_errors: StoreErrors,
     /// The listener's connections, timeouts and cap.
     pub connections: crate::listen::ConnectionCounts,
-}
-
-/// The count of store failures by kind, and the usage writer's counters (gate/usage.rs);
-/// cheap to clone (clones count together), so the gate and its background tasks count into
-/// the server's metrics.
-#[derive(Clone, Debug, Default)]
-pub struct StoreErrors(
-    Family<StoreErrorLabels, Counter>,
-    pub(crate) crate::gate::UsageMetrics,
-);
-
-impl StoreErrors {
-    /// Count one failure.
-    pub fn count(&self, error: &qore_store::StoreError) {
-        let labels = StoreErrorLabels {
-            kind: store_error_kind(error),
-        };
-        self.0.get_or_create(&labels).inc();
-    }
-}
-
-/// The `kind` label of a store failure: `unavailable` (the database cannot be reached: refused,
-/// timed out, no free connection), `corrupt` (stored data that does not read), `task` (a
-/// store task that did not finish), else `other`.
-pub fn store_error_kind(error: &qore_store::StoreError) -> &'static str {
-    use qore_store::StoreError as E;
-    match error {
-        E::Unavailable(_) => "unavailable",
-        E::Corrupt { .. } => "corrupt",
-        E::Task(_) => "task",
-        _ => "other",
-    }
 }
 
 /// The store handle's counters, read at each scrape.
@@ -200,13 +165,9 @@ impl Metrics {
             dropped.clone(),
         );
         let store_errors = StoreErrors::default();
-        registry.register(
-            "qore_store_errors",
-            "Store failures, by kind",
-            store_errors.0.clone(),
-        );
-        // The usage writer's rows: dropped (by reason) and not written yet (gate/usage.rs).
-        store_errors.1.register(&mut registry);
+        // Store failures by kind, and the usage writer's rows: dropped (by reason) and not
+        // written yet (gate/usage.rs).
+        store_errors.register(&mut registry);
         let connections = crate::listen::ConnectionCounts::register(&mut registry);
         Metrics {
             registry,

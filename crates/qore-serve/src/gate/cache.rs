@@ -21,7 +21,7 @@ use qore_store::{KeysVersion, Store, StoreError};
 
 use super::keys::Snapshot;
 use super::lock;
-use crate::metrics::StoreErrors;
+use super::StoreErrors;
 
 /// How often the keys' version is asked for.
 pub const CHECK_EVERY: Duration = Duration::from_millis(250);

@@ -28,21 +28,15 @@
 //! [`Gate::record`]: super::Gate::record
 
 use std::collections::HashMap;
-use std::sync::atomic::AtomicI64;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use prometheus_client::encoding::EncodeLabelSet;
-use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::registry::Registry;
 use qore_store::{RequestLogRow, Store, UsageRow};
 use tokio::sync::mpsc::{channel, error::TrySendError, Receiver, Sender};
 use tokio::sync::oneshot;
 
+use super::counters::{StoreErrors, UsageMetrics};
 use super::lock;
-use crate::metrics::StoreErrors;
 
 /// What the writer is asked to do.
 pub(crate) enum Job {
@@ -69,45 +63,6 @@ pub const MOST_HELD: usize = 10_000;
 pub const MOST_HELD_FOR: Duration = Duration::from_secs(3600);
 
 type RowKey = (String, String, String, String);
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct DropLabels {
-    reason: &'static str,
-}
-
-/// The usage writer's metrics (registered by the server's [`crate::metrics::Metrics`]).
-#[derive(Clone, Debug, Default)]
-pub struct UsageMetrics {
-    dropped: Family<DropLabels, Counter>,
-    unwritten: Gauge<i64, AtomicI64>,
-}
-
-impl UsageMetrics {
-    pub fn register(&self, registry: &mut Registry) {
-        registry.register(
-            "qore_usage_rows_dropped",
-            "Usage rows (one per request) lost before reaching the store, by reason",
-            self.dropped.clone(),
-        );
-        registry.register(
-            "qore_usage_rows_unwritten",
-            "Usage rows (one per request) queued or held, not in the store yet",
-            self.unwritten.clone(),
-        );
-    }
-
-    /// `rows` dropped for `reason`.
-    fn dropped(&self, reason: &'static str, rows: u64) {
-        self.dropped
-            .get_or_create(&DropLabels { reason })
-            .inc_by(rows);
-    }
-
-    /// How many were dropped for `reason` so far.
-    pub fn dropped_for(&self, reason: &'static str) -> u64 {
-        self.dropped.get_or_create(&DropLabels { reason }).get()
-    }
-}
 
 /// The rows and tokens this process has not written to the store yet, per key.
 #[derive(Debug, Default)]
