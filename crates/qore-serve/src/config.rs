@@ -164,9 +164,9 @@ pub struct ServeSettings {
     /// A relayed stream's idle limits.
     pub streams: StreamLimits,
     /// How the request log is kept.
-    pub request_log: crate::request_log::LogSettings,
+    pub request_log: crate::log_settings::LogSettings,
     /// Whether and where the console is served.
-    pub console: crate::admin::ConsoleSettings,
+    pub console: crate::console_settings::ConsoleSettings,
 }
 
 /// Every default (on 127.0.0.1:8787, keys required): what tests start from.
@@ -219,8 +219,16 @@ impl ServeSettings {
         let listen = parse_listen(listen_text)?;
         let listener = crate::listen::ListenSettings::resolve(&flags.listener, &table)?;
         let streams = StreamLimits::of(flags, &table);
-        let request_log = crate::request_log::LogSettings::of(&table);
-        let console = crate::admin::ConsoleSettings::of(&table)?;
+        let request_log = crate::log_settings::LogSettings::of(
+            table.log_bodies,
+            table.log_body_cap,
+            table.log_retention_days,
+        );
+        let console = crate::console_settings::ConsoleSettings::of(
+            table.console,
+            table.console_path.as_deref(),
+        )
+        .map_err(ConfigError)?;
         Ok(ServeSettings {
             listen,
             no_auth: flags.no_auth,

@@ -12,14 +12,15 @@
 //! runs as its own task.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures_util::future::BoxFuture;
 use qore_core::{StreamOutcome, Usage};
+use qore_store::{log_id, RequestLogRow};
 
-use crate::app::App;
 use crate::gate::Caller;
 use crate::metrics::InFlight;
+use crate::state::App;
 use crate::{ReplyMeta, ServeError};
 
 /// What runs once the turn has ended (a finished turn is stored, say): `Err` when what it
@@ -101,7 +102,7 @@ impl Exchange {
             usage: &Usage::default(),
             outcome: None,
         };
-        self.app.gate.log(crate::request_log::row(&self, ending));
+        self.app.gate.log(log_row(&self, ending));
         metrics.finished(self.endpoint, self.started.elapsed(), self.waited);
     }
 
@@ -152,7 +153,7 @@ impl Exchange {
             usage,
             failed,
         );
-        let row = crate::request_log::row(self, crate::request_log::Ending::of(outcome));
+        let row = log_row(self, crate::request_log::Ending::of(outcome));
         self.app.gate.log(row);
         metrics.finished(self.endpoint, self.started.elapsed(), self.waited);
         self.in_flight = None;
@@ -176,5 +177,43 @@ impl Drop for Exchange {
                 }
             }
         }
+    }
+}
+
+/// The request log's row of `exchange`, ended as `ending`.
+fn log_row(exchange: &Exchange, ending: crate::request_log::Ending<'_>) -> RequestLogRow {
+    let elapsed = exchange.started.elapsed();
+    let started = SystemTime::now() - elapsed;
+    let settings = exchange.app.settings.request_log;
+    let answer = match ending.outcome {
+        Some(StreamOutcome::Finished { message, .. }) => settings.body(|| message.text()),
+        _ => None,
+    };
+    let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    RequestLogRow {
+        id: log_id(started),
+        at_ms: started
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
+        key_id: exchange.caller.key_id.clone().unwrap_or_default(),
+        dialect: exchange.endpoint.to_owned(),
+        model: if exchange.note.asked.is_empty() {
+            exchange.model.clone()
+        } else {
+            exchange.note.asked.clone()
+        },
+        agent: exchange.agent.clone().unwrap_or_default(),
+        upstream: exchange.note.upstream.clone(),
+        status: ending.status,
+        error_kind: ending.error_kind.to_owned(),
+        tokens_in: ending.usage.input_tokens.unwrap_or(0),
+        tokens_out: ending.usage.output_tokens.unwrap_or(0),
+        cost_micros: None,
+        ttfb_ms: exchange.first_byte.map(ms),
+        duration_ms: ms(elapsed),
+        session_id: exchange.note.session_id.clone(),
+        response_id: (exchange.reply.as_ref()).map_or_else(String::new, |r| r.id.clone()),
+        request_body: None,
+        response_body: answer,
     }
 }

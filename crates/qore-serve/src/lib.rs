@@ -19,9 +19,9 @@
 pub mod admin;
 mod admission;
 mod answer;
-mod app;
 mod capability;
 pub mod config;
+mod console_settings;
 pub mod dialect;
 mod error;
 mod events;
@@ -34,6 +34,7 @@ pub mod fuzz_targets;
 pub mod gate;
 mod inbound;
 pub mod listen;
+mod log_settings;
 pub mod metrics;
 mod named_session;
 mod relay;

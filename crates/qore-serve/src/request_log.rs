@@ -2,7 +2,7 @@
 //! that shape it, and the background task that prunes old rows.
 //!
 //! Promises:
-//! - one row per request, made where the request settles ([`crate::exchange::Exchange`])
+//! - one row per request, made where the request settles (the exchange)
 //!   and handed to the usage writer's queue ([`crate::gate::Gate::log`]): the request never
 //!   waits for the store, and rows are written in the writer's batches (no round trip of
 //!   their own per request);
@@ -15,63 +15,10 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+pub use crate::log_settings::{LogSettings, DEFAULT_BODY_CAP, DEFAULT_RETENTION_DAYS, PRUNE_EVERY};
+
 use qore_core::{StreamOutcome, Usage};
-use qore_store::{log_id, RequestLogRow, Store};
-
-/// Days a request log row is kept unless `[serve] log_retention_days` says otherwise.
-pub const DEFAULT_RETENTION_DAYS: u64 = 30;
-/// The most bytes kept of each body with `log_bodies` unless `log_body_cap` says otherwise.
-pub const DEFAULT_BODY_CAP: usize = 64 * 1024;
-/// How often old rows are pruned.
-pub const PRUNE_EVERY: Duration = Duration::from_secs(3600);
-
-/// How the request log is kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LogSettings {
-    pub bodies: bool,
-    pub body_cap: usize,
-    /// Days rows are kept; 0 keeps every row.
-    pub retention_days: u64,
-}
-
-impl Default for LogSettings {
-    fn default() -> Self {
-        LogSettings {
-            bodies: false,
-            body_cap: DEFAULT_BODY_CAP,
-            retention_days: DEFAULT_RETENTION_DAYS,
-        }
-    }
-}
-
-impl LogSettings {
-    /// The `[serve]` table's values over the defaults.
-    pub fn of(table: &crate::config::ServeTable) -> LogSettings {
-        let default = LogSettings::default();
-        LogSettings {
-            bodies: table.log_bodies.unwrap_or(default.bodies),
-            body_cap: table.log_body_cap.unwrap_or(default.body_cap),
-            retention_days: (table.log_retention_days).unwrap_or(default.retention_days),
-        }
-    }
-
-    /// `text` when bodies are kept, cut to the cap.
-    pub fn body(&self, text: impl FnOnce() -> String) -> Option<String> {
-        self.bodies.then(|| cut(text(), self.body_cap))
-    }
-}
-
-/// `text` cut to at most `cap` bytes on a character boundary.
-fn cut(mut text: String, cap: usize) -> String {
-    if text.len() > cap {
-        let mut end = cap;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-    }
-    text
-}
+use qore_store::Store;
 
 /// What the request path learns that the row needs besides the exchange's own fields.
 #[derive(Debug, Clone, Default)]
@@ -114,44 +61,6 @@ impl<'a> Ending<'a> {
     }
 }
 
-/// The row of a request that started `elapsed` ago.
-pub fn row(exchange: &crate::exchange::Exchange, ending: Ending<'_>) -> RequestLogRow {
-    let elapsed = exchange.started.elapsed();
-    let started = SystemTime::now() - elapsed;
-    let settings = exchange.app.settings.request_log;
-    let answer = match ending.outcome {
-        Some(StreamOutcome::Finished { message, .. }) => settings.body(|| message.text()),
-        _ => None,
-    };
-    let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
-    RequestLogRow {
-        id: log_id(started),
-        at_ms: started
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
-        key_id: exchange.caller.key_id.clone().unwrap_or_default(),
-        dialect: exchange.endpoint.to_owned(),
-        model: if exchange.note.asked.is_empty() {
-            exchange.model.clone()
-        } else {
-            exchange.note.asked.clone()
-        },
-        agent: exchange.agent.clone().unwrap_or_default(),
-        upstream: exchange.note.upstream.clone(),
-        status: ending.status,
-        error_kind: ending.error_kind.to_owned(),
-        tokens_in: ending.usage.input_tokens.unwrap_or(0),
-        tokens_out: ending.usage.output_tokens.unwrap_or(0),
-        cost_micros: None,
-        ttfb_ms: exchange.first_byte.map(ms),
-        duration_ms: ms(elapsed),
-        session_id: exchange.note.session_id.clone(),
-        response_id: (exchange.reply.as_ref()).map_or_else(String::new, |r| r.id.clone()),
-        request_body: None,
-        response_body: answer,
-    }
-}
-
 /// Prune rows older than the retention now and every [`PRUNE_EVERY`] (nothing with 0 days).
 /// The task ends when `stop` is cancelled.
 pub fn start_pruning(
@@ -180,30 +89,4 @@ pub fn start_pruning(
             }
         }
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bodies_are_kept_only_when_asked_and_cut_on_a_character() {
-        let on = |cap| LogSettings {
-            bodies: true,
-            body_cap: cap,
-            ..LogSettings::default()
-        };
-        // (settings, text, kept)
-        let cases = [
-            (LogSettings::default(), "hello", None),
-            (on(10), "hello", Some("hello")),
-            (on(3), "hello", Some("hel")),
-            (on(2), "été", Some("é")),
-            (on(0), "x", Some("")),
-        ];
-        for (settings, text, kept) in cases {
-            let got = settings.body(|| text.to_owned());
-            assert_eq!(got.as_deref(), kept, "{settings:?} {text}");
-        }
-    }
 }

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::auth;
 use super::http::{ok, Answer};
-use crate::app::App;
+use crate::state::App;
 
 pub async fn health(app: Arc<App>, started: Instant, headers: HeaderMap) -> Answer {
     let store = app.gate.store();

@@ -20,8 +20,8 @@ use serde_json::{json, Value};
 
 use super::auth::{self, is_admin, PREFIX};
 use super::http::{ok, AdminError, Answer, Params};
-use crate::app::App;
 use crate::gate::{check_pattern, hash_key, new_key};
+use crate::state::App;
 
 /// A key as the admin API shows it: never its hash.
 pub fn shown(key: &KeyRecord) -> Value {

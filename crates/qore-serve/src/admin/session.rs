@@ -26,7 +26,7 @@ use sha2::Sha256;
 
 use super::auth::{self, is_admin};
 use super::http::{AdminError, Answer};
-use crate::app::App;
+use crate::state::App;
 
 /// The session cookie's name.
 pub const COOKIE: &str = "qore_console";

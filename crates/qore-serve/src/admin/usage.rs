@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 
 use super::auth;
 use super::http::{ok, AdminError, Answer, Params};
-use crate::app::App;
+use crate::state::App;
 
 fn usage_row(row: &UsageRow) -> Value {
     json!({
