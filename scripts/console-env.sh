@@ -7,7 +7,8 @@
 #
 #   console-env.sh install   apt-get install chromium, make the venv (idempotent)
 #   console-env.sh python    install if needed, print the venv's python (only thing on stdout)
-#   console-env.sh check     exit 0 when both are there and chromium's major is $CHROMIUM_MAJOR
+#   console-env.sh check     exit 0 when both are there (a chromium of another major than
+#                            $CHROMIUM_MAJOR is a warning on install)
 #
 # Used by .ci/run.
 set -euo pipefail
@@ -30,8 +31,11 @@ cmd_install() {
   command -v chromium >/dev/null 2>&1 || apt_install chromium
   local major
   major="$(chromium_major)"
+  # Debian's security updates move chromium's major every few weeks; Playwright drives a
+  # newer Chromium over CDP as a rule, so a drift is said, not fatal (a failing browser
+  # test then names the cause).
   [ "$major" = "$CHROMIUM_MAJOR" ] ||
-    die "chromium is major '$major', Playwright ${PY_PINS%% *} expects $CHROMIUM_MAJOR: change the pin"
+    say "warning: chromium is major '$major', Playwright ${PY_PINS%% *} was made for $CHROMIUM_MAJOR: if the browser tests fail, move the pin"
   if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$PY_PINS" ]; then
     mkdir -p "$CACHE"
     "$PYTHON" -m venv "$VENV" >&2
@@ -44,6 +48,6 @@ cmd_install() {
 case "${1:-}" in
   install) cmd_install ;;
   python) cmd_install; echo "$VENV/bin/python" ;;
-  check) [ "$(chromium_major)" = "$CHROMIUM_MAJOR" ] && [ -x "$VENV/bin/python" ] || die "not installed" ;;
+  check) command -v chromium >/dev/null 2>&1 && [ -x "$VENV/bin/python" ] || die "not installed" ;;
   *) die "usage: console-env.sh install|python|check" ;;
 esac
