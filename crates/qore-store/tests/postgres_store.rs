@@ -45,15 +45,27 @@ async fn stores_migrating_one_empty_database_at_once_all_work() {
         .collect::<Result<_, _>>()
         .expect("every racer connects");
     let psql = |sql: &str| server().psql_in(&db, sql).expect("psql");
-    assert_eq!(psql("SELECT count(*) FROM refinery_schema_history"), "1");
+    // Each migration applied once, however many racers ran it.
+    let migrations = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/postgres"))
+        .expect("the migrations folder")
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".sql"))
+        })
+        .count();
+    assert!(migrations >= 2, "{migrations} migrations found");
+    assert_eq!(
+        psql("SELECT count(*) FROM refinery_schema_history"),
+        migrations.to_string()
+    );
     let tables = psql(
         "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_tables
          WHERE schemaname = 'public'",
     );
     assert_eq!(
         tables,
-        "api_keys,file_changes,messages,rate_events,refinery_schema_history,responses,\
-         sessions,store_clock,turns,usage"
+        "api_keys,file_changes,messages,rate_events,refinery_schema_history,request_log,\
+         responses,sessions,store_clock,turns,usage"
     );
     let id = stores[0]
         .create_session(&NewSession::default())
