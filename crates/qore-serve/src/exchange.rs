@@ -10,6 +10,10 @@
 //! id. So a caller that continues at once finds what it stored, and nothing it was told about
 //! is missing. On a drop (nothing more is told) a cancelled turn stores nothing; the hook
 //! runs as its own task.
+//!
+//! The request log row is queued once the hook has run: it names the stored session the
+//! hook wrote to (`session_id`), and a hook that failed turns the row into the 503 the
+//! caller got. Its cost is the agent's `[pricing]` applied to the turn's usage.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -23,10 +27,46 @@ use crate::metrics::InFlight;
 use crate::state::App;
 use crate::{ReplyMeta, ServeError};
 
-/// What runs once the turn has ended (a finished turn is stored, say): `Err` when what it
-/// had to keep is not committed (the caller must then not be told it was).
-pub type After =
-    Box<dyn FnOnce(StreamOutcome, ReplyMeta) -> BoxFuture<'static, Result<(), ServeError>> + Send>;
+/// What runs once the turn has ended (a finished turn is stored, say): the stored session
+/// it wrote to, if any (the request log row names it); `Err` when what it had to keep is not
+/// committed (the caller must then not be told it was).
+pub type After = Box<
+    dyn FnOnce(StreamOutcome, ReplyMeta) -> BoxFuture<'static, Result<Option<String>, ServeError>>
+        + Send,
+>;
+
+/// The hook's work still to run, and the request log row to write once it has (the row
+/// names the session the hook wrote to, and its failure when it failed).
+struct Pending {
+    app: Arc<App>,
+    row: RequestLogRow,
+    after: Option<BoxFuture<'static, Result<Option<String>, ServeError>>>,
+}
+
+impl Pending {
+    /// Run the hook, then queue the row; the hook's failure.
+    async fn finish(self) -> Result<(), ServeError> {
+        let Pending {
+            app,
+            mut row,
+            after,
+        } = self;
+        let kept = match after {
+            Some(after) => after.await,
+            None => Ok(None),
+        };
+        match &kept {
+            Ok(Some(session)) => row.session_id = session.clone(),
+            Ok(None) => {}
+            Err(error) => {
+                row.status = error.status;
+                row.error_kind = error.kind.label().to_owned();
+            }
+        }
+        app.gate.log(row);
+        kept.map(drop)
+    }
+}
 
 pub struct Exchange {
     pub app: Arc<App>,
@@ -109,21 +149,19 @@ impl Exchange {
     /// The turn ended as `outcome`: counted, and its `after` hook run to its end; its failure
     /// (what had to be kept is not committed: answer it, never the success).
     pub async fn settle(&mut self, outcome: &StreamOutcome) -> Result<(), ServeError> {
-        let Some(after) = self.account(outcome) else {
+        let Some(pending) = self.account(outcome) else {
             return Ok(());
         };
-        let kept = after.await;
+        let kept = pending.finish().await;
         if let Err(error) = &kept {
             (self.app.metrics).error(self.endpoint, &self.model, error.kind.label());
         }
         kept
     }
 
-    /// Count the turn's end; the `after` hook's work, when there is some.
-    fn account(
-        &mut self,
-        outcome: &StreamOutcome,
-    ) -> Option<BoxFuture<'static, Result<(), ServeError>>> {
+    /// Count the turn's end; the `after` hook's work and the log row to write after it
+    /// (`None` when already settled).
+    fn account(&mut self, outcome: &StreamOutcome) -> Option<Pending> {
         if std::mem::replace(&mut self.settled, true) {
             return None;
         }
@@ -154,13 +192,17 @@ impl Exchange {
             failed,
         );
         let row = log_row(self, crate::request_log::Ending::of(outcome));
-        self.app.gate.log(row);
         metrics.finished(self.endpoint, self.started.elapsed(), self.waited);
         self.in_flight = None;
-        match (self.after.take(), &self.reply) {
+        let after = match (self.after.take(), &self.reply) {
             (Some(after), Some(reply)) => Some(after(outcome.clone(), reply.clone())),
             _ => None,
-        }
+        };
+        Some(Pending {
+            app: self.app.clone(),
+            row,
+            after,
+        })
     }
 }
 
@@ -170,10 +212,14 @@ impl Drop for Exchange {
             let cancelled = StreamOutcome::Cancelled {
                 usage: Usage::default(),
             };
-            if let Some(after) = self.account(&cancelled) {
-                if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            if let Some(pending) = self.account(&cancelled) {
+                match (
+                    pending.after.is_some(),
+                    tokio::runtime::Handle::try_current(),
+                ) {
                     // Nobody is told anything more: a failure was logged by the hook.
-                    runtime.spawn(async move { drop(after.await) });
+                    (true, Ok(runtime)) => drop(runtime.spawn(pending.finish())),
+                    _ => pending.app.gate.log(pending.row),
                 }
             }
         }
@@ -208,10 +254,13 @@ fn log_row(exchange: &Exchange, ending: crate::request_log::Ending<'_>) -> Reque
         error_kind: ending.error_kind.to_owned(),
         tokens_in: ending.usage.input_tokens.unwrap_or(0),
         tokens_out: ending.usage.output_tokens.unwrap_or(0),
-        cost_micros: None,
+        cost_micros: (exchange.agent.as_deref()).and_then(|agent| {
+            crate::request_log::cost_micros(exchange.app.manager.config(), agent, ending.usage)
+        }),
         ttfb_ms: exchange.first_byte.map(ms),
         duration_ms: ms(elapsed),
-        session_id: exchange.note.session_id.clone(),
+        // Filled once the `after` hook says which session it wrote to.
+        session_id: String::new(),
         response_id: (exchange.reply.as_ref()).map_or_else(String::new, |r| r.id.clone()),
         request_body: None,
         response_body: answer,

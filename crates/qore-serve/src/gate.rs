@@ -138,6 +138,14 @@ impl Gate {
         }
     }
 
+    /// Check the store's keys now (after the admin API changed one: the next request sees
+    /// it); a failure is counted, and the background check tries again.
+    pub async fn refresh_keys(&self) {
+        if let Err(e) = self.keys.refresh(&*self.store).await {
+            self.errors.count(&e);
+        }
+    }
+
     /// Whether the store holds any key (revoked ones included).
     pub async fn has_keys(store: &dyn Store) -> Result<bool, StoreError> {
         Ok(!store.keys().await?.is_empty())

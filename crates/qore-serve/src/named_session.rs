@@ -11,7 +11,8 @@
 //! (the store is down), the caller gets a 503 with `Retry-After` in its dialect, or the
 //! stream ends in the dialect's error event, and the session does not hold the turn. An
 //! answer that is not a whole turn yet (it calls the caller's tools) keeps nothing and
-//! succeeds: the request that brings the tools' results keeps the turn.
+//! succeeds: the request that brings the tools' results keeps the turn. The hook names the
+//! session it appended to, for the request log.
 
 use std::sync::Arc;
 
@@ -60,7 +61,7 @@ fn after_for(app: Arc<App>, name: String, inbound: &Inbound) -> Option<After> {
     Some(Box::new(move |outcome: StreamOutcome, _meta: ReplyMeta| {
         Box::pin(async move {
             let StreamOutcome::Finished { message, usage, .. } = outcome else {
-                return Ok(());
+                return Ok(None);
             };
             let mut open = open;
             open.push(message);
@@ -83,10 +84,10 @@ async fn append_named(
     open: Vec<Message>,
     model: &str,
     usage: &qore_core::Usage,
-) -> Result<(), StoreError> {
+) -> Result<Option<String>, StoreError> {
     let Some(turn) = whole_turn(&open, model, usage) else {
         // Not whole yet (the answer calls the caller's tools): the next request brings it.
-        return Ok(());
+        return Ok(None);
     };
     let session = match store.session(name).await {
         Ok(found) => found.id,
@@ -106,5 +107,6 @@ async fn append_named(
             }
         }
     };
-    store.append_turn(&session, &turn).await.map(drop)
+    store.append_turn(&session, &turn).await?;
+    Ok(Some(session))
 }

@@ -10,7 +10,12 @@
 //!   bytes (on a character boundary);
 //! - with `log_retention_days = N` (default [`DEFAULT_RETENTION_DAYS`]; 0 keeps every row),
 //!   rows that started more than N days ago are deleted by [`start_pruning`] once at start
-//!   and then every [`PRUNE_EVERY`]; a failure is logged and tried at the next round.
+//!   and then every [`PRUNE_EVERY`]; a failure is logged and tried at the next round;
+//! - a row's cost ([`cost_micros`]) is its agent's `[pricing]` applied to its usage
+//!   (`qore_agents::pricing::Pricing::cost`), in millionths of a dollar; none when the agent
+//!   has no `[pricing]`, the request named no agent, or the provider did not report both
+//!   token counts. Usage sums are priced the same way from summed tokens ([`usage_cost`]),
+//!   as `qore serve usage --json` does.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -28,8 +33,37 @@ pub struct LogNote {
     pub asked: String,
     /// The upstream model that answered.
     pub upstream: String,
-    /// The stored session the request wrote to.
-    pub session_id: String,
+}
+
+/// What `usage` of `agent` cost in dollars at its profile's `[pricing]`, if it has one.
+pub fn cost(config: &qore_agents::config::Config, agent: &str, usage: &Usage) -> Option<f64> {
+    let pricing = config.catalog.get(agent)?.pricing?;
+    pricing.cost(usage)
+}
+
+/// [`cost`] in millionths of a dollar, rounded (what a request log row keeps).
+pub fn cost_micros(
+    config: &qore_agents::config::Config,
+    agent: &str,
+    usage: &Usage,
+) -> Option<i64> {
+    cost(config, agent, usage).map(|dollars| (dollars * 1e6).round() as i64)
+}
+
+/// What `tokens_in` and `tokens_out` summed over rows of `agent` cost in dollars (the
+/// prompt priced as fresh input: usage rows keep no cache counts).
+pub fn usage_cost(
+    config: &qore_agents::config::Config,
+    agent: &str,
+    tokens_in: u64,
+    tokens_out: u64,
+) -> Option<f64> {
+    let usage = Usage {
+        input_tokens: Some(tokens_in),
+        output_tokens: Some(tokens_out),
+        ..Usage::default()
+    };
+    cost(config, agent, &usage)
 }
 
 /// How one request ended, as the row records it.

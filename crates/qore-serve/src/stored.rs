@@ -93,7 +93,7 @@ async fn prepare(
                 usage,
             } = outcome
             else {
-                return Ok(());
+                return Ok(None);
             };
             let object = response_object(
                 &meta,
@@ -133,15 +133,16 @@ struct Answered<'a> {
     object: serde_json::Value,
 }
 
-/// Write the response: a whole turn appended (or a new session), else kept as pending.
+/// Write the response: a whole turn appended (or a new session), else kept as pending; the
+/// session it names, for the request log.
 async fn save(
     store: &dyn Store,
     point: &Point,
     open: Vec<Message>,
     response: Answered<'_>,
-) -> Result<(), StoreError> {
+) -> Result<Option<String>, StoreError> {
     if open.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let turn = whole_turn(&open, response.model, response.usage);
     let object = response.object.to_string();
@@ -155,7 +156,8 @@ async fn save(
             pending: Some(&pending),
             object: &object,
         };
-        return store.put_response(&new).await.map(drop);
+        store.put_response(&new).await?;
+        return Ok(point.session.clone());
     };
     let session = session_for(store, point, response.model).await?;
     let turn_id = store.append_turn(&session, &turn).await?;
@@ -167,7 +169,8 @@ async fn save(
         pending: None,
         object: &object,
     };
-    store.put_response(&new).await.map(drop)
+    store.put_response(&new).await?;
+    Ok(Some(session))
 }
 
 /// The session a new turn after `point` goes to: its own when `point` is its last turn,

@@ -20,7 +20,8 @@
 //!   times it is given. **Copy** ([`Store::copy_session`] and friends, for `qore store
 //!   migrate`) keeps ids and times as they are and writes nothing that is already there.
 //! - **Keys** are hashes, never deleted, only revoked; [`Store::keys_version`] changes when
-//!   any process creates or revokes one.
+//!   any process creates, changes ([`Store::change_key`]) or revokes one; [`Store::key_page`]
+//!   and [`Store::session_page`] filter and page in the database.
 //! - **Usage** rows add up per (day, key, model, agent) in one upsert each, so writers in
 //!   several processes never lose each other's counts.
 //! - **Request log** rows page newest first by id (a ULID of the start time); a listing
@@ -158,8 +159,23 @@ pub trait Store: Send + Sync + 'static {
     async fn key(&self, name_or_id: &str) -> Result<KeyRecord, StoreError>;
     /// Revoke a key (see [`Store::key`]); a revoked key keeps its first revocation time.
     async fn revoke_key(&self, name_or_id: &str) -> Result<KeyRecord, StoreError>;
-    /// A value that changes whenever any process creates or revokes a key.
+    /// A value that changes whenever any process creates, changes or revokes a key.
     async fn keys_version(&self) -> Result<KeysVersion, StoreError>;
+    /// A page of keys in id order, filtered by the database (see [`crate::KeyQuery`]).
+    async fn key_page(&self, query: &crate::KeyQuery) -> Result<Vec<KeyRecord>, StoreError>;
+    /// Change the globs and limits `change` gives of a key (see [`Store::key`]), in one
+    /// statement; the key as it now is.
+    async fn change_key(
+        &self,
+        name_or_id: &str,
+        change: &crate::KeyChange,
+    ) -> Result<KeyRecord, StoreError>;
+    /// A page of sessions newest first by id, filtered by the database (see
+    /// [`crate::SessionQuery`]).
+    async fn session_page(
+        &self,
+        query: &crate::SessionQuery,
+    ) -> Result<Vec<SessionInfo>, StoreError>;
 
     // --- usage and limits ---
 
@@ -182,6 +198,16 @@ pub trait Store: Send + Sync + 'static {
     /// Usage summed by the database, grouped by `by` (days in UTC), of one key id when given,
     /// from day `since` to day `until` (both included) when given; ordered by the group.
     async fn usage_sums(
+        &self,
+        by: crate::UsageGroup,
+        key_id: Option<&str>,
+        since: Option<&str>,
+        until: Option<&str>,
+    ) -> Result<Vec<UsageRow>, StoreError>;
+
+    /// [`Store::usage_sums`] split by agent too: one row per group and agent (the agent in
+    /// its field), ordered by the group, then the agent.
+    async fn usage_sums_by_agent(
         &self,
         by: crate::UsageGroup,
         key_id: Option<&str>,

@@ -9,7 +9,7 @@
 //!   [`Store::key_by_hash`](crate::Store::key_by_hash) still finds it, so a server can answer
 //!   "revoked" rather than "unknown"; revoking twice keeps the first time;
 //! - a key is named by its exact name, its exact id, or a unique id prefix;
-//! - [`KeysVersion`] changes whenever a key is created or revoked, by any process;
+//! - [`KeysVersion`] changes whenever a key is created, changed or revoked, by any process;
 //! - a stored key row decodes the same way on either backend ([`KeyRow`]): `models` that is
 //!   not a JSON array of strings is an error naming the key.
 
@@ -66,6 +66,8 @@ pub struct KeysVersion {
     pub(crate) revoked: i64,
     pub(crate) latest_created: i64,
     pub(crate) latest_revoked: i64,
+    /// Changes of keys' globs and limits, summed over every key.
+    pub(crate) changes: i64,
 }
 
 /// A new key, checked (both backends): its record, valid from now, and its `models` as JSON.

@@ -24,7 +24,7 @@
 //!   refused, and a failed or cancelled turn is recorded without its partial assistant
 //!   message, so the stored history is always well-formed.
 //!
-//! # Schema (SQLite version 4; PostgreSQL the same tables)
+//! # Schema (SQLite version 6; PostgreSQL the same tables)
 //!
 //! Times are integer milliseconds since the Unix epoch (`datetime(created_at / 1000,
 //! 'unixepoch')` in `sqlite3`); JSON columns are qore-core's serde form, readable as is.
@@ -58,6 +58,7 @@
 //! | | `rpm`, `tpm` | most requests, and tokens in and out, in any 60 seconds; NULL: no limit |
 //! | | `budget_tokens` | most tokens in and out over the key's life (from `usage`); NULL: no limit |
 //! | | `created_at`, `revoked_at` | `revoked_at` NULL while the key is valid; a revoked key stays |
+//! | | `changes` | how often its globs and limits were changed (the keys' version sums it) |
 //! | `usage` | `day`, `key_id`, `model`, `agent` | primary key: UTC date `YYYY-MM-DD`, the key's id (`''`: no key), the model as requested, the agent that answered (`''`: none) |
 //! | | `requests`, `errors` | requests answered, and how many of them failed |
 //! | | `tokens_in`, `tokens_out` | tokens the provider reported, summed |
@@ -86,6 +87,7 @@ mod file_changes;
 mod interface;
 mod keys;
 mod limits;
+mod listing;
 mod location;
 mod lookup;
 mod migrate;
@@ -103,6 +105,7 @@ pub use error::StoreError;
 pub use file_changes::{FileChange, UndoableTurn};
 pub use interface::{LimitCheck, LimitVerdict, ResponseCopy, SessionCopy, Store, StoreCounters};
 pub use keys::{KeyRecord, KeysVersion, NewKey};
+pub use listing::{KeyChange, KeyQuery, SessionQuery, MOST_SESSIONS};
 pub use location::{passwords, shown};
 pub use migrate::{copy_store, CopyCount, CopyReport};
 pub use open::{data_dir, is_postgres, open, open_configured, DB_FILE, STORE_URL_VAR};

@@ -106,18 +106,28 @@ impl UsageGroup {
         }
     }
 
-    /// The SQL of a grouped sum; `{p}` stands for the backend's parameter marks in order
-    /// key, since, until (`?1`… or `$1::text`…).
-    pub(crate) fn sql(self, key: &str, since: &str, until: &str) -> String {
-        let (select, group) = match self.column() {
-            Some(column) => (
-                format!("CAST({column} AS TEXT)"),
-                format!("GROUP BY {column} ORDER BY {column}"),
-            ),
-            None => ("CAST('' AS TEXT)".to_owned(), String::new()),
+    /// The SQL of a grouped sum, split by agent too when `by_agent`; `{p}` stands for the
+    /// backend's parameter marks in order key, since, until (`?1`… or `$1::text`…). Its
+    /// columns: the grouped value, the agent (`''` unless split), then the four sums.
+    pub(crate) fn sql(self, key: &str, since: &str, until: &str, by_agent: bool) -> String {
+        let mut columns: Vec<&str> = self.column().into_iter().collect();
+        if by_agent && self != UsageGroup::Agent {
+            columns.push("agent");
+        }
+        let select = match self.column() {
+            Some(column) => format!("CAST({column} AS TEXT)"),
+            None => "CAST('' AS TEXT)".to_owned(),
+        };
+        let agent = match by_agent {
+            true => "CAST(agent AS TEXT)",
+            false => "CAST('' AS TEXT)",
+        };
+        let group = match columns.is_empty() {
+            true => String::new(),
+            false => format!("GROUP BY {list} ORDER BY {list}", list = columns.join(", ")),
         };
         format!(
-            "SELECT {select}, CAST(coalesce(sum(requests), 0) AS BIGINT),
+            "SELECT {select}, {agent}, CAST(coalesce(sum(requests), 0) AS BIGINT),
                     CAST(coalesce(sum(errors), 0) AS BIGINT),
                     CAST(coalesce(sum(tokens_in), 0) AS BIGINT),
                     CAST(coalesce(sum(tokens_out), 0) AS BIGINT)
@@ -128,13 +138,15 @@ impl UsageGroup {
         )
     }
 
-    /// A summed row: the grouped value in its field, the other names `''`.
-    pub(crate) fn row(self, value: String, counts: [u64; 4]) -> crate::UsageRow {
+    /// A summed row: the grouped value in its field, the agent when split by it, the other
+    /// names `''`.
+    pub(crate) fn row(self, value: String, agent: String, counts: [u64; 4]) -> crate::UsageRow {
         let mut row = crate::UsageRow {
             requests: counts[0],
             errors: counts[1],
             tokens_in: counts[2],
             tokens_out: counts[3],
+            agent,
             ..Default::default()
         };
         match self {

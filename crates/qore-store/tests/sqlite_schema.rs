@@ -70,10 +70,18 @@ async fn a_file_of_every_older_version_is_migrated_and_keeps_its_sessions() {
             "DROP TABLE request_log; DROP TABLE rate_events; DROP TABLE responses;
              DROP TABLE usage; DROP TABLE api_keys;",
         ),
-        (3, "DROP TABLE request_log; DROP TABLE rate_events;"),
-        (4, "DROP TABLE request_log;"),
+        (
+            3,
+            "DROP TABLE request_log; DROP TABLE rate_events;
+             ALTER TABLE api_keys DROP COLUMN changes;",
+        ),
+        (
+            4,
+            "DROP TABLE request_log; ALTER TABLE api_keys DROP COLUMN changes;",
+        ),
+        (5, "ALTER TABLE api_keys DROP COLUMN changes;"),
     ];
-    assert_eq!(SCHEMA_VERSION, 5);
+    assert_eq!(SCHEMA_VERSION, 6);
     for (version, lacks) in cases {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("qore.db");

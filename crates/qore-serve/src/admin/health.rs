@@ -1,19 +1,14 @@
 //! `/admin/v1/health`: the version, the store's backend, whether it answers, the uptime.
 
-use std::sync::Arc;
 use std::time::Instant;
 
-use axum::extract::State;
-use axum::http::HeaderMap;
 use serde_json::json;
 
-use super::auth;
+use super::call::Admin;
 use super::http::{ok, Answer};
-use crate::state::App;
 
-pub async fn health(app: Arc<App>, started: Instant, headers: HeaderMap) -> Answer {
-    let store = app.gate.store();
-    auth::check(&**store, &headers).await?;
+pub async fn health(call: Admin, started: Instant) -> Answer {
+    let store = call.store();
     let backend = if qore_store::is_postgres(&store.location()) {
         "postgresql"
     } else {
@@ -30,7 +25,6 @@ pub async fn health(app: Arc<App>, started: Instant, headers: HeaderMap) -> Answ
 /// The handler with the server's start time.
 pub fn handler(
     started: Instant,
-) -> impl Fn(State<Arc<App>>, HeaderMap) -> futures_util::future::BoxFuture<'static, Answer> + Clone
-{
-    move |State(app), headers| Box::pin(health(app, started, headers))
+) -> impl Fn(Admin) -> futures_util::future::BoxFuture<'static, Answer> + Clone {
+    move |call| Box::pin(health(call, started))
 }

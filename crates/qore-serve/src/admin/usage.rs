@@ -1,41 +1,69 @@
-//! `/admin/v1/usage` (sums per day/key/model/agent, by the database, in UTC) and
-//! `/admin/v1/requests` (the request log: filters, cursor pages, one row in full).
+//! `/admin/v1/usage` (sums per day/key/model/agent, by the database, in UTC, with their cost)
+//! and `/admin/v1/requests` (the request log: filters, cursor pages, one row in full).
 //!
 //! Promises: usage totals are summed in SQL over every stored row the filter keeps and the
-//! answer says its zone (`"zone": "UTC"`: days are UTC dates); a request log page holds at
-//! most `limit` rows (default 100, 1–1000) newest first without bodies, `next` is the cursor
-//! (`before`) of the next page or null; `status` is a status (100–599), `ok` (below 400) or
-//! `failed` (400 and up); `since`/`until` are milliseconds since the epoch; one row in full
-//! is `GET /admin/v1/requests/{id}` (404 when there is none).
+//! answer says its zone (`"zone": "UTC"`: days are UTC dates); each row's `cost_usd` is the
+//! sum, over the agents in it, of the agent's `[pricing]` applied to its summed tokens
+//! ([`crate::request_log::usage_cost`]), null when no agent in it has `[pricing]`. A request
+//! log page holds at most `limit` rows (default 100, 1–1000) newest first without bodies,
+//! `next` is the cursor (`before`) of the next page or null; `status` is a status (100–599),
+//! `ok` (below 400) or `failed` (400 and up); `since`/`until` are milliseconds since the
+//! epoch; one row in full is `GET /admin/v1/requests/{id}` (404 when there is none).
 
-use std::collections::HashMap;
-use std::sync::Arc;
-
-use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::Path;
+use axum::http::StatusCode;
 use qore_store::{LogQuery, RequestLogRow, UsageGroup, UsageRow};
 use serde_json::{json, Value};
 
-use super::auth;
-use super::http::{ok, AdminError, Answer, Params};
-use crate::state::App;
+use super::call::Admin;
+use super::http::{ok, AdminError, Answer};
+use crate::request_log::usage_cost;
 
-fn usage_row(row: &UsageRow) -> Value {
+fn usage_row(row: &UsageRow, cost: Option<f64>) -> Value {
     json!({
         "day": row.day, "key_id": row.key_id, "model": row.model, "agent": row.agent,
         "requests": row.requests, "errors": row.errors, "tokens_in": row.tokens_in,
-        "tokens_out": row.tokens_out,
+        "tokens_out": row.tokens_out, "cost_usd": cost,
     })
 }
 
-pub async fn usage(
-    State(app): State<Arc<App>>,
-    headers: HeaderMap,
-    Query(query): Query<HashMap<String, String>>,
-) -> Answer {
-    let store = app.gate.store();
-    auth::check(&**store, &headers).await?;
-    let params = Params::of(query, &["by", "key", "since", "until"])?;
+/// Rows grouped by (group, agent), in group order, folded into one row per group with its
+/// cost: the sum of each agent part's cost, `None` when no part has a price.
+fn priced(
+    config: &qore_agents::config::Config,
+    by: UsageGroup,
+    parts: Vec<UsageRow>,
+) -> Vec<(UsageRow, Option<f64>)> {
+    let mut rows: Vec<(UsageRow, Option<f64>)> = Vec::new();
+    for part in parts {
+        let cost = usage_cost(config, &part.agent, part.tokens_in, part.tokens_out);
+        let mut own = part.clone();
+        if by != UsageGroup::Agent {
+            own.agent = String::new();
+        }
+        match rows.last_mut() {
+            Some((row, sum)) if same_group(row, &own) => {
+                row.add(&own);
+                *sum = match (*sum, cost) {
+                    (Some(a), Some(b)) => Some(a + b),
+                    (a, b) => a.or(b),
+                };
+            }
+            _ => rows.push((own, cost)),
+        }
+    }
+    if rows.is_empty() && by == UsageGroup::Total {
+        rows.push((UsageRow::default(), None));
+    }
+    rows
+}
+
+fn same_group(a: &UsageRow, b: &UsageRow) -> bool {
+    (&a.day, &a.key_id, &a.model, &a.agent) == (&b.day, &b.key_id, &b.model, &b.agent)
+}
+
+pub async fn usage(call: Admin) -> Answer {
+    let params = call.params(&["by", "key", "since", "until"])?;
     let by = match params.text("by").as_deref() {
         None | Some("total") => UsageGroup::Total,
         Some("day") => UsageGroup::Day,
@@ -51,10 +79,12 @@ pub async fn usage(
     };
     let (since, until) = (params.day("since")?, params.day("until")?);
     let key = params.text("key");
-    let rows = store
-        .usage_sums(by, key.as_deref(), since.as_deref(), until.as_deref())
+    let parts = (call.store())
+        .usage_sums_by_agent(by, key.as_deref(), since.as_deref(), until.as_deref())
         .await?;
-    ok(json!({"zone": "UTC", "rows": rows.iter().map(usage_row).collect::<Vec<_>>()}))
+    let rows = priced(call.app.manager.config(), by, parts);
+    let rows: Vec<Value> = rows.iter().map(|(r, c)| usage_row(r, *c)).collect();
+    ok(json!({"zone": "UTC", "rows": rows}))
 }
 
 /// A request log row as the admin API shows it.
@@ -70,17 +100,11 @@ pub fn request_row(row: &RequestLogRow) -> Value {
     })
 }
 
-pub async fn requests(
-    State(app): State<Arc<App>>,
-    headers: HeaderMap,
-    Query(query): Query<HashMap<String, String>>,
-) -> Answer {
-    let store = app.gate.store();
-    auth::check(&**store, &headers).await?;
+pub async fn requests(call: Admin) -> Answer {
     let known = [
         "key", "model", "agent", "status", "since", "until", "before", "limit",
     ];
-    let params = Params::of(query, &known)?;
+    let params = call.params(&known)?;
     let (status_min, status_max) = match params.text("status").as_deref() {
         None => (None, None),
         Some("ok") => (None, Some(399)),
@@ -116,21 +140,15 @@ pub async fn requests(
         before,
         limit,
     };
-    let rows = store.request_log(&query).await?;
+    let rows = call.store().request_log(&query).await?;
     let next = (rows.len() == limit as usize)
         .then(|| rows.last().map(|r| r.id.clone()))
         .flatten();
     ok(json!({"requests": rows.iter().map(request_row).collect::<Vec<_>>(), "next": next}))
 }
 
-pub async fn request(
-    State(app): State<Arc<App>>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-) -> Answer {
-    let store = app.gate.store();
-    auth::check(&**store, &headers).await?;
-    match store.request_entry(&id).await? {
+pub async fn request(call: Admin, Path(id): Path<String>) -> Answer {
+    match call.store().request_entry(&id).await? {
         Some(row) => ok(request_row(&row)),
         None => Err(AdminError::status(
             StatusCode::NOT_FOUND,

@@ -136,6 +136,28 @@ impl Store for PgStore {
             .await
     }
 
+    async fn key_page(&self, query: &crate::KeyQuery) -> Result<Vec<KeyRecord>, StoreError> {
+        self.within("list a page of keys", keys::key_page(self, query))
+            .await
+    }
+
+    async fn change_key(
+        &self,
+        name_or_id: &str,
+        change: &crate::KeyChange,
+    ) -> Result<KeyRecord, StoreError> {
+        let changed = keys::change_key(self, name_or_id, change);
+        self.within("change a key", changed).await
+    }
+
+    async fn session_page(
+        &self,
+        query: &crate::SessionQuery,
+    ) -> Result<Vec<SessionInfo>, StoreError> {
+        self.within("list a page of sessions", read::session_page(self, query))
+            .await
+    }
+
     async fn record_usage(&self, rows: &[UsageRow]) -> Result<(), StoreError> {
         self.within("record usage", usage::record_usage(self, rows))
             .await
@@ -162,8 +184,19 @@ impl Store for PgStore {
         since: Option<&str>,
         until: Option<&str>,
     ) -> Result<Vec<UsageRow>, StoreError> {
-        let sums = request_log::usage_sums(self, by, key_id, since, until);
+        let sums = request_log::usage_sums(self, by, false, key_id, since, until);
         self.within("sum usage", sums).await
+    }
+
+    async fn usage_sums_by_agent(
+        &self,
+        by: crate::UsageGroup,
+        key_id: Option<&str>,
+        since: Option<&str>,
+        until: Option<&str>,
+    ) -> Result<Vec<UsageRow>, StoreError> {
+        let sums = request_log::usage_sums(self, by, true, key_id, since, until);
+        self.within("sum usage by agent", sums).await
     }
 
     async fn record_requests(&self, rows: &[crate::RequestLogRow]) -> Result<(), StoreError> {

@@ -4,8 +4,9 @@
 //! decoding [`KeyRow`] both backends use): a key is stored only as its hash; names are unique ([`StoreError::KeyNameTaken`]), and a hash
 //! stored twice is [`StoreError::InvalidKey`]; a key is never deleted, only revoked, keeping
 //! its first revocation time; a key is found by exact name, exact id, then unique id prefix;
-//! [`keys_version`] is one aggregate query and changes whenever any process creates or
-//! revokes a key.
+//! [`keys_version`] is one aggregate query and changes whenever any process creates,
+//! changes or revokes a key; [`key_page`] filters and pages in SQL; [`change_key`] changes
+//! the given fields in one statement, counting the change in the key's `changes`.
 
 use std::time::SystemTime;
 
@@ -13,8 +14,9 @@ use tokio_postgres::Row;
 
 use crate::codec::{from_sql_count, millis, to_sql_count};
 use crate::keys::{checked_key, KeyRow};
+use crate::listing::{checked_change, page_size, search_term};
 use crate::lookup::{the_one, MOST_CANDIDATES};
-use crate::{KeyRecord, KeysVersion, NewKey, StoreError};
+use crate::{KeyChange, KeyQuery, KeyRecord, KeysVersion, NewKey, StoreError};
 
 use super::conn::{Cols, Conn};
 use super::errors::violated;
@@ -175,7 +177,8 @@ pub(super) async fn keys_version(store: &PgStore) -> Result<KeysVersion, StoreEr
     const DOING: &str = "read the API keys' version";
     let conn = store.watch_conn(DOING).await?;
     let sql = "SELECT count(*), count(revoked_at), coalesce(max(created_at), 0),
-                      coalesce(max(revoked_at), 0) FROM api_keys";
+                      coalesce(max(revoked_at), 0), CAST(coalesce(sum(changes), 0) AS BIGINT)
+               FROM api_keys";
     let row = conn.row(DOING, sql, &[]).await?;
     let c = Cols::of(&row, &conn, DOING);
     Ok(KeysVersion {
@@ -183,5 +186,57 @@ pub(super) async fn keys_version(store: &PgStore) -> Result<KeysVersion, StoreEr
         revoked: c.at(1)?,
         latest_created: c.at(2)?,
         latest_revoked: c.at(3)?,
+        changes: c.at(4)?,
     })
+}
+
+pub(super) async fn key_page(
+    store: &PgStore,
+    query: &KeyQuery,
+) -> Result<Vec<KeyRecord>, StoreError> {
+    const DOING: &str = "list a page of API keys";
+    let text = |v: &Option<String>| v.as_ref().map(|t| t.replace('\0', ""));
+    let (search, after, hide) = (
+        text(&search_term(&query.search)),
+        text(&query.after),
+        text(&query.hide_prefix),
+    );
+    let limit = page_size(query.limit);
+    let conn = store.conn(DOING).await?;
+    let sql = format!(
+        "{SELECT_KEY} WHERE ($1::text IS NULL OR strpos(lower(name), $1) > 0)
+                         AND ($2::text IS NULL OR id > $2)
+                         AND ($3::text IS NULL OR NOT starts_with(name, $3))
+         ORDER BY id LIMIT $4"
+    );
+    query_keys(&conn, DOING, &sql, &[&search, &after, &hide, &limit]).await
+}
+
+pub(super) async fn change_key(
+    store: &PgStore,
+    name_or_id: &str,
+    change: &KeyChange,
+) -> Result<KeyRecord, StoreError> {
+    const DOING: &str = "change an API key";
+    let (models, [rpm, tpm, budget]) = checked_change(change)?;
+    let found = find_key(store, name_or_id).await?;
+    let conn = store.conn(DOING).await?;
+    let sql = concat!(
+        "UPDATE api_keys SET models = coalesce($2, models),
+                rpm = CASE WHEN $3 THEN $4 ELSE rpm END,
+                tpm = CASE WHEN $5 THEN $6 ELSE tpm END,
+                budget_tokens = CASE WHEN $7 THEN $8 ELSE budget_tokens END,
+                changes = changes + 1
+         WHERE id = $1 RETURNING ",
+        key_columns!()
+    );
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 8] = [
+        &found.id, &models, &rpm.0, &rpm.1, &tpm.0, &tpm.1, &budget.0, &budget.1,
+    ];
+    let mut changed = query_keys(&conn, DOING, sql, &params).await?;
+    conn.committed();
+    match changed.pop() {
+        Some(key) => Ok(key),
+        None => Err(StoreError::NoSuchKey(name_or_id.to_owned())),
+    }
 }

@@ -118,6 +118,27 @@ pub(super) async fn list_sessions(
     infos(&conn, DOING, sql, &[&project]).await
 }
 
+/// A page of sessions newest first by id (see [`crate::SessionQuery`]).
+pub(super) async fn session_page(
+    store: &PgStore,
+    query: &crate::SessionQuery,
+) -> Result<Vec<SessionInfo>, StoreError> {
+    const DOING: &str = "list a page of sessions";
+    let text = |v: Option<String>| v.map(|t| t.replace('\0', ""));
+    let search = text(crate::listing::search_term(&query.search));
+    let before = text(query.before.clone());
+    let limit = crate::listing::page_size(query.limit);
+    let conn = store.conn(DOING).await?;
+    let sql = concat!(
+        select_info!(),
+        "WHERE ($1::text IS NULL OR strpos(lower(coalesce(s.title, '')), $1) > 0
+                OR strpos(lower(coalesce(s.name, '')), $1) > 0 OR strpos(s.id, $1) > 0)
+           AND ($2::text IS NULL OR s.id < $2)
+         ORDER BY s.id DESC LIMIT $3"
+    );
+    infos(&conn, DOING, sql, &[&search, &before, &limit]).await
+}
+
 pub(super) async fn session_ids(store: &PgStore) -> Result<Vec<String>, StoreError> {
     const DOING: &str = "list session ids";
     let conn = store.conn(DOING).await?;

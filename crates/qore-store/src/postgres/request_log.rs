@@ -144,6 +144,7 @@ pub(super) async fn prune_request_log(store: &PgStore, before_ms: i64) -> Result
 pub(super) async fn usage_sums(
     store: &PgStore,
     by: UsageGroup,
+    by_agent: bool,
     key_id: Option<&str>,
     since: Option<&str>,
     until: Option<&str>,
@@ -153,14 +154,14 @@ pub(super) async fn usage_sums(
         check_day(day)?;
     }
     let conn = store.conn(DOING).await?;
-    let sql = by.sql("$1::text", "$2::text", "$3::text");
+    let sql = by.sql("$1::text", "$2::text", "$3::text", by_agent);
     let rows = conn.rows(DOING, &sql, &[&key_id, &since, &until]).await?;
     rows.iter()
         .map(|row| {
             let c = Cols::of(row, &conn, DOING);
             let count = |i: usize| c.at::<i64>(i).map(from_sql_count);
-            let value: String = c.at(0)?;
-            Ok(by.row(value, [count(1)?, count(2)?, count(3)?, count(4)?]))
+            let (value, agent): (String, String) = (c.at(0)?, c.at(1)?);
+            Ok(by.row(value, agent, [count(2)?, count(3)?, count(4)?, count(5)?]))
         })
         .collect()
 }

@@ -122,6 +122,29 @@ impl Store for SqliteStore {
         self.run(|db| db.keys_version()).await
     }
 
+    async fn key_page(&self, query: &crate::KeyQuery) -> Result<Vec<KeyRecord>, StoreError> {
+        let query = query.clone();
+        self.run(move |db| db.key_page(&query)).await
+    }
+
+    async fn change_key(
+        &self,
+        name_or_id: &str,
+        change: &crate::KeyChange,
+    ) -> Result<KeyRecord, StoreError> {
+        let (name_or_id, change) = (name_or_id.to_owned(), change.clone());
+        self.run(move |db| db.change_key(&name_or_id, &change))
+            .await
+    }
+
+    async fn session_page(
+        &self,
+        query: &crate::SessionQuery,
+    ) -> Result<Vec<SessionInfo>, StoreError> {
+        let query = query.clone();
+        self.run(move |db| db.session_page(&query)).await
+    }
+
     async fn record_usage(&self, rows: &[UsageRow]) -> Result<(), StoreError> {
         let rows = rows.to_vec();
         self.run(move |db| db.record_usage(&rows)).await
@@ -151,8 +174,37 @@ impl Store for SqliteStore {
     ) -> Result<Vec<UsageRow>, StoreError> {
         let owned = |v: Option<&str>| v.map(str::to_owned);
         let (key_id, since, until) = (owned(key_id), owned(since), owned(until));
-        self.run(move |db| db.usage_sums(by, key_id.as_deref(), since.as_deref(), until.as_deref()))
-            .await
+        self.run(move |db| {
+            db.usage_sums(
+                by,
+                false,
+                key_id.as_deref(),
+                since.as_deref(),
+                until.as_deref(),
+            )
+        })
+        .await
+    }
+
+    async fn usage_sums_by_agent(
+        &self,
+        by: crate::UsageGroup,
+        key_id: Option<&str>,
+        since: Option<&str>,
+        until: Option<&str>,
+    ) -> Result<Vec<UsageRow>, StoreError> {
+        let owned = |v: Option<&str>| v.map(str::to_owned);
+        let (key_id, since, until) = (owned(key_id), owned(since), owned(until));
+        self.run(move |db| {
+            db.usage_sums(
+                by,
+                true,
+                key_id.as_deref(),
+                since.as_deref(),
+                until.as_deref(),
+            )
+        })
+        .await
     }
 
     async fn record_requests(&self, rows: &[crate::RequestLogRow]) -> Result<(), StoreError> {

@@ -4,8 +4,10 @@
 //! Promises: a hash stored twice is [`StoreError::InvalidKey`], a name taken
 //! [`StoreError::KeyNameTaken`]; [`Db::key`] finds a key by exact name, exact id, then unique
 //! id prefix; revoking keeps the first revocation time; [`Db::keys_version`] changes whenever
-//! a key is created or revoked, by this handle or by another process on the same file, and
-//! costs one aggregate query over the table; every method is one plain SQL statement.
+//! a key is created, changed or revoked, by this handle or by another process on the same
+//! file, and costs one aggregate query over the table; [`Db::key_page`] filters and pages in
+//! SQL; [`Db::change_key`] changes the given fields in one statement, counting the change
+//! in the key's `changes`; every method is one plain SQL statement.
 
 use std::time::SystemTime;
 
@@ -13,8 +15,9 @@ use rusqlite::{params, Row};
 
 use crate::codec::{from_sql_count, millis, to_sql_count};
 use crate::keys::{checked_key, KeyRow};
+use crate::listing::{checked_change, page_size, search_term};
 use crate::lookup::{the_one, MOST_CANDIDATES};
-use crate::{KeyRecord, KeysVersion, NewKey, StoreError};
+use crate::{KeyChange, KeyQuery, KeyRecord, KeysVersion, NewKey, StoreError};
 
 use super::Db;
 
@@ -106,12 +109,45 @@ impl Db {
         self.key(&key.id)
     }
 
-    /// A value that changes whenever a key is created or revoked (here or by another
+    /// A page of keys in id order (see [`KeyQuery`]).
+    pub fn key_page(&self, query: &KeyQuery) -> Result<Vec<KeyRecord>, StoreError> {
+        let sql = format!(
+            "{SELECT_KEY} WHERE (?1 IS NULL OR instr(lower(name), ?1) > 0)
+                             AND (?2 IS NULL OR id > ?2)
+                             AND (?3 IS NULL OR substr(name, 1, length(?3)) <> ?3)
+             ORDER BY id LIMIT ?4"
+        );
+        let search = search_term(&query.search);
+        let limit = page_size(query.limit);
+        self.query_keys(&sql, params![search, query.after, query.hide_prefix, limit])
+    }
+
+    /// Change the fields `change` gives of the key `name_or_id` (see [`Db::key`]).
+    pub fn change_key(
+        &self,
+        name_or_id: &str,
+        change: &KeyChange,
+    ) -> Result<KeyRecord, StoreError> {
+        let (models, [rpm, tpm, budget]) = checked_change(change)?;
+        let key = self.key(name_or_id)?;
+        self.conn.execute(
+            "UPDATE api_keys SET models = coalesce(?2, models),
+                    rpm = CASE WHEN ?3 THEN ?4 ELSE rpm END,
+                    tpm = CASE WHEN ?5 THEN ?6 ELSE tpm END,
+                    budget_tokens = CASE WHEN ?7 THEN ?8 ELSE budget_tokens END,
+                    changes = changes + 1
+             WHERE id = ?1",
+            params![key.id, models, rpm.0, rpm.1, tpm.0, tpm.1, budget.0, budget.1],
+        )?;
+        self.key(&key.id)
+    }
+
+    /// A value that changes whenever a key is created, changed or revoked (here or by another
     /// process): poll it and reload [`Db::keys`] when it differs.
     pub fn keys_version(&self) -> Result<KeysVersion, StoreError> {
         Ok(self.conn.query_row(
             "SELECT count(*), count(revoked_at), coalesce(max(created_at), 0),
-                    coalesce(max(revoked_at), 0) FROM api_keys",
+                    coalesce(max(revoked_at), 0), coalesce(sum(changes), 0) FROM api_keys",
             [],
             |row| {
                 Ok(KeysVersion {
@@ -119,6 +155,7 @@ impl Db {
                     revoked: row.get(1)?,
                     latest_created: row.get(2)?,
                     latest_revoked: row.get(3)?,
+                    changes: row.get(4)?,
                 })
             },
         )?)

@@ -27,7 +27,7 @@ use crate::StoreError;
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The schema version a SQLite file is migrated to when it is opened.
-pub const SCHEMA_VERSION: usize = 5;
+pub const SCHEMA_VERSION: usize = 6;
 
 /// Migration 1: sessions, their turns, and each turn's messages (see the crate doc).
 const V1: &str = "
@@ -160,8 +160,21 @@ CREATE INDEX request_log_at ON request_log(at_ms);
 CREATE INDEX request_log_key ON request_log(key_id, id);
 ";
 
+/// Migration 6: each key counts the changes of its globs and limits (the admin API's
+/// `PATCH`), so the keys' version changes with them and every process reloads its copy.
+const V6: &str = "
+ALTER TABLE api_keys ADD COLUMN changes INTEGER NOT NULL DEFAULT 0;
+";
+
 fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(V1), M::up(V2), M::up(V3), M::up(V4), M::up(V5)])
+    Migrations::new(vec![
+        M::up(V1),
+        M::up(V2),
+        M::up(V3),
+        M::up(V4),
+        M::up(V5),
+        M::up(V6),
+    ])
 }
 
 /// Open (creating the file and its directory) and migrate the database at `path`.

@@ -92,6 +92,25 @@ impl Db {
         )
     }
 
+    /// A page of sessions newest first by id (see [`crate::SessionQuery`]).
+    pub fn session_page(
+        &self,
+        query: &crate::SessionQuery,
+    ) -> Result<Vec<SessionInfo>, StoreError> {
+        let search = crate::listing::search_term(&query.search);
+        let limit = crate::listing::page_size(query.limit);
+        self.query_infos(
+            &format!(
+                "{SELECT_INFO} WHERE (?1 IS NULL OR instr(lower(coalesce(s.title, '')), ?1) > 0
+                                      OR instr(lower(coalesce(s.name, '')), ?1) > 0
+                                      OR instr(s.id, ?1) > 0)
+                                 AND (?2 IS NULL OR s.id < ?2)
+                 ORDER BY s.id DESC LIMIT ?3"
+            ),
+            params![search, query.before, limit],
+        )
+    }
+
     /// Every session's id, in id order (the primary key's index alone: cheap even for many).
     pub fn session_ids(&self) -> Result<Vec<String>, StoreError> {
         let mut query = self.conn.prepare("SELECT id FROM sessions ORDER BY id")?;

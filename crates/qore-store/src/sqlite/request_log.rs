@@ -105,11 +105,12 @@ impl Db {
         Ok(deleted as u64)
     }
 
-    /// Usage summed by the database, grouped by `by`, of one key when given, between two
-    /// days (both included) when given.
+    /// Usage summed by the database, grouped by `by` (and by agent too when `by_agent`), of
+    /// one key when given, between two days (both included) when given.
     pub fn usage_sums(
         &self,
         by: UsageGroup,
+        by_agent: bool,
         key_id: Option<&str>,
         since: Option<&str>,
         until: Option<&str>,
@@ -117,12 +118,12 @@ impl Db {
         for day in [since, until].into_iter().flatten() {
             check_day(day)?;
         }
-        let sql = by.sql("?1", "?2", "?3");
+        let sql = by.sql("?1", "?2", "?3", by_agent);
         let mut statement = self.conn.prepare_cached(&sql)?;
         let rows = statement.query_map(params![key_id, since, until], |row| {
             let count = |i: usize| row.get::<_, i64>(i).map(from_sql_count);
-            let value: String = row.get(0)?;
-            Ok(by.row(value, [count(1)?, count(2)?, count(3)?, count(4)?]))
+            let (value, agent): (String, String) = (row.get(0)?, row.get(1)?);
+            Ok(by.row(value, agent, [count(2)?, count(3)?, count(4)?, count(5)?]))
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
