@@ -5,18 +5,28 @@
 #   scripts/bench-serve.sh [--out FILE]      Markdown tables on stdout (and into FILE)
 #
 # What runs, all on 127.0.0.1:
-# - upstream: `bench_upstream` (crates/qore-serve/examples), a fixed Chat Completions answer:
-#   20 content deltas as `chat.completion.chunk` events then `data: [DONE]`, or one short
-#   JSON answer;
-# - qore: `target/release/qore serve` with one provider, providers/bench.toml, pointing at
-#   the upstream (config and store in a temporary directory, no keys);
+# - upstreams: two `bench_upstream`s (crates/qore-serve/examples), each answering Chat
+#   Completions (`/v1/chat/completions`) and Anthropic Messages (`/v1/messages`) with a fixed
+#   answer: 20 content deltas then the end event, or one short JSON answer. One sends its
+#   deltas as fast as they are read, the other ("paced") one every BENCH_PACE_MS (20) ms;
+# - qore: `target/release/qore serve` with four providers (config and store in a temporary
+#   directory, no keys): `bench` and `bench-a` (Chat and Anthropic, unpaced upstream),
+#   `paced` and `paced-a` (the same, paced upstream);
+# - nginx (BENCH_TARGETS holding `nginx`; Debian's package, installed if missing): a plain
+#   reverse proxy (one worker, no buffering, kept-alive upstream connections), one port per
+#   upstream: the floor of a proxy that reads a chunk and writes it;
 # - LiteLLM: its proxy (pip `litellm` and the proxy's modules, pinned, in
-#   $CACHE/litellm-venv), one worker, `bench/fixed` = `openai/fixed` at the upstream;
-# - load: `bench_load run` against each target in turn, scenario by scenario (direct, qore,
-#   litellm for one scenario, then the next), and `bench_load report` for the tables.
+#   $CACHE/litellm-venv), one worker, `bench/fixed` = `openai/fixed` at the unpaced
+#   upstream; run on the Chat dialect onto the Chat upstream only;
+# - load: `bench_load run` against each target in turn, scenario by scenario, and
+#   `bench_load report` for the tables.
 #
-# Scenarios: streams at concurrency 1, 100 and 1000; short non-streaming requests at
-# concurrency 1 and 50. Each: warm-up, then a window of BENCH_SECONDS.
+# A scenario is KIND:LOAD[:DIALECTS[:UPSTREAM[:paced]]]: KIND stream|short; LOAD N (closed
+# loop, N clients) or @R (open loop, R requests/s); DIALECTS the inbound dialects qore is
+# asked in, `+`-separated (chat, responses, messages; default `all`, the three); UPSTREAM
+# chat or anthropic (default chat). `direct` and `nginx` run once per scenario in the
+# upstream's own protocol (the floor every dialect is compared with). Each run: warm-up,
+# then a window of BENCH_SECONDS.
 #
 # Pinning (BENCH_PIN=1, the default, with taskset and 2+ cores): the gateway under test
 # (qore or LiteLLM) on CPU 1; the upstream and the load generator on CPU 0. Each gateway
@@ -24,8 +34,8 @@
 # to direct says whether one core of it keeps up with that pair. BENCH_PIN=0: no pinning.
 #
 # Environment: BENCH_SECONDS (5), BENCH_WARMUP (1), BENCH_GRACE (10), BENCH_PIN (1),
-# BENCH_TARGETS ("direct qore litellm"), BENCH_SCENARIOS ("stream:1 stream:100
-# stream:1000 short:1 short:50"), BENCH_RAW (keep the JSON lines there), QORE_CACHE_DIR
+# BENCH_TARGETS ("direct qore nginx litellm"), BENCH_SCENARIOS (see DEFAULT_SCENARIOS),
+# BENCH_PACE_MS (20), BENCH_RAW (keep the JSON lines there), QORE_CACHE_DIR
 # (default ${XDG_CACHE_HOME:-$HOME/.cache}/qore), QORE_PYTHON (python3), BENCH_NO_BUILD=1
 # (use the binaries already in target/release), BENCH_QORE_BIN (another qore binary, e.g.
 # a patched build to compare; the report names it).
@@ -41,8 +51,12 @@ SECS="${BENCH_SECONDS:-5}"
 WARMUP="${BENCH_WARMUP:-1}"
 GRACE="${BENCH_GRACE:-10}"
 PIN="${BENCH_PIN:-1}"
-TARGETS="${BENCH_TARGETS:-direct qore litellm}"
-SCENARIOS="${BENCH_SCENARIOS:-stream:1 stream:100 stream:1000 short:1 short:50}"
+TARGETS="${BENCH_TARGETS:-direct qore nginx litellm}"
+DEFAULT_SCENARIOS="short:50 short:50:all:anthropic stream:100 stream:100:all:anthropic
+short:@2000 short:@2000:all:anthropic stream:1000:all:chat:paced
+stream:1000:all:anthropic:paced stream:1:chat short:1:chat"
+SCENARIOS="${BENCH_SCENARIOS:-$DEFAULT_SCENARIOS}"
+PACE_MS="${BENCH_PACE_MS:-20}"
 CHUNKS=20
 OUT=""
 
@@ -144,20 +158,31 @@ EX="$ROOT/target/release/examples"
 QORE="${BENCH_QORE_BIN:-$ROOT/target/release/qore}"
 case " $TARGETS " in *" litellm "*) install_litellm ;; esac
 
-# --- upstream
-"${LOAD[@]}" "$EX/bench_upstream" --listen 127.0.0.1:0 --chunks "$CHUNKS" --max-seconds 7200 \
-  >"$WORK/upstream.out" 2>"$WORK/upstream.err" &
+# --- upstreams: unpaced and paced (started here, not in $(...), so the trap sees them)
+"${LOAD[@]}" "$EX/bench_upstream" --listen 127.0.0.1:0 --chunks "$CHUNKS" --interval-ms 0 \
+  --max-seconds 7200 >"$WORK/upstream.out" 2>"$WORK/upstream.err" &
 UP_PID=$!
 STARTED+=("$UP_PID")
+"${LOAD[@]}" "$EX/bench_upstream" --listen 127.0.0.1:0 --chunks "$CHUNKS" \
+  --interval-ms "$PACE_MS" --max-seconds 7200 >"$WORK/paced.out" 2>"$WORK/paced.err" &
+PACED_PID=$!
+STARTED+=("$PACED_PID")
 UP_URL="$(first_line "$WORK/upstream.out" "$UP_PID" 10)" || die "the upstream did not start"
-say "upstream at $UP_URL"
+PACED_URL="$(first_line "$WORK/paced.out" "$PACED_PID" 10)" || die "the paced upstream did not start"
+say "upstreams at $UP_URL and $PACED_URL (paced, $PACE_MS ms)"
 
 # --- qore serve
 QORE_URL="" QORE_PID=""
 case " $TARGETS " in *" qore "*)
   mkdir -p "$WORK/qore/config/providers" "$WORK/qore/data"
-  printf 'name = "bench"\nprotocol = "openai-chat"\nurl = "%s"\n' "$UP_URL" \
-    >"$WORK/qore/config/providers/bench.toml"
+  provider() {  # NAME PROTOCOL URL
+    printf 'name = "%s"\nprotocol = "%s"\nurl = "%s"\n' "$1" "$2" "$3" \
+      >"$WORK/qore/config/providers/$1.toml"
+  }
+  provider bench openai-chat "$UP_URL"
+  provider bench-a anthropic "${UP_URL%/v1}"
+  provider paced openai-chat "$PACED_URL"
+  provider paced-a anthropic "${PACED_URL%/v1}"
   port="$(free_port)"
   QORE_CONFIG_DIR="$WORK/qore/config" QORE_DATA_DIR="$WORK/qore/data" \
     "${GW[@]}" "$QORE" serve --listen "127.0.0.1:$port" --drain-timeout 2 \
@@ -170,6 +195,44 @@ case " $TARGETS " in *" qore "*)
   wait_http "$base/healthz" "$QORE_PID" 30 || die "qore serve: no /healthz"
   QORE_URL="$base/v1"
   say "qore serve at $QORE_URL (pid $QORE_PID)"
+;; esac
+
+# --- nginx: one port per upstream
+NGINX_URL="" NGINX_PACED_URL="" NGINX_PID="" NGINX=""
+case " $TARGETS " in *" nginx "*)
+  if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
+    say "installing Debian's nginx"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends nginx >&2 \
+      || die "apt-get install nginx failed"
+  fi
+  NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
+  mkdir -p "$WORK/nginx/logs"
+  nport="$(free_port)" npaced="$(free_port)"
+  site() {  # PORT UPSTREAM_URL
+    local hostport="${2#http://}"
+    hostport="${hostport%/v1}"
+    printf '  upstream u%s { server %s; keepalive 1024; }\n' "$1" "$hostport"
+    printf '  server {\n    listen 127.0.0.1:%s backlog=4096;\n    access_log off;\n' "$1"
+    printf '    location / {\n      proxy_pass http://u%s;\n' "$1"
+    printf '      proxy_http_version 1.1;\n      proxy_set_header Connection "";\n'
+    printf '      proxy_buffering off;\n      proxy_request_buffering off;\n    }\n  }\n'
+  }
+  {
+    printf 'worker_processes 1;\ndaemon off;\npid %s/nginx/nginx.pid;\n' "$WORK"
+    printf 'error_log %s/nginx/logs/error.log warn;\n' "$WORK"
+    printf 'events { worker_connections 8192; }\nhttp {\n  keepalive_requests 1000000;\n'
+    site "$nport" "$UP_URL"
+    site "$npaced" "$PACED_URL"
+    printf '}\n'
+  } >"$WORK/nginx/nginx.conf"
+  "${GW[@]}" "$NGINX" -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" >"$WORK/nginx.out" 2>&1 &
+  NGINX_PID=$!
+  STARTED+=("$NGINX_PID")
+  NGINX_URL="http://127.0.0.1:$nport/v1"
+  NGINX_PACED_URL="http://127.0.0.1:$npaced/v1"
+  wait_http "$NGINX_URL/models" "$NGINX_PID" 10 \
+    || { cat "$WORK/nginx.out" "$WORK/nginx/logs/error.log" >&2; die "nginx did not start"; }
+  say "nginx at $NGINX_URL and $NGINX_PACED_URL (pid $NGINX_PID)"
 ;; esac
 
 # --- LiteLLM
@@ -205,25 +268,47 @@ tree_pids() {  # PID and its descendants, comma-separated
 
 RAW="${BENCH_RAW:-$WORK/raw.jsonl}"
 : >"$RAW"
+measure() {  # TARGET DIALECT URL MODEL PIDS: one bench_load run of the current scenario
+  local args=(--scenario "$name" --target "$1" --dialect "$2" --url "$3" --model "$4"
+              --mode "$mode" --seconds "$SECS" --warmup "$WARMUP" --grace "$GRACE"
+              --timeout 120 --max-requests 10000000)
+  case "$load" in
+    @*) args+=(--rate "${load#@}") ;;
+    *) args+=(--concurrency "$load") ;;
+  esac
+  [ "$mode" = stream ] && args+=(--expect-deltas "$CHUNKS")
+  [ -n "$5" ] && args+=(--watch-pids "$5")
+  say "$name -> $1 ($2)"
+  # In the background and waited for, so a signal reaches the trap at once.
+  "${LOAD[@]}" "$EX/bench_load" run "${args[@]}" >>"$RAW" &
+  LOAD_PID=$!
+  wait "$LOAD_PID" || die "bench_load failed"
+  LOAD_PID=""
+  sleep 1
+}
 for sc in $SCENARIOS; do
-  mode="${sc%%:*}" conc="${sc#*:}"
+  IFS=: read -r mode load dialects upstream pace <<<"$sc"
+  case "$dialects" in "" | all) dialects="chat+responses+messages" ;; esac
+  upstream="${upstream:-chat}"
+  case "$load" in @*) lname="${load#@}/s open loop" ;; *) lname="x$load" ;; esac
+  name="$mode $lname, $upstream upstream${pace:+, paced}"
+  up="$UP_URL" nx="$NGINX_URL" model=bench own=chat
+  if [ "$pace" = paced ]; then up="$PACED_URL" nx="$NGINX_PACED_URL" model=paced; fi
+  if [ "$upstream" = anthropic ]; then own=messages model="$model-a"; fi
   for t in $TARGETS; do
-    args=(--target "$t" --mode "$mode" --concurrency "$conc" --seconds "$SECS"
-          --warmup "$WARMUP" --grace "$GRACE" --timeout 120 --max-requests 10000000)
-    [ "$mode" = stream ] && args+=(--expect-deltas "$CHUNKS")
     case "$t" in
-      direct) args+=(--url "$UP_URL" --model fixed) ;;
-      qore) args+=(--url "$QORE_URL" --model bench/fixed --watch-pids "$(tree_pids "$QORE_PID")") ;;
-      litellm) args+=(--url "$LL_URL" --model bench/fixed --watch-pids "$(tree_pids "$LL_PID")") ;;
+      direct) measure direct "$own" "$up" fixed "" ;;
+      nginx) measure nginx "$own" "$nx" fixed "$(tree_pids "$NGINX_PID")" ;;
+      qore)
+        for d in ${dialects//+/ }; do
+          measure qore "$d" "$QORE_URL" "$model/fixed" "$(tree_pids "$QORE_PID")"
+        done ;;
+      litellm)
+        if [ "$upstream" = chat ] && [ -z "$pace" ] && [[ "+$dialects+" == *+chat+* ]]; then
+          measure litellm chat "$LL_URL" bench/fixed "$(tree_pids "$LL_PID")"
+        fi ;;
       *) die "unknown target $t" ;;
     esac
-    say "$mode x$conc -> $t"
-    # In the background and waited for, so a signal reaches the trap at once.
-    "${LOAD[@]}" "$EX/bench_load" run "${args[@]}" >>"$RAW" &
-    LOAD_PID=$!
-    wait "$LOAD_PID" || die "bench_load failed"
-    LOAD_PID=""
-    sleep 1
   done
 done
 
@@ -240,7 +325,10 @@ done
   case " $TARGETS " in *" litellm "*)
     echo "- LiteLLM $("$VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("litellm"))' 2>/dev/null), proxy with \`--num_workers 1\`, no master key, no database" ;;
   esac
-  echo "- Upstream: $CHUNKS deltas per stream, no pause between events; window ${SECS} s after ${WARMUP} s of warm-up, per scenario and target"
+  echo "- Upstreams: $CHUNKS deltas per stream, no pause between events (paced: one every $PACE_MS ms); window ${SECS} s after ${WARMUP} s of warm-up, per run"
+  if [ -n "$NGINX" ]; then
+    echo "- nginx $("$NGINX" -v 2>&1 | sed 's/^nginx version: nginx\///'), one worker, proxy_buffering off, kept-alive upstream connections"
+  fi
   echo
   "$EX/bench_load" report "$RAW"
 } >"$WORK/report.md"

@@ -1,6 +1,7 @@
-//! The upstream of `scripts/bench-serve.sh`: a loopback Chat Completions server that answers
-//! every `POST /v1/chat/completions` with the same fixed answer, so a gateway's cost is all
-//! that differs between a direct run and a run through it.
+//! The upstream of `scripts/bench-serve.sh`: a loopback server that answers every
+//! `POST /v1/chat/completions` (Chat Completions) and every `POST /v1/messages` (Anthropic
+//! Messages) with the same fixed answer, so a gateway's cost is all that differs between a
+//! direct run and a run through it.
 //!
 //! - `"stream": true`: a role chunk, `--chunks` (default 20) `chat.completion.chunk` events
 //!   each carrying one content delta (`"tok0 "`, `"tok1 "`, ...), a `finish_reason` chunk, a
@@ -8,6 +9,9 @@
 //!   is its own HTTP chunk; `--interval-ms N` sleeps N ms before each content delta (default
 //!   0: as fast as the reader takes them).
 //! - otherwise: one short `chat.completion` JSON answer (`"fixed answer"`).
+//! - Messages, `"stream": true`: `message_start`, `content_block_start`, `--chunks`
+//!   `content_block_delta` events (the same texts, the same pacing), `content_block_stop`,
+//!   `message_delta` with the usage, `message_stop`; otherwise one short `message`.
 //! - `GET /v1/models` lists `fixed`.
 //!
 //! Usage: `bench_upstream [--listen 127.0.0.1:0] [--chunks 20] [--interval-ms 0]
@@ -28,6 +32,12 @@ use axum::Router;
 use futures_util::StreamExt as _;
 use serde_json::{json, Value};
 
+/// The answers of both protocols.
+struct Answers {
+    chat: Answer,
+    messages: Answer,
+}
+
 /// What every answer is made of, serialized once.
 struct Answer {
     /// Events before the content deltas (the role chunk).
@@ -36,8 +46,12 @@ struct Answer {
     deltas: Vec<Bytes>,
     /// The finish chunk.
     finish: Bytes,
-    /// The usage chunk (sent when the request asks for it).
-    usage: Bytes,
+    /// The usage chunk (Chat: sent when the request asks for it; Messages: always).
+    usage: Option<Bytes>,
+    /// Sent after everything else.
+    end: Bytes,
+    /// Whether the usage is sent only when `stream_options.include_usage` asks for it.
+    usage_on_request: bool,
     /// The non-streaming answer.
     short: Bytes,
     interval: Duration,
@@ -47,6 +61,12 @@ const DONE: &[u8] = b"data: [DONE]\n\n";
 
 fn event(value: &Value) -> Bytes {
     Bytes::from(format!("data: {value}\n\n"))
+}
+
+/// An Anthropic event: its `type` also named on the `event:` line.
+fn named(value: &Value) -> Bytes {
+    let kind = value["type"].as_str().unwrap_or("");
+    Bytes::from(format!("event: {kind}\ndata: {value}\n\n"))
 }
 
 fn chunk(delta: Value, finish: Value) -> Value {
@@ -60,7 +80,7 @@ fn chunk(delta: Value, finish: Value) -> Value {
 }
 
 impl Answer {
-    fn new(chunks: usize, interval: Duration) -> Self {
+    fn chat(chunks: usize, interval: Duration) -> Self {
         let usage =
             json!({"prompt_tokens": 8, "completion_tokens": chunks, "total_tokens": chunks + 8});
         let mut usage_chunk = chunk(json!({}), Value::Null);
@@ -87,14 +107,57 @@ impl Answer {
                 .map(|i| event(&chunk(json!({"content": format!("tok{i} ")}), Value::Null)))
                 .collect(),
             finish: event(&chunk(json!({}), json!("stop"))),
-            usage: event(&usage_chunk),
+            usage: Some(event(&usage_chunk)),
+            end: Bytes::from_static(DONE),
+            usage_on_request: true,
+            short: Bytes::from(short.to_string()),
+            interval,
+        }
+    }
+
+    fn messages(chunks: usize, interval: Duration) -> Self {
+        let usage = json!({"input_tokens": 8, "output_tokens": chunks});
+        let message = |content: Value, stop: Value, usage: Value| {
+            json!({"id": "msg_bench", "type": "message", "role": "assistant", "model": "fixed",
+                "content": content, "stop_reason": stop, "stop_sequence": null, "usage": usage})
+        };
+        let start = json!({"type": "message_start",
+            "message": message(json!([]), Value::Null, json!({"input_tokens": 8, "output_tokens": 1}))});
+        let block = json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "text", "text": ""}});
+        let short = message(
+            json!([{"type": "text", "text": "fixed answer"}]),
+            json!("end_turn"),
+            json!({"input_tokens": 8, "output_tokens": 2}),
+        );
+        Answer {
+            head: vec![named(&start), named(&block)],
+            deltas: (0..chunks)
+                .map(|i| {
+                    named(&json!({"type": "content_block_delta", "index": 0,
+                        "delta": {"type": "text_delta", "text": format!("tok{i} ")}}))
+                })
+                .collect(),
+            finish: named(&json!({"type": "content_block_stop", "index": 0})),
+            usage: Some(named(&json!({"type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": usage}))),
+            end: named(&json!({"type": "message_stop"})),
+            usage_on_request: false,
             short: Bytes::from(short.to_string()),
             interval,
         }
     }
 }
 
-async fn chat(State(answer): State<Arc<Answer>>, body: Bytes) -> Response {
+async fn chat(State(answers): State<Arc<Answers>>, body: Bytes) -> Response {
+    respond(&answers.chat, body)
+}
+
+async fn messages(State(answers): State<Arc<Answers>>, body: Bytes) -> Response {
+    respond(&answers.messages, body)
+}
+
+fn respond(answer: &Answer, body: Bytes) -> Response {
     let request: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
         Err(e) => {
@@ -109,12 +172,13 @@ async fn chat(State(answer): State<Arc<Answer>>, body: Bytes) -> Response {
         )
             .into_response();
     }
-    let with_usage = request["stream_options"]["include_usage"] == json!(true);
+    let with_usage =
+        !answer.usage_on_request || request["stream_options"]["include_usage"] == json!(true);
     let mut tail = vec![answer.finish.clone()];
-    if with_usage {
-        tail.push(answer.usage.clone());
+    if let Some(usage) = answer.usage.clone().filter(|_| with_usage) {
+        tail.push(usage);
     }
-    tail.push(Bytes::from_static(DONE));
+    tail.push(answer.end.clone());
     let interval = answer.interval;
     let deltas = futures_util::stream::iter(answer.deltas.clone()).then(move |b| async move {
         if !interval.is_zero() {
@@ -189,13 +253,15 @@ fn main() {
 }
 
 async fn serve(args: Args) {
-    let answer = Arc::new(Answer::new(
-        args.chunks,
-        Duration::from_millis(args.interval_ms),
-    ));
+    let interval = Duration::from_millis(args.interval_ms);
+    let answer = Arc::new(Answers {
+        chat: Answer::chat(args.chunks, interval),
+        messages: Answer::messages(args.chunks, interval),
+    });
     let app = Router::new()
         .route("/v1/chat/completions", post(chat))
         .route("/chat/completions", post(chat))
+        .route("/v1/messages", post(messages))
         .route("/v1/models", get(models))
         .with_state(answer);
     let listener = match tokio::net::TcpListener::bind(&args.listen).await {

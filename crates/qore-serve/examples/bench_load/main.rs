@@ -2,13 +2,17 @@
 //!
 //! `bench_load run --target NAME --url BASE --model M --mode stream|short --concurrency N
 //! [--seconds S] [--warmup S] [--grace S] [--max-requests K] [--expect-deltas D]
-//! [--timeout S] [--watch-pids P1,P2] [--threads T] [--scenario NAME] [--header 'NAME: VALUE']...`
-//! runs N workers, each sending one `POST BASE/chat/completions` after another (HTTP/1.1,
-//! kept alive, no proxy) for `--warmup` seconds (not recorded: connections are opened there)
-//! and then a window of `--seconds`, or until `--max-requests` have been sent (see `run.rs`
-//! for what is counted where). Per request it measures the time to the first body byte and
-//! to the last byte, and (streams) counts the content deltas; a request counts as ok only
-//! with status 200, `data: [DONE]` and (with `--expect-deltas`) that many deltas. With
+//! [--timeout S] [--watch-pids P1,P2] [--threads T] [--scenario NAME] [--header 'NAME: VALUE']...
+//! [--dialect chat|responses|messages] [--rate R [--max-inflight K]]`
+//! runs N workers (closed loop), or with `--rate` sends R requests a second whatever the
+//! target does (open loop, latency from when each request was due: `open_loop.rs`), each a
+//! `POST` in the dialect's shape (`dialect.rs`: Chat Completions by default, OpenAI
+//! Responses, Anthropic Messages; HTTP/1.1, kept alive, no proxy) for `--warmup` seconds
+//! (not recorded: connections are opened there) and then a window of `--seconds`, or until
+//! `--max-requests` have been sent (see `run.rs` for what is counted where). Per request it
+//! measures the time to the first body byte and to the last byte, and (streams) counts the
+//! content deltas and the gaps between them; a request counts as ok only with status 200,
+//! the dialect's end event and (with `--expect-deltas`) that many deltas. With
 //! `--watch-pids` it reads the memory and CPU time of those processes. Each `--header` is
 //! sent with every request, `{worker}` in its value replaced by the worker's number (so
 //! `x-qore-session: bench-{worker}` gives each worker a session of its own). It prints one
@@ -22,6 +26,9 @@
 //! `bench_load scale-report FILE` prints the tables of `scripts/bench-scale.sh` (see
 //! `scale_report.rs`).
 
+mod dialect;
+mod open_loop;
+mod procs;
 mod report;
 mod run;
 mod scale_report;
@@ -46,6 +53,11 @@ pub struct RunArgs {
     pub threads: usize,
     /// Sent with every request; `{worker}` in a value is the worker's number.
     pub headers: Vec<(String, String)>,
+    pub dialect: dialect::Dialect,
+    /// Open loop: requests per second (else closed loop with `concurrency` workers).
+    pub rate: Option<f64>,
+    /// Open loop: at most this many requests open at once.
+    pub max_inflight: usize,
 }
 
 fn parse_run(args: &[String]) -> Result<RunArgs, String> {
@@ -65,6 +77,9 @@ fn parse_run(args: &[String]) -> Result<RunArgs, String> {
         watch_pids: Vec::new(),
         threads: 1,
         headers: Vec::new(),
+        dialect: dialect::Dialect::Chat,
+        rate: None,
+        max_inflight: 10_000,
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -90,6 +105,9 @@ fn parse_run(args: &[String]) -> Result<RunArgs, String> {
             "--expect-deltas" => run.expect_deltas = Some(int()?),
             "--timeout" => run.timeout = Duration::from_secs_f64(float()?.clamp(0.1, 600.0)),
             "--grace" => run.grace = Duration::from_secs_f64(float()?.clamp(0.0, 600.0)),
+            "--dialect" => run.dialect = value.parse()?,
+            "--rate" => run.rate = Some(float()?),
+            "--max-inflight" => run.max_inflight = int()?.max(1) as usize,
             "--threads" => run.threads = int()?.max(1) as usize,
             "--header" => {
                 let (name, v) = value
@@ -116,7 +134,10 @@ fn parse_run(args: &[String]) -> Result<RunArgs, String> {
     }
     if run.scenario.is_empty() {
         let mode = if run.stream { "stream" } else { "short" };
-        run.scenario = format!("{mode} x{}", run.concurrency);
+        run.scenario = match run.rate {
+            Some(rate) => format!("{mode} {}/s {}", rate, run.dialect.label()),
+            None => format!("{mode} x{} {}", run.concurrency, run.dialect.label()),
+        };
     }
     Ok(run)
 }

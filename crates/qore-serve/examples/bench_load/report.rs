@@ -1,7 +1,8 @@
 //! Markdown tables from the JSON lines of `bench_load run`. A gateway's row is compared with
 //! the `direct` row of the same scenario (same run): added time = the gateway's percentile
 //! minus direct's (a difference of percentiles, not a percentile of differences), ×direct =
-//! the gateway's rate over direct's.
+//! the gateway's rate over direct's. Rows of one scenario differ by target and inbound
+//! dialect; the `direct` row of a scenario speaks its upstream's own protocol.
 
 use std::fmt::Write as _;
 
@@ -71,6 +72,28 @@ fn count(row: &Value, key: &str) -> u64 {
     row[key].as_u64().unwrap_or(0)
 }
 
+fn label(row: &Value, key: &str) -> String {
+    row[key].as_str().unwrap_or("?").to_owned()
+}
+
+/// Errors, unfinished and skipped requests of a row, as `e/u/s`.
+fn failures(row: &Value) -> String {
+    let (e, u, s) = (
+        count(row, "errors"),
+        count(row, "unfinished"),
+        count(row, "skipped"),
+    );
+    if e + u + s == 0 {
+        "0".into()
+    } else {
+        format!("{e}/{u}/{s}")
+    }
+}
+
+fn micros(v: &Value) -> String {
+    v.as_f64().map_or("–".into(), |x| format!("{x:.1}"))
+}
+
 fn streams(out: &mut String, rows: &[Value]) {
     let rows_here: Vec<&Value> = rows.iter().filter(|r| r["mode"] == "stream").collect();
     if rows_here.is_empty() {
@@ -78,27 +101,30 @@ fn streams(out: &mut String, rows: &[Value]) {
     }
     out.push_str("### Streams\n\n");
     out.push_str(
-        "| streams | target | ok | errors | unfinished | deltas/s | ×direct | TTFB p50 ms | TTFB p99 ms \
-         | added TTFB p50 ms | added TTFB p99 ms | last byte p50 ms | last byte p99 ms |\n",
+        "| scenario | target | dialect | ok | failed e/u/s | deltas/s | ×direct \
+         | TTFB p50 ms | TTFB p99 ms | added TTFB p50 | added TTFB p99 \
+         | gap p99 ms | added gap p99 | CPU % | CPU µs/delta |\n",
     );
-    out.push_str("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    out.push_str("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for row in rows_here {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            row["concurrency"],
-            row["target"].as_str().unwrap_or("?"),
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            label(row, "scenario"),
+            label(row, "target"),
+            label(row, "dialect"),
             count(row, "ok"),
-            count(row, "errors"),
-            count(row, "unfinished"),
+            failures(row),
             rate(&row["deltas_per_s"]),
             ratio(rows, row, "deltas_per_s"),
             ms(&row["ttfb_ms"]["p50"]),
             ms(&row["ttfb_ms"]["p99"]),
             added(rows, row, "ttfb_ms", "p50"),
             added(rows, row, "ttfb_ms", "p99"),
-            ms(&row["ttlb_ms"]["p50"]),
-            ms(&row["ttlb_ms"]["p99"]),
+            ms(&row["gap_ms"]["p99"]),
+            added(rows, row, "gap_ms", "p99"),
+            rate(&row["cpu_core_pct"]),
+            micros(&row["cpu_us_per_delta"]),
         );
     }
     out.push('\n');
@@ -111,24 +137,29 @@ fn short(out: &mut String, rows: &[Value]) {
     }
     out.push_str("### Short non-streaming requests\n\n");
     out.push_str(
-        "| concurrency | target | ok | errors | requests/s | ×direct | latency p50 ms \
-         | latency p99 ms | added p50 ms | added p99 ms |\n",
+        "| scenario | target | dialect | ok | failed e/u/s | requests/s | ×direct \
+         | latency p50 ms | latency p99 ms | added p50 | added p99 | added p99.9 \
+         | CPU % | CPU µs/request |\n",
     );
-    out.push_str("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    out.push_str("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for row in rows_here {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            row["concurrency"],
-            row["target"].as_str().unwrap_or("?"),
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            label(row, "scenario"),
+            label(row, "target"),
+            label(row, "dialect"),
             count(row, "ok"),
-            count(row, "errors"),
+            failures(row),
             rate(&row["req_per_s"]),
             ratio(rows, row, "req_per_s"),
             ms(&row["ttlb_ms"]["p50"]),
             ms(&row["ttlb_ms"]["p99"]),
             added(rows, row, "ttlb_ms", "p50"),
             added(rows, row, "ttlb_ms", "p99"),
+            added(rows, row, "ttlb_ms", "p999"),
+            rate(&row["cpu_core_pct"]),
+            micros(&row["cpu_us_per_request"]),
         );
     }
     out.push('\n');
@@ -170,13 +201,11 @@ fn memory(out: &mut String, rows: &[Value]) {
 
 fn errors(out: &mut String, rows: &[Value]) {
     let failed: Vec<&Value> = rows.iter().filter(|r| count(r, "errors") > 0).collect();
-    let cut: Vec<&Value> = rows.iter().filter(|r| count(r, "unfinished") > 0).collect();
-    if !cut.is_empty() {
-        out.push_str(
-            "Unfinished: requests started in the window and still running at its end plus the \
-             grace time, dropped (no latency recorded).\n\n",
-        );
-    }
+    out.push_str(
+        "Failed e/u/s: errors; unfinished (started or due in the window and still running at \
+         its end plus the grace time, dropped with no latency recorded); skipped (open loop: \
+         due while the in-flight cap was reached, never sent).\n\n",
+    );
     if failed.is_empty() {
         return;
     }
