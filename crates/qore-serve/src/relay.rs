@@ -114,46 +114,17 @@ impl Relay {
             }
             return Some(out);
         }
-        let started = Instant::now();
-        let far = started + Duration::from_secs(86_400 * 365);
-        let keepalive = (self.limits.keepalive).map_or(far, |every| self.written + every);
-        let idle = (self.limits.upstream_idle).map_or(far, |limit| self.heard + limit);
-        let next = tokio::select! {
-            biased;
-            next = self.stream.next() => next,
-            _ = self.shutdown.cancelled() => {
-                self.cancel.cancel();
-                self.done = true;
-                let outcome = StreamOutcome::Cancelled { usage: Usage::default() };
-                self.encoder.finish(&outcome, None, &mut out);
-                let _ = self.exchange.settle(&outcome).await;
-                return Some(out);
-            }
-            _ = sleep_until(idle) => {
-                self.exchange.waited += started.elapsed();
-                self.cancel.cancel();
-                self.done = true;
-                let silent = self.heard.elapsed().as_secs();
-                let error = ServeError::new(
-                    ErrorKind::Upstream,
-                    format!("the upstream sent nothing for {silent} s: the stream is ended"),
-                )
-                .with_status(504);
-                let outcome = failed(&error, Usage::default());
-                let _ = self.exchange.settle(&outcome).await;
-                self.encoder.finish(&outcome, Some(&error), &mut out);
-                self.written = Instant::now();
-                return Some(out);
-            }
-            _ = sleep_until(keepalive) => {
-                self.exchange.waited += started.elapsed();
-                self.written = Instant::now();
-                return Some(KEEPALIVE.to_vec());
-            }
+        // An event already decoded is written without arming the idle timers (the common
+        // case of a busy stream: no timer registered and removed per delta).
+        let next = match self.stream.next().now_or_never() {
+            Some(next) => next,
+            None => match self.wait(&mut out).await {
+                Waited::Event(next) => next,
+                Waited::Wrote => return Some(out),
+            },
         };
         self.heard = Instant::now();
         self.written = self.heard;
-        self.exchange.waited += started.elapsed();
         match next {
             Some(event) => {
                 self.write(&event, &mut out);
@@ -171,6 +142,51 @@ impl Relay {
             None => self.close(&mut out).await,
         }
         Some(out)
+    }
+
+    /// Wait for the upstream's next event, or write what the idle limits and the server's
+    /// shutdown call for.
+    async fn wait(&mut self, out: &mut Vec<u8>) -> Waited {
+        let started = Instant::now();
+        let far = started + Duration::from_secs(86_400 * 365);
+        let keepalive = (self.limits.keepalive).map_or(far, |every| self.written + every);
+        let idle = (self.limits.upstream_idle).map_or(far, |limit| self.heard + limit);
+        let next = tokio::select! {
+            biased;
+            next = self.stream.next() => next,
+            _ = self.shutdown.cancelled() => {
+                self.cancel.cancel();
+                self.done = true;
+                let outcome = StreamOutcome::Cancelled { usage: Usage::default() };
+                self.encoder.finish(&outcome, None, out);
+                let _ = self.exchange.settle(&outcome).await;
+                return Waited::Wrote;
+            }
+            _ = sleep_until(idle) => {
+                self.exchange.waited += started.elapsed();
+                self.cancel.cancel();
+                self.done = true;
+                let silent = self.heard.elapsed().as_secs();
+                let error = ServeError::new(
+                    ErrorKind::Upstream,
+                    format!("the upstream sent nothing for {silent} s: the stream is ended"),
+                )
+                .with_status(504);
+                let outcome = failed(&error, Usage::default());
+                let _ = self.exchange.settle(&outcome).await;
+                self.encoder.finish(&outcome, Some(&error), out);
+                self.written = Instant::now();
+                return Waited::Wrote;
+            }
+            _ = sleep_until(keepalive) => {
+                self.exchange.waited += started.elapsed();
+                self.written = Instant::now();
+                out.extend_from_slice(KEEPALIVE);
+                return Waited::Wrote;
+            }
+        };
+        self.exchange.waited += started.elapsed();
+        Waited::Event(next)
     }
 
     fn write(&mut self, event: &ResponseEvent, out: &mut Vec<u8>) {
@@ -208,6 +224,14 @@ impl Relay {
             }
         }
     }
+}
+
+/// What [`Relay::wait`] ended with.
+enum Waited {
+    /// The upstream's next event (None: its stream ended).
+    Event(Option<ResponseEvent>),
+    /// A chunk was written (a keep-alive, or the stream's end on shutdown or idle upstream).
+    Wrote,
 }
 
 /// A turn that failed as `error` says, having used `usage`.

@@ -17,9 +17,12 @@ pub mod anthropic;
 pub mod completions;
 pub mod openai_chat;
 pub mod openai_responses;
+pub mod splice;
 pub mod sse;
 #[cfg(test)]
 pub(crate) mod test_support;
+#[cfg(test)]
+mod text_delta_tests;
 
 /// One inbound HTTP API.
 pub trait Dialect: Send + Sync + 'static {

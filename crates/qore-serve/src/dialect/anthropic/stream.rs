@@ -26,6 +26,7 @@ use qore_core::{ResponseEvent, StopReason, StreamOutcome, ToolCallInput, Usage};
 use serde_json::{json, Value};
 
 use super::{error, response};
+use crate::dialect::splice::{self, Fill, Template};
 use crate::dialect::{sse, StreamEncoder};
 use crate::{ReplyMeta, ServeError};
 
@@ -44,6 +45,8 @@ pub struct MessagesEncoder {
     stop: Option<StopReason>,
     /// A tool call was streamed (the stop reason when none is reported).
     called_tool: bool,
+    /// The text delta's frame for the block of that index (see [`splice`]).
+    text_delta: Option<(u32, Template)>,
 }
 
 #[derive(Debug)]
@@ -70,6 +73,7 @@ impl MessagesEncoder {
             usage: Usage::default(),
             stop: None,
             called_tool: false,
+            text_delta: None,
         }
     }
 
@@ -160,7 +164,16 @@ impl MessagesEncoder {
                 self.open_block(Kind::Text, block, false, out)
             }
         };
-        block_delta(out, index, json!({"type": "text_delta", "text": text}));
+        if self.text_delta.as_ref().is_none_or(|(at, _)| *at != index) {
+            let delta = json!({"type": "text_delta", "text": splice::marker(0)});
+            let data = json!({"type": "content_block_delta", "index": index, "delta": delta});
+            let template = Template::new(Some("content_block_delta"), &data, 1);
+            self.text_delta = template.map(|t| (index, t));
+        }
+        match &self.text_delta {
+            Some((_, template)) => template.write(out, &[Fill::Text(text)]),
+            None => block_delta(out, index, json!({"type": "text_delta", "text": text})),
+        }
     }
 
     fn thinking(&mut self, text: &str, out: &mut Vec<u8>) {

@@ -20,6 +20,7 @@ use qore_core::{ResponseEvent, StreamOutcome, ToolCallInput};
 use serde_json::{json, Value};
 
 use super::{error, response};
+use crate::dialect::splice::{self, Fill, Template};
 use crate::dialect::{sse, StreamEncoder};
 use crate::{ReplyMeta, ServeError};
 
@@ -29,6 +30,8 @@ pub struct ChatEncoder {
     /// Tool calls started so far, in order (their position is their `index`): the call id
     /// and whether any of its arguments went out.
     calls: Vec<(String, bool)>,
+    /// The content delta's frame, made at the first one (see [`splice`]).
+    content: Option<Template>,
 }
 
 impl ChatEncoder {
@@ -36,6 +39,7 @@ impl ChatEncoder {
         ChatEncoder {
             meta,
             calls: Vec::new(),
+            content: None,
         }
     }
 
@@ -54,6 +58,20 @@ impl ChatEncoder {
         sse::frame(out, None, &self.chunk(choice));
     }
 
+    /// A content delta: the same bytes as [`Self::delta`] with `{"content": text}`, from a
+    /// template.
+    fn content(&mut self, text: &str, out: &mut Vec<u8>) {
+        if self.content.is_none() {
+            let choice = json!([{"index": 0, "delta": {"content": splice::marker(0)},
+                "logprobs": null, "finish_reason": null}]);
+            self.content = Template::new(None, &self.chunk(choice), 1);
+        }
+        match &self.content {
+            Some(template) => template.write(out, &[Fill::Text(text)]),
+            None => self.delta(json!({"content": text}), out),
+        }
+    }
+
     fn arguments(&self, index: usize, arguments: &str, out: &mut Vec<u8>) {
         let call = json!({"index": index, "function": {"arguments": arguments}});
         self.delta(json!({"tool_calls": [call]}), out);
@@ -67,9 +85,7 @@ impl StreamEncoder for ChatEncoder {
 
     fn event(&mut self, event: &ResponseEvent, out: &mut Vec<u8>) {
         match event {
-            ResponseEvent::TextDelta { text } if !text.is_empty() => {
-                self.delta(json!({"content": text.as_str()}), out)
-            }
+            ResponseEvent::TextDelta { text } if !text.is_empty() => self.content(text, out),
             ResponseEvent::ThinkingDelta { text } if !text.is_empty() => {
                 self.delta(json!({"reasoning_content": text.as_str()}), out)
             }

@@ -30,6 +30,7 @@ use super::response::{
     call_item, ending, envelope, item_id, message_item, output_text_part, reasoning_item,
     usage_json,
 };
+use crate::dialect::splice::{self, Fill, Template};
 use crate::dialect::{sse, StreamEncoder};
 use crate::{ReplyMeta, ServeError};
 
@@ -48,6 +49,8 @@ struct OpenText {
     index: usize,
     id: String,
     text: String,
+    /// Its `response.output_text.delta` frame (holes: the delta, the sequence number).
+    delta: Option<Template>,
 }
 
 struct OpenReasoning {
@@ -113,48 +116,53 @@ impl ResponsesEncoder {
             return;
         }
         self.close_reasoning(out);
-        let (index, id) = match &self.text {
-            Some(open) => (open.index, open.id.clone()),
-            None => {
-                let (index, id) = self.open_item("msg");
-                let item = message_item(&id, "", false);
-                self.item_added(out, index, &item);
-                self.emit(
-                    out,
-                    "response.content_part.added",
-                    json!({
-                        "item_id": id,
-                        "output_index": index,
-                        "content_index": 0,
-                        "part": output_text_part(""),
-                    }),
-                );
-                self.text = Some(OpenText {
-                    index,
-                    id: id.clone(),
-                    text: String::new(),
-                });
-                (index, id)
-            }
+        if self.text.is_none() {
+            self.open_text(out);
+        }
+        let Some(open) = &mut self.text else {
+            return;
         };
-        self.emit(
-            out,
-            "response.output_text.delta",
-            json!({
-                "item_id": id,
-                "output_index": index,
-                "content_index": 0,
-                "delta": delta,
-                "logprobs": [],
-            }),
-        );
-        if let Some(open) = &mut self.text {
-            open.text.push_str(delta);
+        open.text.push_str(delta);
+        match &open.delta {
+            Some(template) => {
+                template.write(out, &[Fill::Text(delta), Fill::Number(self.sequence)]);
+                self.sequence += 1;
+            }
+            None => {
+                let data = json!({"item_id": open.id, "output_index": open.index,
+                    "content_index": 0, "delta": delta, "logprobs": []});
+                self.emit(out, "response.output_text.delta", data);
+            }
         }
     }
 
+    /// A message item with one text part, its delta frame made once (see [`splice`]).
+    fn open_text(&mut self, out: &mut Vec<u8>) {
+        let (index, id) = self.open_item("msg");
+        let item = message_item(&id, "", false);
+        self.item_added(out, index, &item);
+        let at = json!({"item_id": id, "output_index": index, "content_index": 0});
+        let mut added = at.clone();
+        added["part"] = output_text_part("");
+        self.emit(out, "response.content_part.added", added);
+        let mut frame = at;
+        frame["delta"] = json!(splice::marker(0));
+        frame["logprobs"] = json!([]);
+        frame["type"] = json!("response.output_text.delta");
+        frame["sequence_number"] = json!(splice::marker(1));
+        self.text = Some(OpenText {
+            index,
+            id,
+            text: String::new(),
+            delta: Template::new(Some("response.output_text.delta"), &frame, 2),
+        });
+    }
+
     fn close_text(&mut self, out: &mut Vec<u8>) {
-        let Some(OpenText { index, id, text }) = self.text.take() else {
+        let Some(OpenText {
+            index, id, text, ..
+        }) = self.text.take()
+        else {
             return;
         };
         let at = json!({"item_id": id, "output_index": index, "content_index": 0});
