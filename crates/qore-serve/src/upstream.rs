@@ -5,7 +5,9 @@
 //!
 //! Promises: what the target's wire cannot honour (a tool choice, an answer format, stop
 //! sequences) is a 400 naming the field, never dropped; the agent's system prompt comes
-//! before the caller's system messages; history is sanitized for the wire as sessions do.
+//! before the caller's system messages; history is sanitized for the wire as sessions do;
+//! a caller that wants one body (no `stream`) gets the upstream asked for one body when the
+//! target is a model (an agent's request decides for itself).
 
 use std::time::{Duration, Instant};
 
@@ -183,6 +185,10 @@ pub fn options_for(target: &Target, inbound: &Inbound) -> Result<RequestOptions,
     if target.agent.is_none() {
         options.max_tokens = inbound.max_tokens.or(options.max_tokens);
         options.temperature = inbound.temperature.or(options.temperature);
+        // A caller that wants one body gets the upstream asked for one body too: nothing to
+        // frame and fold (every client wire decodes a whole answer, and one that streams
+        // anyway is still framed). An agent's own request decides for itself.
+        options.stream = options.stream && inbound.stream;
     }
     let cannot = |field: &str, what: &str| {
         ServeError::invalid(
