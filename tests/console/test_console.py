@@ -1,9 +1,7 @@
 """The console in a real browser (Debian's Chromium driven by Playwright, no browser
 download) against a real qore serve on loopback, started and seeded by
-crates/qore-serve/tests/console_browser.rs, which passes:
-
-QORE_URL (the server), QORE_ADMIN (an admin credential), QORE_API_KEY (an ordinary key),
-QORE_SHOTS (where screenshots go), QORE_LOG_ROWS (rows seeded into the request log).
+crates/qore-serve/tests/console_browser.rs (see conftest.py for what it passes): login,
+keys, usage, the log, stored markup, the playground.
 """
 import json
 import os
@@ -11,53 +9,7 @@ import time
 import urllib.request
 import urllib.error
 
-import pytest
-from playwright.sync_api import sync_playwright
-
-URL = os.environ["QORE_URL"]
-ADMIN = os.environ["QORE_ADMIN"]
-API_KEY = os.environ["QORE_API_KEY"]
-SHOTS = os.environ["QORE_SHOTS"]
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture()
-def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(10_000)
-    yield page
-    context.close()
-
-
-def admin_get(path):
-    request = urllib.request.Request(URL + "/admin/v1" + path, headers={"authorization": "Bearer " + ADMIN})
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.load(response)
-
-
-def until(page, expression, seconds=10):
-    """Wait until `expression` is true in the page (polled with evaluate: the page's CSP
-    forbids the string eval wait_for_function uses)."""
-    deadline = time.monotonic() + seconds
-    while not page.evaluate(expression):
-        assert time.monotonic() < deadline, expression
-        time.sleep(0.05)
-
-
-def log_in(page, credential=ADMIN):
-    page.goto(URL + "/ui/")
-    page.fill("#credential", credential)
-    page.click("#login button[type=submit]")
+from conftest import ADMIN, API_KEY, SHOTS, URL, admin_get, log_in, until
 
 
 def test_a_wrong_credential_and_an_api_key_are_refused(page):
@@ -83,6 +35,7 @@ def test_log_in_create_a_key_see_it_once_and_revoke_it(page):
     assert secret not in page.content()
     page.on("dialog", lambda dialog: dialog.accept())
     page.click("tr.row:has-text('from-the-browser')")
+    page.click("#key-revoke")
     until(page, "[...document.querySelectorAll('tr.row')].some(r => "
                 "r.textContent.includes('from-the-browser') && r.textContent.includes('UTC', 30))")
     body = json.dumps({"model": "up/m", "messages": [{"role": "user", "content": "hi"}]}).encode()

@@ -1,6 +1,8 @@
 //! The console in a real browser: a real `qore serve` (in this process, on loopback, a
 //! temporary store, a loopback upstream) seeded through its HTTP API with real
-//! requests (and 10,000 request log rows written to the store), then the pytest suite
+//! requests (and 10,000 request log rows written to the store; a conversation kept with
+//! `x-qore-session` whose upstream answers a tool call, through the agent `helper` that has
+//! a `[pricing]`), then the pytest suite
 //! `tests/console` drives Debian's Chromium through Playwright against it
 //! (`scripts/console-env.sh`; screenshots in `target/console-shots/{sqlite,postgresql}`),
 //! once on SQLite and once on PostgreSQL (`qore_testkit::postgres`). Without Chromium and
@@ -14,6 +16,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use admin::Served;
 use qore_store::{log_id, RequestLogRow};
 use serde_json::json;
+
+/// How many cases `tests/console/test_*.py` hold: all must pass, none skipped.
+const TESTS: usize = 11;
 
 fn repo() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -63,7 +68,42 @@ async fn browse(location: Option<String>, name: &str) {
         + &chunk("", json!("stop"))
         + "data: [DONE]\n\n";
     let reply = qore_testkit::Reply::sse(body).with_pace(Duration::from_millis(300));
-    let served = Served::start_replying(location, reply, |_| {}).await;
+    // The provider `tools` (the agent `helper`'s) answers a tool call, then text, each
+    // with its token counts (so the request has a cost at the agent's prices).
+    let usage = json!({"prompt_tokens": 1200, "completion_tokens": 300, "total_tokens": 1500});
+    let with_usage = |delta: serde_json::Value, finish: &str| {
+        let c = |delta: serde_json::Value, finish: serde_json::Value| {
+            json!({"id": "t", "object": "chat.completion.chunk", "created": 1, "model": "m",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        };
+        let last = json!({"id": "t", "object": "chat.completion.chunk", "created": 1,
+            "model": "m", "choices": [], "usage": usage});
+        qore_testkit::Reply::sse(format!(
+            "data: {}\n\ndata: {}\n\ndata: {last}\n\ndata: [DONE]\n\n",
+            c(delta, serde_json::Value::Null),
+            c(json!({}), json!(finish))
+        ))
+    };
+    let tool_call = with_usage(
+        json!({"role": "assistant", "tool_calls": [{"index": 0, "id": "call_7", "type": "function",
+            "function": {"name": "lookup", "arguments": "{\"city\": \"<b>Paris</b>\"}"}}]}),
+        "tool_calls",
+    );
+    let answer = with_usage(
+        json!({"role": "assistant", "content": "It is sunny."}),
+        "stop",
+    );
+    let helper = "name = \"helper\"\nextends = \"openai-chat\"\nprovider = \"tools\"\n\
+        model = \"m\"\ndescription = \"Looks things up\"\n\
+        [pricing]\ninput = 3.0\noutput = 15.0\n";
+    let served = Served::start_configured(
+        location,
+        reply,
+        vec![("tools", vec![tool_call, answer])],
+        &[("helper", helper)],
+        |_| {},
+    )
+    .await;
     let (admin, _) = qore_serve::admin::auth::create(&*served.store, "ops")
         .await
         .unwrap();
@@ -82,6 +122,28 @@ async fn browse(location: Option<String>, name: &str) {
     for model in ["up/m", "up/m", "up/m", "nobody/x"] {
         let _ = served.chat(&key, model).await;
     }
+    // A kept conversation through the agent `helper`: the upstream answers with a tool
+    // call, the caller sends its result, the upstream answers (the turn is kept whole).
+    let session = [("x-qore-session", "trip-planning")];
+    let tools = json!([{"type": "function", "function": {"name": "lookup",
+        "parameters": {"type": "object"}}}]);
+    let user = json!({"role": "user", "content": "Weather in Paris?"});
+    let first = json!({"model": "helper", "tools": tools, "messages": [user]});
+    let (status, text) = served
+        .post_as(&key, "/v1/chat/completions", &first, &session)
+        .await;
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("call_7"), "{text}");
+    let call = json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_7",
+        "type": "function", "function": {"name": "lookup",
+        "arguments": "{\"city\": \"<b>Paris</b>\"}"}}]});
+    let result = json!({"role": "tool", "tool_call_id": "call_7", "content": "sunny, 21 C"});
+    let second = json!({"model": "helper", "tools": tools, "messages": [user, call, result]});
+    let (status, text) = served
+        .post_as(&key, "/v1/chat/completions", &second, &session)
+        .await;
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("It is sunny."), "{text}");
     // 10,000 older rows, and one whose stored text is markup.
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -138,5 +200,5 @@ async fn browse(location: Option<String>, name: &str) {
         "{text}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(text.contains("6 passed"), "{text}");
+    assert!(text.contains(&format!("{TESTS} passed")), "{text}");
 }

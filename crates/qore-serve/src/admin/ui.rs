@@ -20,10 +20,35 @@ pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; 
      frame-ancestors 'none'; base-uri 'none'";
 
 const INDEX: &str = include_str!("assets/index.html");
-const APP_JS: &str = include_str!("assets/app.js");
-const APP_CSS: &str = include_str!("assets/app.css");
-const UPLOT_JS: &str = include_str!("assets/vendor/uPlot.iife.min.js");
-const UPLOT_CSS: &str = include_str!("assets/vendor/uPlot.min.css");
+const JS: &str = "text/javascript; charset=utf-8";
+const CSS: &str = "text/css; charset=utf-8";
+
+/// Every file beside the page: its path under the console, its type, its text. The page
+/// loads the scripts in this order (app.js first: the views add themselves to it).
+const ASSETS: [(&str, &str, &str); 10] = [
+    ("app.css", CSS, include_str!("assets/app.css")),
+    ("app.js", JS, include_str!("assets/app.js")),
+    ("keys.js", JS, include_str!("assets/keys.js")),
+    ("usage.js", JS, include_str!("assets/usage.js")),
+    ("log.js", JS, include_str!("assets/log.js")),
+    (
+        "conversations.js",
+        JS,
+        include_str!("assets/conversations.js"),
+    ),
+    ("catalog.js", JS, include_str!("assets/catalog.js")),
+    ("playground.js", JS, include_str!("assets/playground.js")),
+    (
+        "vendor/uPlot.iife.min.js",
+        JS,
+        include_str!("assets/vendor/uPlot.iife.min.js"),
+    ),
+    (
+        "vendor/uPlot.min.css",
+        CSS,
+        include_str!("assets/vendor/uPlot.min.css"),
+    ),
+];
 
 fn file(kind: &'static str, body: String) -> Response {
     let mut response = (StatusCode::OK, body).into_response();
@@ -56,10 +81,7 @@ pub fn routes<S: Clone + Send + Sync + 'static>(settings: &ConsoleSettings) -> a
     let base = settings.path.clone();
     let index = INDEX.replace("{{API}}", &api_from(&base));
     let slash = format!("{base}/");
-    let asset = |kind: &'static str, text: &'static str| {
-        get(move || async move { file(kind, text.to_owned()) })
-    };
-    axum::Router::new()
+    let mut router = axum::Router::new()
         .route(
             &base,
             get(move || async move { Redirect::permanent(&slash) }),
@@ -67,28 +89,37 @@ pub fn routes<S: Clone + Send + Sync + 'static>(settings: &ConsoleSettings) -> a
         .route(
             &format!("{base}/"),
             get(move || async move { file("text/html; charset=utf-8", index) }),
-        )
-        .route(
-            &format!("{base}/app.js"),
-            asset("text/javascript; charset=utf-8", APP_JS),
-        )
-        .route(
-            &format!("{base}/app.css"),
-            asset("text/css; charset=utf-8", APP_CSS),
-        )
-        .route(
-            &format!("{base}/vendor/uPlot.iife.min.js"),
-            asset("text/javascript; charset=utf-8", UPLOT_JS),
-        )
-        .route(
-            &format!("{base}/vendor/uPlot.min.css"),
-            asset("text/css; charset=utf-8", UPLOT_CSS),
-        )
+        );
+    for (name, kind, text) in ASSETS {
+        router = router.route(
+            &format!("{base}/{name}"),
+            get(move || async move { file(kind, text.to_owned()) }),
+        );
+    }
+    router
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_script_and_style_the_page_names_is_served() {
+        for line in INDEX.lines() {
+            for attr in ["src=\"", "href=\""] {
+                let Some(at) = line.find(attr) else { continue };
+                let rest = &line[at + attr.len()..];
+                let name = &rest[..rest.find('"').unwrap()];
+                if name.starts_with('#') {
+                    continue;
+                }
+                assert!(
+                    ASSETS.iter().any(|(n, _, _)| *n == name),
+                    "{name} not served"
+                );
+            }
+        }
+    }
 
     #[test]
     fn the_api_is_found_relative_to_the_page() {

@@ -15,6 +15,8 @@ use serde_json::{json, Value};
 pub struct Served {
     pub dir: tempfile::TempDir,
     _upstream: ReplayServer,
+    /// The upstreams of the providers beyond `up` ([`Served::start_configured`]).
+    _more: Vec<ReplayServer>,
     pub server: Server,
     pub store: std::sync::Arc<dyn Store>,
     pub http: reqwest::Client,
@@ -44,14 +46,38 @@ impl Served {
         reply: qore_testkit::Reply,
         change: impl FnOnce(&mut ServeSettings),
     ) -> Served {
+        Served::start_configured(location, reply, Vec::new(), &[], change).await
+    }
+
+    /// A server whose provider `up` answers with `reply`, with more openai-chat providers
+    /// (each a name and the replies its loopback upstream cycles through) and agent
+    /// profiles (`agents/NAME.toml`, a name and the file's text).
+    pub async fn start_configured(
+        location: Option<String>,
+        reply: qore_testkit::Reply,
+        providers: Vec<(&str, Vec<qore_testkit::Reply>)>,
+        agents: &[(&str, &str)],
+        change: impl FnOnce(&mut ServeSettings),
+    ) -> Served {
         let upstream = ReplayServer::start_repeating(reply).await.unwrap();
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("providers")).unwrap();
-        let provider = format!(
-            "name = \"up\"\nprotocol = \"openai-chat\"\nurl = \"{}/v1\"\n",
-            upstream.url()
-        );
-        std::fs::write(dir.path().join("providers/up.toml"), provider).unwrap();
+        std::fs::create_dir_all(dir.path().join("agents")).unwrap();
+        let provider = |name: &str, url: &str| {
+            let text =
+                format!("name = \"{name}\"\nprotocol = \"openai-chat\"\nurl = \"{url}/v1\"\n");
+            std::fs::write(dir.path().join(format!("providers/{name}.toml")), text).unwrap();
+        };
+        provider("up", &upstream.url());
+        let mut more = Vec::new();
+        for (name, replies) in providers {
+            let server = ReplayServer::start_cycling(replies).await.unwrap();
+            provider(name, &server.url());
+            more.push(server);
+        }
+        for (name, text) in agents {
+            std::fs::write(dir.path().join(format!("agents/{name}.toml")), text).unwrap();
+        }
         let location =
             location.unwrap_or_else(|| dir.path().join("qore.db").to_string_lossy().into_owned());
         let store = qore_store::open(&location).await.unwrap();
@@ -72,6 +98,7 @@ impl Served {
         Served {
             dir,
             _upstream: upstream,
+            _more: more,
             server,
             store,
             http,
@@ -101,11 +128,41 @@ impl Served {
     }
 
     pub async fn chat(&self, key: &str, model: &str) -> u16 {
+        self.chat_with(key, model, &[]).await
+    }
+
+    /// POST `body` to `path` (`/v1/...`) with `key` and more headers: the status and the
+    /// answer's text.
+    pub async fn post_as(
+        &self,
+        key: &str,
+        path: &str,
+        body: &Value,
+        headers: &[(&str, &str)],
+    ) -> (u16, String) {
+        let mut request = self.http.post(format!("{}{path}", self.server.url()));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = (request.bearer_auth(key))
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        (status, response.text().await.unwrap())
+    }
+
+    /// A chat request with more headers (`x-qore-session`): the status.
+    pub async fn chat_with(&self, key: &str, model: &str, headers: &[(&str, &str)]) -> u16 {
         let body = json!({"model": model, "messages": [{"role": "user", "content": "hi"}]});
         let url = format!("{}/v1/chat/completions", self.server.url());
-        let response = self
-            .http
-            .post(url)
+        let mut request = self.http.post(url);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = request
             .bearer_auth(key)
             .header("content-type", "application/json")
             .body(body.to_string())
