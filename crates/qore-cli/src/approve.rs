@@ -4,7 +4,9 @@
 //!
 //! The terminal's question comes after what the call would change ([`Shown`]: a coloured
 //! diff, or the command and its directory); `--json`'s `approval_request` carries the same
-//! as fields (`diff`, `command` and `cwd`).
+//! as fields (`diff`, `command` and `cwd`). A call asking for more rights is shown with the
+//! rights (sandbox mode, network) and the model's justification (`rights` in JSON), and
+//! only "yes, once" or "no" answer it.
 //!
 //! Answers are read from stdin on a thread of its own ([`StdinLines`]), started at the first
 //! question: a blocking read cannot be cancelled, and a thread left blocked in it does not
@@ -84,10 +86,55 @@ pub fn show_change(shown: &Shown, request: &ApprovalRequest) {
     }
 }
 
+/// Print on stderr the rights `request` asks for and why, when it asks for more rights.
+pub fn show_rights(request: &ApprovalRequest) {
+    let Some(rights) = &request.rights else {
+        return;
+    };
+    let tool = &request.tool;
+    eprintln!(
+        "qore: {tool} asks for more rights for this call: {}",
+        rights.describe()
+    );
+    if let Some(note) = &rights.note {
+        eprintln!("qore: {note}");
+    }
+    match rights.justification.as_deref().map(str::trim) {
+        Some(why) if !why.is_empty() => {
+            eprintln!("qore: the model's justification: {}", one_line(why, 1000))
+        }
+        _ => {}
+    }
+}
+
+/// What to say after an answer [`answer_to`] did not take.
+pub fn answers_taken(request: &ApprovalRequest) -> &'static str {
+    match request.rights {
+        Some(_) => "qore: more rights are granted one call at a time: answer y or n",
+        None => "qore: answer y, a or n",
+    }
+}
+
+/// The decision `answer` gives to `request`: [`parse_answer`], except that "always" is not
+/// an answer to a request for more rights.
+pub fn answer_to(request: &ApprovalRequest, answer: &str) -> Option<ApprovalDecision> {
+    match parse_answer(answer) {
+        Some(ApprovalDecision::AllowSession) if request.rights.is_some() => None,
+        decision => decision,
+    }
+}
+
 /// The question about `request`; `scope` says how long "always" lasts (`run`, `session`).
 pub fn question(request: &ApprovalRequest, scope: &str) -> String {
     let tool = &request.tool;
     let arguments = one_line(&request.arguments.to_string(), QUESTION_CHARS);
+    if let Some(rights) = &request.rights {
+        return format!(
+            "qore: run {tool} {arguments} with {}? [y] yes, this call only, [N] no \
+             (n REASON tells the model why): ",
+            rights.describe()
+        );
+    }
     format!(
         "qore: run {tool} {arguments}? [y] yes, [a] always for {tool} in this {scope}, [N] no \
          (n REASON tells the model why): "
@@ -112,6 +159,7 @@ impl Approver for TerminalApprover {
     fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> Decision<'a> {
         Box::pin(async move {
             show_change(&self.shown, request);
+            show_rights(request);
             let question = question(request, "run");
             loop {
                 eprint!("{question}");
@@ -124,9 +172,9 @@ impl Approver for TerminalApprover {
                         reason: Some("no answer (stdin was closed)".into()),
                     };
                 };
-                match parse_answer(&answer) {
+                match answer_to(request, &answer) {
                     Some(decision) => return decision,
-                    None => eprintln!("qore: answer y, a or n"),
+                    None => eprintln!("{}", answers_taken(request)),
                 }
             }
         })
@@ -202,6 +250,9 @@ impl Approver for JsonApprover {
                 "tool": request.tool,
                 "arguments": request.arguments,
             });
+            if let Some(rights) = &request.rights {
+                line["rights"] = json!(rights);
+            }
             if let (Some(line), Value::Object(fields)) =
                 (line.as_object_mut(), self.shown.fields(request))
             {

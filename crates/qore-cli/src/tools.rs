@@ -10,7 +10,9 @@
 //! per process ([`mcp_tools`]) and their tools join every tool set, each server that fails
 //! a warning on stderr; the skills of the config dir
 //! and the project join too (a broken one is a warning); commands run in the sandbox of the
-//! `[sandbox]` settings and `[tools] allowed_commands` (see the `sandbox` module).
+//! `[sandbox]` settings and `[tools] allowed_commands` (see the `sandbox` module); in
+//! `auto` and `read-only` the terminal, when there is one, is still asked about the calls
+//! that want more rights (nobody else can grant them; without a terminal they are refused).
 
 use qore_client::tool_loop::{ApprovalMode, Approver, LoopConfig, ToolProtocol as LoopProtocol};
 use std::sync::Arc;
@@ -48,6 +50,12 @@ pub fn approval_mode(args: &ToolArgs, json: bool, interactive: bool) -> Option<A
             ApprovalMode::ReadOnly
         }
     })
+}
+
+/// Someone can be asked: stdin to answer, stderr to show the question.
+fn interactive() -> bool {
+    use std::io::IsTerminal as _;
+    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
 pub fn project_dir(args: &ToolArgs) -> Result<std::path::PathBuf, ErrorInfo> {
@@ -101,6 +109,10 @@ pub fn tool_set(
             Shown::for_project(&project),
         )),
         ApprovalMode::Confirm => Box::new(TerminalApprover::showing(Shown::for_project(&project))),
+        // Asked only about calls that want more rights, which only a person grants.
+        ApprovalMode::Auto | ApprovalMode::ReadOnly if !json && interactive() => {
+            Box::new(TerminalApprover::showing(Shown::for_project(&project)))
+        }
         ApprovalMode::Auto | ApprovalMode::ReadOnly => Box::new(NobodyAsked),
     };
     let config = LoopConfig {

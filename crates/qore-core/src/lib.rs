@@ -55,4 +55,6 @@ pub use event::{DeltaText, ResponseEvent, StopReason, ToolArgsError, ToolCallInp
 pub use fold::{MessageAssembler, StreamOutcome};
 pub use message::{History, Message, Role};
 pub use request::{ResponseFormat, ToolChoice};
-pub use tool::{CancellationToken, Tool, ToolFuture, ToolOutput, ToolSource, ToolSpec};
+pub use tool::{
+    CancellationToken, RightsRequest, Tool, ToolFuture, ToolOutput, ToolSource, ToolSpec,
+};

@@ -8,6 +8,9 @@
 //! owns what it needs (`'static`), so the loop can run several at once and drop them on
 //! cancellation. No runtime is needed to define one. A [`ToolSource`] is a set of tools that
 //! can change while a session runs (an MCP server's), fetched again when its version moves.
+//! A call may ask for more rights than the tool has by default ([`Tool::rights_asked`], a
+//! [`RightsRequest`]): the approval code then asks a person whatever its mode, and only a
+//! granted call runs through [`Tool::call_with_rights`]; [`Tool::call`] never widens rights.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -76,6 +79,51 @@ impl ToolOutput {
     }
 }
 
+/// More rights than its default that one call of a tool asks for: a sandboxed command asking
+/// to run in another sandbox mode or with the network, or any command on a kernel that cannot
+/// confine it. Only a person grants it, one call at a time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RightsRequest {
+    /// The sandbox mode asked (`full-access`), when the call asks for one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// The network asked (`true`), when the call asks for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<bool>,
+    /// Why, in the model's words (a request without one, and without a `note`, is refused).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub justification: Option<String>,
+    /// Why the tool itself asks (a kernel that cannot confine commands), for the person.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl RightsRequest {
+    /// The rights asked, for people: `sandbox mode full-access, network on`.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(mode) = &self.mode {
+            parts.push(format!("sandbox mode {mode}"));
+        }
+        match self.network {
+            Some(true) => parts.push("network on".to_owned()),
+            Some(false) => parts.push("network off".to_owned()),
+            None => {}
+        }
+        if parts.is_empty() {
+            "more rights".to_owned()
+        } else {
+            parts.join(", ")
+        }
+    }
+
+    /// Whether someone said why (the model's justification or the tool's note).
+    pub fn explained(&self) -> bool {
+        let said = |s: &Option<String>| s.as_deref().is_some_and(|s| !s.trim().is_empty());
+        said(&self.justification) || said(&self.note)
+    }
+}
+
 /// The future a tool call returns.
 pub type ToolFuture = Pin<Box<dyn Future<Output = ToolOutput> + Send + 'static>>;
 
@@ -101,7 +149,27 @@ pub trait Tool: Send + Sync + 'static {
     }
 
     /// Run it with `input` (the parsed arguments object). Stop early when `cancel` fires.
+    /// A call whose `input` asks for more rights ([`Tool::rights_asked`]) is not granted
+    /// them here.
     fn call(&self, input: serde_json::Value, cancel: CancellationToken) -> ToolFuture;
+
+    /// The rights this call asks for beyond the tool's default, if any: the approval code
+    /// then asks a person (never `auto`, a rule or a remembered answer), and refuses the call
+    /// when nobody can be asked. `None` (the default): an ordinary call.
+    fn rights_asked(&self, _input: &serde_json::Value) -> Option<RightsRequest> {
+        None
+    }
+
+    /// Run a call whose [`Tool::rights_asked`] a person granted (`granted`). The default
+    /// ignores the grant and runs [`Tool::call`].
+    fn call_with_rights(
+        &self,
+        input: serde_json::Value,
+        _granted: RightsRequest,
+        cancel: CancellationToken,
+    ) -> ToolFuture {
+        self.call(input, cancel)
+    }
 }
 
 /// Tools that can change while a session runs.
@@ -133,5 +201,41 @@ mod tests {
         assert_eq!(out.text_content(), "a\nb");
         assert!(ToolOutput::error("x").is_error);
         assert!(!ToolOutput::text("x").is_error);
+    }
+
+    #[test]
+    fn rights_requests_describe_what_they_ask() {
+        let cases = [
+            (Some("full-access"), None, "sandbox mode full-access"),
+            (None, Some(true), "network on"),
+            (
+                Some("read-only"),
+                Some(false),
+                "sandbox mode read-only, network off",
+            ),
+            (None, None, "more rights"),
+        ];
+        for (mode, network, want) in cases {
+            let asked = RightsRequest {
+                mode: mode.map(str::to_owned),
+                network,
+                justification: None,
+                note: None,
+            };
+            assert_eq!(asked.describe(), want);
+            assert!(!asked.explained());
+        }
+        let blank = RightsRequest {
+            mode: None,
+            network: Some(true),
+            justification: Some("  ".into()),
+            note: None,
+        };
+        assert!(!blank.explained());
+        assert!(RightsRequest {
+            justification: Some("fetch crates".into()),
+            ..blank
+        }
+        .explained());
     }
 }

@@ -61,7 +61,8 @@ pub use preview::{preview, Preview};
 pub use qore_sandbox::{Mode as SandboxMode, Policy as SandboxPolicy};
 pub use read_file::ReadFile;
 pub use run_command::{
-    RunCommand, SandboxOptions, DEFAULT_ALLOWED_COMMANDS, DEFAULT_COMMAND_ENV, SHELL_METACHARACTERS,
+    Escalation, RunCommand, SandboxOptions, Unconfinable, DEFAULT_ALLOWED_COMMANDS,
+    DEFAULT_COMMAND_ENV, SHELL_METACHARACTERS,
 };
 pub use sandbox::{Sandbox, SandboxError, QOREIGNORE};
 pub use search::Search;

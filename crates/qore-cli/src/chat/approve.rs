@@ -5,7 +5,8 @@
 //! Promises: Ctrl-C or Ctrl-D at the question denies the call and cancels the turn in
 //! flight (the session keeps its earlier turns); `/approvals` lists the session's "always"
 //! answers and revokes one ([`approvals`]); [`Asker`] is who asks in confirm mode, the
-//! editor or JSON lines on the chat's stdin.
+//! editor or JSON lines on the chat's stdin; on a terminal the editor also asks in the other
+//! modes, for the calls that ask for more rights (which only a person grants).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -17,7 +18,9 @@ use serde_json::{json, Value};
 
 use super::input::{Read, Terminal};
 use super::interrupt::Interrupts;
-use crate::approve::{parse_answer, question, show_change, JsonApprover, StdinLines};
+use crate::approve::{
+    answer_to, answers_taken, question, show_change, show_rights, JsonApprover, StdinLines,
+};
 use crate::diff::Shown;
 
 /// Asks on the chat's terminal, after showing what the call would change.
@@ -35,6 +38,7 @@ impl Approver for EditorApprover {
     ) -> Pin<Box<dyn Future<Output = ApprovalDecision> + Send + 'a>> {
         Box::pin(async move {
             show_change(&self.shown, request);
+            show_rights(request);
             let question = question(request, "session");
             loop {
                 let answer = match self.terminal.read(&question, false).await {
@@ -46,9 +50,9 @@ impl Approver for EditorApprover {
                         };
                     }
                 };
-                match parse_answer(&answer) {
+                match answer_to(request, &answer) {
                     Some(decision) => return decision,
-                    None => eprintln!("qore: answer y, a or n"),
+                    None => eprintln!("{}", answers_taken(request)),
                 }
             }
         })

@@ -66,13 +66,12 @@ pub async fn chat(args: ChatArgs, location: Option<&str>) -> ExitCode {
     let shown =
         (project_dir(&args.tools).ok()).map_or_else(Shown::default, |p| Shown::for_project(&p));
     let approver = match (&input, mode) {
-        (Input::Terminal(terminal), Some(ApprovalMode::Confirm)) => {
-            Some(Asker::Editor(EditorApprover {
-                terminal: terminal.clone(),
-                interrupts: interrupts.clone(),
-                shown,
-            }))
-        }
+        // In every mode: calls asking for more rights are asked about whatever the mode.
+        (Input::Terminal(terminal), Some(_)) => Some(Asker::Editor(EditorApprover {
+            terminal: terminal.clone(),
+            interrupts: interrupts.clone(),
+            shown,
+        })),
         (Input::Piped(_), Some(ApprovalMode::Confirm)) => Some(Asker::Json(stdin, shown)),
         _ => None,
     };

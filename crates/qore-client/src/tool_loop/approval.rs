@@ -11,13 +11,20 @@
 //!   result that says why; `confirm` runs read-only tools and asks an [`Approver`] for the
 //!   destructive ones;
 //! - a denial becomes an error result telling the model the user declined, so it moves on
-//!   instead of asking again.
+//!   instead of asking again;
+//! - a call asking for more rights ([`qore_core::Tool::rights_asked`]) is decided apart
+//!   ([`ApprovalPolicy::verdict_for`]): a deny rule or a read-only session refuses it, one
+//!   without a justification is refused, and every other is asked about, whatever the mode,
+//!   the allow rules and the remembered answers; its approval is never remembered, and its
+//!   denial (also by qore-session's `NobodyAsked`, when no person can be asked) says the
+//!   rights were not granted.
 
 use std::collections::BTreeSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
+use qore_core::RightsRequest;
 use regex::Regex;
 use serde_json::Value;
 
@@ -104,6 +111,9 @@ pub struct ApprovalRequest {
     pub tool: String,
     /// The arguments the model gave.
     pub arguments: Value,
+    /// The rights the call asks for beyond the tool's default (the question must say them
+    /// and the justification; only "once" answers count).
+    pub rights: Option<RightsRequest>,
 }
 
 /// The user's answer, with its scope.
@@ -209,10 +219,47 @@ impl ApprovalPolicy {
 
     /// Decide a call of `tool` (whose `destructive` flag is given) with `arguments`.
     pub fn verdict(&self, tool: &str, destructive: bool, arguments: &Value) -> Verdict {
-        let rule = self
-            .rules
+        self.verdict_for(tool, destructive, None, arguments)
+    }
+
+    fn rule_for(&self, tool: &str, arguments: &Value) -> Option<&ApprovalRule> {
+        self.rules
             .iter()
-            .find(|r| r.tool == tool && r.when.as_ref().is_none_or(|m| m.matches(arguments)));
+            .find(|r| r.tool == tool && r.when.as_ref().is_none_or(|m| m.matches(arguments)))
+    }
+
+    /// [`ApprovalPolicy::verdict`] for a call that may ask for more `rights`: such a call is
+    /// refused by a deny rule, a read-only session or a missing justification, and asked
+    /// about otherwise (never run on the mode, an allow rule or a remembered answer).
+    pub fn verdict_for(
+        &self,
+        tool: &str,
+        destructive: bool,
+        rights: Option<&RightsRequest>,
+        arguments: &Value,
+    ) -> Verdict {
+        let rule = self.rule_for(tool, arguments);
+        if let Some(rights) = rights {
+            let asked = rights.describe();
+            return if rule.is_some_and(|r| !r.allow) {
+                Verdict::Refuse(format!(
+                    "Not run: the configured approval rules deny {tool} with these arguments \
+                     (it asked for {asked}). Do not retry it; continue without it."
+                ))
+            } else if self.mode == ApprovalMode::ReadOnly {
+                Verdict::Refuse(format!(
+                    "Not run: {tool} asked for {asked}, and tools are read-only in this \
+                     session. Tell the user what you would run and why."
+                ))
+            } else if !rights.explained() {
+                Verdict::Refuse(format!(
+                    "Not run: {tool} asked for {asked} without a justification. Call it again \
+                     with a `justification` that tells the user why it needs them."
+                ))
+            } else {
+                Verdict::Ask
+            };
+        }
         if let Some(rule) = rule {
             return if rule.allow {
                 Verdict::Run
@@ -233,6 +280,34 @@ impl ApprovalPolicy {
                  this session. Use read-only tools, or tell the user what you would change."
             )),
             ApprovalMode::Confirm => Verdict::Ask,
+        }
+    }
+
+    /// [`ApprovalPolicy::apply`] for a call that may ask for more `rights`: an approval of
+    /// such a call is for this call only, and its denial says the rights were not granted.
+    pub fn apply_for(
+        &mut self,
+        tool: &str,
+        rights: Option<&RightsRequest>,
+        decision: &ApprovalDecision,
+    ) -> Result<(), String> {
+        let Some(rights) = rights else {
+            return self.apply(tool, decision);
+        };
+        match decision {
+            ApprovalDecision::AllowOnce | ApprovalDecision::AllowSession => Ok(()),
+            ApprovalDecision::Deny { reason } => {
+                let why = match reason.as_deref().map(str::trim) {
+                    Some(reason) if !reason.is_empty() => format!(": {reason}"),
+                    _ => String::new(),
+                };
+                Err(format!(
+                    "Not run: {tool} asked for {}, which only a person can grant, and it was \
+                     not granted{why}. Do not ask for it again; continue within the sandbox, \
+                     or tell the user what needs more rights and why.",
+                    rights.describe()
+                ))
+            }
         }
     }
 
@@ -259,91 +334,5 @@ impl ApprovalPolicy {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn modes_decide_by_the_destructive_flag() {
-        let args = json!({});
-        assert_eq!(
-            ApprovalPolicy::new(ApprovalMode::Auto).verdict("w", true, &args),
-            Verdict::Run
-        );
-        assert!(matches!(
-            ApprovalPolicy::new(ApprovalMode::ReadOnly).verdict("w", true, &args),
-            Verdict::Refuse(msg) if msg.contains("read-only")
-        ));
-        assert_eq!(
-            ApprovalPolicy::new(ApprovalMode::ReadOnly).verdict("r", false, &args),
-            Verdict::Run
-        );
-        assert_eq!(
-            ApprovalPolicy::new(ApprovalMode::Confirm).verdict("w", true, &args),
-            Verdict::Ask
-        );
-        assert_eq!(
-            ApprovalPolicy::new(ApprovalMode::Confirm).verdict("r", false, &args),
-            Verdict::Run
-        );
-    }
-
-    #[test]
-    fn rules_match_tool_and_argument_and_win_over_the_mode() {
-        let policy = ApprovalPolicy::new(ApprovalMode::ReadOnly)
-            .with_rule(ApprovalRule {
-                tool: "run_command".into(),
-                when: Some(ArgumentMatch::new("/argv", "git status( .*)?").unwrap()),
-                allow: true,
-            })
-            .with_rule(ApprovalRule {
-                tool: "write_file".into(),
-                when: None,
-                allow: false,
-            });
-        let git = json!({"argv": ["git", "status", "--short"]});
-        let rm = json!({"argv": ["rm", "-rf", "x"]});
-        assert_eq!(policy.verdict("run_command", true, &git), Verdict::Run);
-        assert!(matches!(
-            policy.verdict("run_command", true, &rm),
-            Verdict::Refuse(_)
-        ));
-        assert!(matches!(
-            ApprovalPolicy::new(ApprovalMode::Auto)
-                .with_rule(policy.rules[1].clone())
-                .verdict("write_file", true, &json!({})),
-            Verdict::Refuse(msg) if msg.contains("rules deny")
-        ));
-    }
-
-    #[test]
-    fn decisions_have_their_scope() {
-        let mut policy = ApprovalPolicy::new(ApprovalMode::Confirm);
-        let args = json!({});
-        assert_eq!(policy.apply("w", &ApprovalDecision::AllowOnce), Ok(()));
-        assert_eq!(policy.verdict("w", true, &args), Verdict::Ask);
-        assert_eq!(policy.apply("w", &ApprovalDecision::AllowSession), Ok(()));
-        assert_eq!(policy.verdict("w", true, &args), Verdict::Run);
-        assert_eq!(policy.verdict("other", true, &args), Verdict::Ask);
-        // Another policy of the same session shares the answer, and a revocation.
-        let rebuilt = ApprovalPolicy::new(ApprovalMode::Confirm)
-            .remembering(policy.session_approvals().clone());
-        assert_eq!(rebuilt.verdict("w", true, &args), Verdict::Run);
-        assert_eq!(rebuilt.session_approvals().list(), ["w"]);
-        assert!(rebuilt.session_approvals().revoke("w"));
-        assert!(!rebuilt.session_approvals().revoke("w"));
-        assert_eq!(policy.verdict("w", true, &args), Verdict::Ask);
-        let denied = policy
-            .apply(
-                "x",
-                &ApprovalDecision::Deny {
-                    reason: Some("too risky".into()),
-                },
-            )
-            .unwrap_err();
-        assert!(
-            denied.contains("declined") && denied.contains("too risky"),
-            "{denied}"
-        );
-    }
-}
+#[path = "approval_tests.rs"]
+mod tests;

@@ -7,7 +7,10 @@
 //!   or denial, a timeout, a cancellation: each becomes an error result
 //!   the model can read (so history never holds a call without its result), and so does a
 //!   tool that panics;
-//! - approval is asked first, for every call that needs it, before anything runs;
+//! - approval is asked first, for every call that needs it, before anything runs; a call
+//!   asking for more rights ([`qore_core::Tool::rights_asked`]) is asked about whatever the
+//!   mode (see [`ApprovalPolicy::verdict_for`]), runs alone, and only when granted through
+//!   [`qore_core::Tool::call_with_rights`];
 //! - calls run in call order: each run of consecutive approved `parallel_safe` calls at
 //!   once, every other call alone (nothing the model wrote later runs before it);
 //! - each call has its tool's timeout; cancellation stops running calls at once (their
@@ -19,7 +22,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use futures_util::future::join_all;
 use futures_util::FutureExt as _;
-use qore_core::{CancellationToken, ContentBlock, ToolOutput};
+use qore_core::{CancellationToken, ContentBlock, RightsRequest, ToolOutput};
 use serde_json::Value;
 
 use super::approval::{ApprovalPolicy, ApprovalRequest, Approver, Verdict};
@@ -164,10 +167,10 @@ fn check<'r>(registry: &'r ToolRegistry, call: &ToolCall) -> Result<&'r Register
     Ok(registered)
 }
 
-/// What is to happen to one call.
+/// What is to happen to one call (with the rights it asks for, if any).
 enum Step<'r> {
-    Run(&'r Registered),
-    Ask(&'r Registered),
+    Run(&'r Registered, Option<RightsRequest>),
+    Ask(&'r Registered, Option<RightsRequest>),
     Answer(ToolOutput),
 }
 
@@ -185,34 +188,40 @@ pub async fn run_calls(
         .map(|call| match check(registry, call) {
             Err(output) => Step::Answer(output),
             Ok(registered) => {
-                match policy.verdict(&call.name, registered.tool.destructive(), &call.input) {
-                    Verdict::Run => Step::Run(registered),
-                    Verdict::Ask => Step::Ask(registered),
+                let rights = registered.tool.rights_asked(&call.input);
+                let destructive = registered.tool.destructive();
+                match policy.verdict_for(&call.name, destructive, rights.as_ref(), &call.input) {
+                    Verdict::Run => Step::Run(registered, rights),
+                    Verdict::Ask => Step::Ask(registered, rights),
                     Verdict::Refuse(text) => Step::Answer(ToolOutput::error(text)),
                 }
             }
         })
         .collect();
     for (call, step) in calls.iter().zip(plan.iter_mut()) {
-        let Step::Ask(registered) = *step else {
+        let Step::Ask(registered, rights) = step else {
             continue;
         };
+        let (registered, rights) = (*registered, rights.take());
         // An earlier answer in this turn ("allow for the session") may already cover it.
-        if policy.verdict(&call.name, registered.tool.destructive(), &call.input) == Verdict::Run {
-            *step = Step::Run(registered);
+        let destructive = registered.tool.destructive();
+        if policy.verdict_for(&call.name, destructive, rights.as_ref(), &call.input) == Verdict::Run
+        {
+            *step = Step::Run(registered, rights);
             continue;
         }
         let request = ApprovalRequest {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             arguments: call.input.clone(),
+            rights,
         };
         let decision = tokio::select! {
             decision = approver.decide(&request) => decision,
             () = cancel.cancelled() => return not_run(calls, plan, "Not run: cancelled."),
         };
-        *step = match policy.apply(&call.name, &decision) {
-            Ok(()) => Step::Run(registered),
+        *step = match policy.apply_for(&call.name, request.rights.as_ref(), &decision) {
+            Ok(()) => Step::Run(registered, request.rights),
             Err(text) => Step::Answer(ToolOutput::error(text)),
         };
     }
@@ -227,15 +236,15 @@ pub async fn run_calls(
             Step::Answer(output) => {
                 reports[i] = Some(report(call, output.clone(), false, Duration::ZERO))
             }
-            Step::Run(registered) if registered.tool.parallel_safe() => batch.push(i),
-            Step::Run(registered) => {
+            Step::Run(registered, None) if registered.tool.parallel_safe() => batch.push(i),
+            Step::Run(registered, granted) => {
                 run_batch(&mut batch, calls, &plan, &mut reports, cancel).await;
                 reports[i] = Some(match cancel.is_cancelled() {
-                    false => execute(call, registered, cancel).await,
+                    false => execute(call, registered, granted.clone(), cancel).await,
                     true => cancelled(call),
                 });
             }
-            Step::Ask(_) => {}
+            Step::Ask(..) => {}
         }
     }
     run_batch(&mut batch, calls, &plan, &mut reports, cancel).await;
@@ -263,7 +272,9 @@ async fn run_batch(
 ) {
     let running = batch.iter().map(|&i| async move {
         match (&plan[i], cancel.is_cancelled()) {
-            (Step::Run(registered), false) => execute(&calls[i], registered, cancel).await,
+            (Step::Run(registered, granted), false) => {
+                execute(&calls[i], registered, granted.clone(), cancel).await
+            }
             _ => cancelled(&calls[i]),
         }
     });
@@ -290,7 +301,7 @@ fn not_run(calls: &[ToolCall], plan: Vec<Step<'_>>, text: &str) -> RoundResults 
             .zip(plan)
             .map(|(call, step)| match step {
                 Step::Answer(output) => report(call, output, false, Duration::ZERO),
-                Step::Run(_) | Step::Ask(_) => {
+                Step::Run(..) | Step::Ask(..) => {
                     report(call, ToolOutput::error(text), false, Duration::ZERO)
                 }
             })
@@ -303,6 +314,7 @@ fn not_run(calls: &[ToolCall], plan: Vec<Step<'_>>, text: &str) -> RoundResults 
 async fn execute(
     call: &ToolCall,
     registered: &Registered,
+    granted: Option<RightsRequest>,
     cancel: &CancellationToken,
 ) -> CallReport {
     let started = Instant::now();
@@ -319,8 +331,9 @@ async fn execute(
         ToolOutput::error(format!("{} failed: it panicked ({message}).", call.name))
     };
     let tool = &registered.tool;
-    let running = match catch_unwind(AssertUnwindSafe(|| {
-        tool.call(call.input.clone(), token.clone())
+    let running = match catch_unwind(AssertUnwindSafe(|| match granted {
+        Some(granted) => tool.call_with_rights(call.input.clone(), granted, token.clone()),
+        None => tool.call(call.input.clone(), token.clone()),
     })) {
         Ok(running) => AssertUnwindSafe(running).catch_unwind(),
         Err(what) => return report(call, panicked(what), true, started.elapsed()),

@@ -24,6 +24,11 @@
 //!   at the end, since the helper itself leads it), secrets scrubbed from the environment;
 //!   a failure that looks like the sandbox's gets a note saying so; when the policy is
 //!   missing although asked for, the call is refused, never run unconfined;
+//! - a call may ask for more rights (`sandbox`, `network`, `justification`, see the
+//!   `escalate` module): [`Tool::rights_asked`] says what, plain [`Tool::call`] refuses such a
+//!   call, and only [`Tool::call_with_rights`] (the tool loop, after a person said yes) runs
+//!   it wider; on a kernel that cannot confine commands with `[sandbox] unconfinable =
+//!   "ask"`, every call asks, and a granted one runs unconfined;
 //! - stdout and stderr are captured separately, each keeping its first and last
 //!   `command_output_cap / 2` bytes with a note of how much was cut between them;
 //! - the result states the exit code and is an error when it is not 0, when the program was
@@ -32,22 +37,26 @@
 
 mod capture;
 mod confine;
+mod escalate;
 mod policy;
+mod process;
 
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use qore_core::{CancellationToken, Tool, ToolFuture, ToolOutput, ToolSpec};
+use qore_core::{CancellationToken, RightsRequest, Tool, ToolFuture, ToolOutput, ToolSpec};
+use qore_sandbox::Policy;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::util::{cancelled, parse_args};
 use crate::{spec, Sandbox, ToolOptions};
 use capture::Capture;
-pub use confine::SandboxOptions;
+pub use confine::{Escalation, SandboxOptions, Unconfinable};
 use policy::validate;
 pub use policy::{DEFAULT_ALLOWED_COMMANDS, DEFAULT_COMMAND_ENV, SHELL_METACHARACTERS};
+use process::{signal_number, signal_of, GroupKiller};
 
 const NAME: &str = "run_command";
 
@@ -61,6 +70,13 @@ struct Args {
     argv: Vec<String>,
     #[serde(default)]
     timeout_secs: Option<u64>,
+    // Read by `escalate` from the raw arguments; here so that they are not unknown fields.
+    #[serde(default, rename = "sandbox")]
+    _sandbox: Option<String>,
+    #[serde(default, rename = "network")]
+    _network: Option<bool>,
+    #[serde(default, rename = "justification")]
+    _justification: Option<String>,
 }
 
 /// Runs allow-listed programs in the project root.
@@ -68,11 +84,33 @@ pub struct RunCommand {
     spec: ToolSpec,
     sandbox: Arc<Sandbox>,
     options: Arc<ToolOptions>,
+    /// This kernel cannot confine commands (probed once, at construction).
+    unconfinable: bool,
 }
 
 impl RunCommand {
     pub fn new(sandbox: Arc<Sandbox>, options: Arc<ToolOptions>) -> Self {
         let allowed = options.allowed_commands.join(", ");
+        let mut schema = json!({
+            "type": "object",
+            "properties": {
+                "argv": {
+                    "type": "array",
+                    "items": { "type": "string" },
+                    "minItems": 1,
+                    "description": format!("The program (one of: {allowed}) followed by its arguments.")
+                },
+                "timeout_secs": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": options.command_max_timeout.as_secs(),
+                    "description": format!("Seconds before the program is killed. Default: {}.", options.command_timeout.as_secs())
+                }
+            },
+            "required": ["argv"],
+            "additionalProperties": false
+        });
+        escalate::offer(&mut schema, options.sandbox.as_ref());
         let spec = spec(
             NAME,
             &format!(
@@ -83,30 +121,14 @@ impl RunCommand {
                  Default timeout {} s.",
                 options.command_timeout.as_secs()
             ),
-            json!({
-                "type": "object",
-                "properties": {
-                    "argv": {
-                        "type": "array",
-                        "items": { "type": "string" },
-                        "minItems": 1,
-                        "description": format!("The program (one of: {allowed}) followed by its arguments.")
-                    },
-                    "timeout_secs": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": options.command_max_timeout.as_secs(),
-                        "description": format!("Seconds before the program is killed. Default: {}.", options.command_timeout.as_secs())
-                    }
-                },
-                "required": ["argv"],
-                "additionalProperties": false
-            }),
+            schema,
         );
+        let unconfinable = options.sandbox.is_some() && !qore_sandbox::probe().confines();
         RunCommand {
             spec,
             sandbox,
             options,
+            unconfinable,
         }
     }
 }
@@ -119,9 +141,44 @@ impl Tool for RunCommand {
         // The command's own timeout ends it; leave room for the kill and the report.
         self.options.command_max_timeout + Duration::from_secs(5)
     }
-    fn call(&self, input: serde_json::Value, cancel: CancellationToken) -> ToolFuture {
+    fn rights_asked(&self, input: &Value) -> Option<RightsRequest> {
+        escalate::asked(
+            self.options.sandbox.as_ref(),
+            self.sandbox.policy(),
+            self.unconfinable,
+            input,
+        )
+    }
+
+    fn call(&self, input: Value, cancel: CancellationToken) -> ToolFuture {
+        if escalate::asks_more(self.sandbox.policy(), &input) {
+            return Box::pin(async {
+                ToolOutput::error(
+                    "Not run: this call asks for more rights than the sandbox gives, which only \
+                     a person's approval grants, and none was given here.",
+                )
+            });
+        }
+        self.run(input, false, cancel)
+    }
+
+    fn call_with_rights(
+        &self,
+        input: Value,
+        _granted: RightsRequest,
+        cancel: CancellationToken,
+    ) -> ToolFuture {
+        self.run(input, true, cancel)
+    }
+}
+
+impl RunCommand {
+    /// Run a call; `granted`: a person granted the rights it asks for.
+    fn run(&self, input: Value, granted: bool, cancel: CancellationToken) -> ToolFuture {
         let sandbox = self.sandbox.clone();
         let options = self.options.clone();
+        let policy =
+            (sandbox.policy()).map(|p| escalate::policy_for(p, &input, granted, self.unconfinable));
         Box::pin(async move {
             let args = match parse_args::<Args>(NAME, input) {
                 Ok(args) => args,
@@ -143,7 +200,15 @@ impl Tool for RunCommand {
                 Some(s) => Duration::from_secs(s).min(options.command_max_timeout),
                 None => options.command_timeout,
             };
-            execute(&sandbox, &options, &args.argv, timeout, cancel).await
+            execute(
+                &sandbox,
+                policy.as_ref(),
+                &options,
+                &args.argv,
+                timeout,
+                cancel,
+            )
+            .await
         })
     }
 }
@@ -167,13 +232,14 @@ enum Ended {
 
 async fn execute(
     sandbox: &Sandbox,
+    policy: Option<&Policy>,
     options: &ToolOptions,
     argv: &[String],
     timeout: Duration,
     cancel: CancellationToken,
 ) -> ToolOutput {
     let program = &argv[0];
-    let mut command = match (&options.sandbox, sandbox.policy()) {
+    let mut command = match (&options.sandbox, policy) {
         (None, _) => {
             let mut command = tokio::process::Command::new(program);
             command.args(&argv[1..]);
@@ -306,7 +372,8 @@ async fn execute(
     let mut text = format!("{head}\n{}\n{}", out.render("stdout"), err.render("stderr"));
     let note = status.and_then(|status| {
         confine::denial_note(
-            sandbox,
+            policy,
+            (options.sandbox.as_ref()).map_or(Escalation::Never, |o| o.escalation),
             program,
             status.code(),
             signal_number(&status),
@@ -326,65 +393,13 @@ async fn execute(
             "stderr_bytes": err.total,
         }))
         .map(|mut structured| {
-            if let Some(policy) = sandbox.policy() {
+            if let Some(policy) = policy {
                 structured["sandbox"] = json!(policy.mode.name());
+                structured["network"] = json!(policy.network);
                 structured["sandbox_note"] = json!(note);
             }
             structured
         }),
         ..ToolOutput::text(text)
-    }
-}
-
-#[cfg(unix)]
-fn signal_of(status: &std::process::ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    status
-        .signal()
-        .map_or_else(|| "a signal".to_string(), |s| format!("signal {s}"))
-}
-
-#[cfg(unix)]
-fn signal_number(status: &std::process::ExitStatus) -> Option<i32> {
-    use std::os::unix::process::ExitStatusExt;
-    status.signal()
-}
-
-#[cfg(not(unix))]
-fn signal_number(_status: &std::process::ExitStatus) -> Option<i32> {
-    None
-}
-
-#[cfg(not(unix))]
-fn signal_of(_status: &std::process::ExitStatus) -> String {
-    "a signal".to_string()
-}
-
-/// Kills a process group (Unix) when told to or when dropped, at most once.
-struct GroupKiller(Option<u32>);
-
-impl GroupKiller {
-    fn kill(&mut self) {
-        #[cfg(unix)]
-        if let Some(pid) = self.0.take() {
-            if let Ok(pgid) = libc::pid_t::try_from(pid) {
-                // SAFETY: kill(2) takes plain integers and touches no memory of ours. The
-                // group was created for this child (process_group(0)), so -pgid names it
-                // and nothing else.
-                unsafe {
-                    libc::kill(-pgid, libc::SIGKILL);
-                }
-            }
-        }
-        #[cfg(not(unix))]
-        {
-            self.0 = None;
-        }
-    }
-}
-
-impl Drop for GroupKiller {
-    fn drop(&mut self) {
-        self.kill();
     }
 }
