@@ -5,8 +5,16 @@ call and its output cross qore's Responses <-> Chat translation both ways; and a
 which must come back as qore's 401, not a hang.
 
 Codex runs with a temp HOME and CODEX_HOME holding only the config below (no update check,
-no analytics, no feedback, no retries), a proxy on a dead loopback port for anything but
-127.0.0.1, and a read-only sandbox: nothing leaves the loopback."""
+no analytics, no feedback, no retries) and a proxy on a dead loopback port for anything but
+127.0.0.1: nothing leaves the loopback.
+
+Codex's own sandbox is off (`sandbox_mode = "danger-full-access"`): what is tested is qore's
+translation, and the only command is the test's own `cat` in a temp directory. With it on,
+the run depended on the machine: with Debian's bubblewrap (0.8, no `--argv0`) installed,
+codex prefers the system `bwrap` and re-enters itself as `codex-linux-sandbox` by name,
+which is not on PATH when the vendored binary is started directly ("bwrap: execvp
+codex-linux-sandbox: No such file or directory"); without it, codex uses its bundled bwrap,
+which needs user namespaces. Checked both ways, with and without bubblewrap installed."""
 
 from __future__ import annotations
 
@@ -60,7 +68,7 @@ def codex_config(base_url: str) -> str:
 model = "{MODEL}"
 model_provider = "qore"
 approval_policy = "never"
-sandbox_mode = "read-only"
+sandbox_mode = "danger-full-access"
 check_for_update_on_startup = false
 
 [analytics]
