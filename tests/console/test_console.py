@@ -63,6 +63,10 @@ def test_usage_totals_and_chart_match_the_api(page):
     for field in ["requests", "errors", "tokens_in", "tokens_out"]:
         shown = page.text_content(f"[data-total={field}]")
         assert int(shown) == total[field], field
+    assert total["cost_usd"] > 0  # the agent `helper` has a price
+    shown = float(page.get_attribute("[data-total=cost_usd]", "data-value"))
+    assert round(shown, 6) == round(total["cost_usd"], 6)
+    assert page.text_content("[data-total=cost_usd]") == "$" + str(round(total["cost_usd"], 6))
     page.screenshot(path=os.path.join(SHOTS, "console-usage.png"), full_page=True)
 
 

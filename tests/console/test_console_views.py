@@ -31,6 +31,8 @@ def test_a_key_changed_in_the_page_applies(page):
     page.fill("#edit-budget", "500000")
     page.click("#key-edit button[type=submit]")
     page.wait_for_selector("tr.row:has-text('to-change'):has-text('up/*')")
+    until(page, "document.getElementById('key-edit-status').textContent === 'Saved.'")
+    shot(page, "console-key-edit.png")
     row = page.text_content("tr.row:has-text('to-change')")
     assert "500000" in row and "100000" in row, row
     listed = [k for k in admin_get("/keys?search=to-change")["keys"]]

@@ -15,7 +15,6 @@
     const input = (id, label, value) => Q.field(label, el("input", { id, value: value ?? "",
       inputmode: id === "edit-models" ? "text" : "numeric" }));
     const form = el("form", { id: "key-edit", "aria-label": "Change the key " + key.name },
-      el("h2", { text: "Key " + key.name }),
       input("edit-models", "Model globs (comma-separated, empty: all)", key.models.join(", ")),
       input("edit-rpm", "Requests per minute (empty: no limit)", key.rpm),
       input("edit-tpm", "Tokens per minute (empty: no limit)", key.tpm),
@@ -40,7 +39,7 @@
         done(true);
       } catch (err) { status.textContent = err.message; }
     });
-    return el("div", { class: "panel" }, form, revoke, status);
+    return el("div", { class: "panel" }, el("h2", { text: "Key " + key.name }), form, revoke, status);
   }
 
   Q.views.keys = async function keysView() {

@@ -10,18 +10,22 @@
     ["Tokens in", (r) => r.tokens_in, 1], ["Tokens out", (r) => r.tokens_out, 1],
     ["Cost", (r) => Q.money(r.cost_usd), 1]];
 
+  // The chart has an empty day before the first and after the last, so a single day's
+  // point is drawn as a day, not against a range of years.
   function chart(box, rows) {
     if (!window.uPlot || !rows.length) return;
-    const xs = rows.map((r) => Date.parse(r.day + "T00:00:00Z") / 1000);
+    const day = (r) => Date.parse(r.day + "T00:00:00Z") / 1000;
+    const xs = [day(rows[0]) - 86400, ...rows.map(day), day(rows[rows.length - 1]) + 86400];
+    const series = (f) => [null, ...rows.map(f), null];
     const width = Math.max(280, Math.min(box.clientWidth || 800, 1100));
-    // A day either side, so one day's point is not drawn against a range of years.
-    const range = (u, min, max) => [min - 86400, max + 86400];
     new uPlot({ width, height: 260, tzDate: (ts) => uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC"),
-      scales: { x: { time: true, range } },
       series: [{}, { label: "tokens in", stroke: "#2563eb" }, { label: "tokens out", stroke: "#16a34a" },
         { label: "requests", stroke: "#9333ea", scale: "n" }],
-      axes: [{}, {}, { scale: "n", side: 1 }] },
-    [xs, rows.map((r) => r.tokens_in), rows.map((r) => r.tokens_out), rows.map((r) => r.requests)], box);
+      // Ticks on whole UTC days, labelled YYYY-MM-DD.
+      axes: [{ incrs: [1, 2, 7, 14, 30, 91, 365].map((d) => d * 86400),
+        values: (u, ticks) => ticks.map((ts) => new Date(ts * 1000).toISOString().slice(0, 10)) },
+      {}, { scale: "n", side: 1 }] },
+    [xs, series((r) => r.tokens_in), series((r) => r.tokens_out), series((r) => r.requests)], box);
   }
 
   Q.views.usage = async function usageView() {
