@@ -27,6 +27,15 @@ def test_every_view_fits_a_360_px_screen(phone):
                               ".map(e => e.tagName + '#' + e.id + '.' + e.className)")
         assert wide == [], (name, wide)
         shot(phone, f"narrow-{name}.png", full_page=True)
+    # A request and a conversation opened fit too.
+    for name, row, opened in [("log", "tr.row >> nth=0", "#log-detail pre"),
+                              ("conversations", "tr.row:has-text('helper')", ".tool-call")]:
+        phone.goto(URL + "/ui/#" + name)
+        phone.click(row)
+        phone.wait_for_selector(opened)
+        width = phone.evaluate("document.documentElement.scrollWidth")
+        assert width <= 360, (name, width)
+        shot(phone, f"narrow-{name}-opened.png", full_page=True)
     # The menu opens the navigation, which then fits too.
     phone.click("#menu")
     assert phone.get_attribute("#menu", "aria-expanded") == "true"
