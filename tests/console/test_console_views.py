@@ -3,6 +3,7 @@
 full with its tool call, reached from its request's detail); agents and models as the server
 was configured; one list request per view; a screenshot of every view.
 """
+import os
 import time
 
 from conftest import URL, admin_call, admin_get, chat, logged_in, shot, until
@@ -106,3 +107,25 @@ def test_agents_and_models_show_what_the_server_was_configured_with(page):
     page.goto(URL + "/ui/#health")
     page.wait_for_selector("#view td")
     shot(page, "console-health.png")
+
+
+def test_conversations_page_with_a_cursor_and_search(page):
+    seeded = int(os.environ["QORE_CONVERSATIONS"])
+    assert seeded > 50  # more than one page
+    logged_in(page)
+    lists = requests_to(page, "/conversations")
+    page.goto(URL + "/ui/#conversations")
+    page.wait_for_selector("tr.row")
+    first = [r.text_content() for r in page.query_selector_all("tr.row")]
+    assert len(first) == 50 and "helper" in first[0], first[:2]  # newest first
+    page.click("#conv-more")
+    until(page, f"document.querySelectorAll('tr.row').length === {seeded - 50}")
+    second = [r.text_content() for r in page.query_selector_all("tr.row")]
+    assert not set(first) & set(second), second
+    assert len(lists) == 2 and "after=" in lists[1], lists
+    assert not page.is_visible("#conv-more")  # the last page
+    page.fill("#conv-search", "note-07")
+    page.click("#conv-filter button")
+    until(page, "document.querySelectorAll('tr.row').length === 1")
+    assert "note-07" in page.text_content("tr.row")
+    assert len(lists) == 3, lists

@@ -18,7 +18,10 @@ use qore_store::{log_id, RequestLogRow};
 use serde_json::json;
 
 /// How many cases `tests/console/test_*.py` hold: all must pass, none skipped.
-const TESTS: usize = 11;
+const TESTS: usize = 12;
+
+/// How many conversations are seeded (the last one with a tool call).
+const CONVERSATIONS: usize = 53;
 
 fn repo() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -99,7 +102,10 @@ async fn browse(location: Option<String>, name: &str) {
     let served = Served::start_configured(
         location,
         reply,
-        vec![("tools", vec![tool_call, answer])],
+        vec![
+            ("tools", vec![tool_call, answer]),
+            ("quick", vec![qore_testkit::chat::chat_answer("noted")]),
+        ],
         &[("helper", helper)],
         |_| {},
     )
@@ -121,6 +127,14 @@ async fn browse(location: Option<String>, name: &str) {
     }
     for model in ["up/m", "up/m", "up/m", "nobody/x"] {
         let _ = served.chat(&key, model).await;
+    }
+    // More conversations than one page of the console's list (50), older than the next.
+    for n in 0..CONVERSATIONS - 1 {
+        let name = format!("note-{n:02}");
+        let status = served
+            .chat_with(&key, "quick/m", &[("x-qore-session", &name)])
+            .await;
+        assert_eq!(status, 200, "{name}");
     }
     // A kept conversation through the agent `helper`: the upstream answers with a tool
     // call, the caller sends its result, the upstream answers (the turn is kept whole).
@@ -187,6 +201,7 @@ async fn browse(location: Option<String>, name: &str) {
             .env("QORE_API_KEY", key)
             .env("QORE_SHOTS", &shots)
             .env("QORE_LOG_ROWS", "10000")
+            .env("QORE_CONVERSATIONS", CONVERSATIONS.to_string())
             .output()
             .unwrap()
     });
