@@ -8,6 +8,7 @@
 //! each pair of backends the runner lists), or a location not yet opened (the process cases,
 //! which re-execute the test binary as writers).
 
+pub mod admin;
 pub mod copy;
 pub mod errors;
 pub mod file_changes;
@@ -131,6 +132,12 @@ macro_rules! conformance_suite {
                 every_filter_of_the_log_holds,
                 pruning_deletes_what_started_before,
                 usage_sums_are_grouped_by_the_database,
+            ],
+            admin: [
+                a_key_page_is_filtered_and_paged_by_the_database,
+                a_key_change_sets_only_its_fields_and_moves_the_version,
+                a_session_page_is_newest_first_and_searched_by_the_database,
+                usage_sums_split_by_agent,
             ],
             responses: [
                 a_response_names_a_turn_until_deleted_or_its_session_is_removed,
