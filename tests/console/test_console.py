@@ -110,6 +110,9 @@ def test_the_playground_streams(page):
     log_in(page)
     page.wait_for_selector("#nav:not([hidden])")
     page.goto(URL + "/ui/#playground")
+    # The configured agents and models are offered as choices.
+    until(page, "document.querySelectorAll('#pg-choices option[value=helper]').length === 1 && "
+                "document.querySelectorAll('#pg-choices option[value=\\'tools/m\\']').length === 1")
     page.fill("#pg-key", API_KEY)
     page.fill("#pg-model", "up/m")
     page.fill("#pg-prompt", "count")

@@ -26,7 +26,12 @@
 
   Q.views.playground = async function playgroundView() {
     const key = el("input", { id: "pg-key", type: "password", autocomplete: "off", placeholder: "qore-…" });
-    const model = el("input", { id: "pg-model", placeholder: "agent or provider/model" });
+    const model = el("input", { id: "pg-model", placeholder: "agent or provider/model", list: "pg-choices" });
+    const choices = el("datalist", { id: "pg-choices" });
+    // What may be asked: the configured agents and models (one list request each).
+    Promise.all([Q.api("/agents"), Q.api("/models")]).then(([a, m]) => choices.replaceChildren(
+      ...a.agents.map((x) => el("option", { value: x.name })), ...m.models.map((x) => el("option", { value: x.name }))))
+      .catch(() => {});
     const prompt = el("textarea", { id: "pg-prompt", rows: "3" });
     const out = el("pre", { id: "pg-out", "aria-live": "polite" });
     const form = el("form", { id: "pg-form", "aria-label": "Send a chat request" }, Q.field("API key", key),
@@ -41,6 +46,6 @@
       if (!response.ok) { out.textContent = "HTTP " + response.status + ": " + await response.text(); return; }
       await stream(response, out);
     });
-    Q.view.replaceChildren(el("h1", { text: "Playground" }), form, out);
+    Q.view.replaceChildren(el("h1", { text: "Playground" }), form, choices, out);
   };
 })();
