@@ -11,7 +11,7 @@ use qore_agents::providers::KeySource;
 use qore_agents::{AgentError, Catalog};
 use qore_client::{Client, RequestOptions};
 use qore_core::{ErrorInfo, History, Message};
-use qore_tools::{builtin_tools, Sandbox, ToolOptions};
+use qore_tools::{builtin_tools, Sandbox};
 
 use crate::console::outln;
 use crate::output::Output;
@@ -169,14 +169,18 @@ pub fn agents(command: AgentsCommand) -> ExitCode {
                         history.push(Message::system(system));
                     }
                     history.push(Message::user(prompt));
-                    // The built-in tools over the current directory, as `qore run` offers them.
-                    let tools = match (agent.enable_tools, dir.as_deref().map(Sandbox::new)) {
-                        (true, Some(Ok(sandbox))) => {
-                            builtin_tools(sandbox, &ToolOptions::default())
-                                .iter()
-                                .map(|t| t.spec().clone())
-                                .collect()
-                        }
+                    // The built-in tools over the current directory, as `qore run` offers them
+                    // (its allow-list and sandbox from config.toml).
+                    let tools = match (agent.enable_tools, dir.as_deref()) {
+                        (true, Some(dir)) => match Sandbox::new(dir) {
+                            Ok(sandbox) => {
+                                builtin_tools(sandbox, &crate::sandbox::tool_options(dir)?)
+                                    .iter()
+                                    .map(|t| t.spec().clone())
+                                    .collect()
+                            }
+                            Err(_) => Vec::new(),
+                        },
                         _ => Vec::new(),
                     };
                     resolved

@@ -357,7 +357,17 @@ async fn serve(
         Ok(sandbox) => sandbox,
         Err(err) => return fail(format!("--root {}: {err}", root.display())),
     };
-    let tools = qore_tools::builtin_tools(sandbox, &qore_tools::ToolOptions::default())
+    // `run_command` (with --allow-write) under config.toml's [sandbox] and [tools], as in
+    // `qore chat`. Nobody here can grant more rights: they are not offered, and a call
+    // asking for them anyway runs under the policy (`Tool::call` never widens it).
+    let mut options = match crate::sandbox::tool_options(&root) {
+        Ok(options) => options,
+        Err(err) => return fail(err.message),
+    };
+    if let Some(sandbox) = options.sandbox.as_mut() {
+        sandbox.escalation = qore_tools::Escalation::Never;
+    }
+    let tools = qore_tools::builtin_tools(sandbox, &options)
         .into_iter()
         .filter(|tool| allow_write || !tool.destructive())
         .collect();

@@ -207,6 +207,8 @@ impl ServeArgs {
             listener: self.listener.flags(),
             stream_keepalive: self.stream_keepalive,
             upstream_idle: self.upstream_idle,
+            // `run_command` under config.toml's [sandbox], as in `qore chat`.
+            tool_options: Some(crate::sandbox::tool_options),
         }
     }
 }

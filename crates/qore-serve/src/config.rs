@@ -145,6 +145,9 @@ pub struct ServeFlags {
     /// A relayed stream's keep-alive and upstream idle limit (`Duration::ZERO`: off).
     pub stream_keepalive: Option<Duration>,
     pub upstream_idle: Option<Duration>,
+    /// How the front end makes the built-in tools' options for `[serve] root` (qore-cli:
+    /// config.toml's `[sandbox]` and `[tools]`); without it `run_command` is never offered.
+    pub tool_options: Option<crate::ToolOptionsFor>,
 }
 
 /// The settings the server runs with.
@@ -167,6 +170,8 @@ pub struct ServeSettings {
     pub request_log: crate::log_settings::LogSettings,
     /// Whether and where the console is served.
     pub console: crate::console_settings::ConsoleSettings,
+    /// The built-in tools' options for the root (see [`ServeFlags::tool_options`]).
+    pub tool_options: Option<crate::ToolOptionsFor>,
 }
 
 /// Every default (on 127.0.0.1:8787, keys required): what tests start from.
@@ -184,6 +189,7 @@ impl Default for ServeSettings {
             streams: StreamLimits::default(),
             request_log: Default::default(),
             console: Default::default(),
+            tool_options: None,
         }
     }
 }
@@ -245,6 +251,7 @@ impl ServeSettings {
             streams,
             request_log,
             console,
+            tool_options: flags.tool_options,
         })
     }
 }

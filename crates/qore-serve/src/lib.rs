@@ -52,3 +52,4 @@ mod usage;
 pub use error::{ErrorKind, ServeError};
 pub use inbound::{Inbound, ReplyMeta};
 pub use run::{run, RunError, Server};
+pub use server_tools::ToolOptionsFor;

@@ -3,6 +3,15 @@
 //! there to confirm a call, so nothing else runs: a destructive built-in stays out even when
 //! named, and the agent sees only the allowed tools.
 //!
+//! The one exception is `run_command`, because the operating-system sandbox confines it: it
+//! joins only when a pattern is exactly `run_command` (a wildcard never lets commands in),
+//! the front end gave the tools' options ([`ToolOptionsFor`]: qore-cli's `[sandbox]` and
+//! `[tools]`), the policy is not `full-access` and this kernel can enforce it; otherwise a
+//! warning says why it stays out. Every built-in gets those options (the file tools check
+//! the same policy). More rights are never offered (`[sandbox] escalation` is `never`
+//! here), and a call asking for them anyway is refused: the approver is [`NobodyAsked`],
+//! and rights are only ever granted by a person.
+//!
 //! They are offered when the caller sends no tools of its own and the agent has
 //! `enable_tools`: qore's tool loop runs the rounds (an ephemeral qore-session `Session`,
 //! text or native protocol as the agent's model needs) and the caller sees the answer:
@@ -22,17 +31,29 @@ use qore_core::{
     ErrorInfo, Message, ResponseEvent, Role, StopReason, StreamOutcome, Tool, ToolSource, Usage,
 };
 use qore_session::{NobodyAsked, Session, SessionSetup, Target, ToolSet};
+use qore_tools::{Escalation, SandboxMode, ToolOptions};
 use tokio::sync::mpsc;
 
 use crate::config::ServeSettings;
 use crate::events::EventSource;
 use crate::Inbound;
 
+/// How a front end makes the built-in tools' options for a project root: `run_command`'s
+/// allow-list and operating-system sandbox (qore-cli reads config.toml's `[tools]` and
+/// `[sandbox]`).
+pub type ToolOptionsFor = fn(&Path) -> Result<ToolOptions, ErrorInfo>;
+
+const RUN_COMMAND: &str = "run_command";
+
 /// The tools the config allows the server to run.
 pub struct ServerTools {
     allowed: Arc<GlobSet>,
     root: Option<std::path::PathBuf>,
     mcp: Option<Arc<Allowed>>,
+    /// The built-in tools' options (allow-list, sandbox).
+    options: ToolOptions,
+    /// `run_command` is offered (named exactly, and confined).
+    commands: bool,
 }
 
 impl ServerTools {
@@ -68,10 +89,14 @@ impl ServerTools {
             inner: mcp,
             allowed: allowed.clone(),
         });
+        let (options, commands, why) = command_options(settings);
+        warnings.extend(why);
         let tools = ServerTools {
             allowed,
             root: settings.root.clone(),
             mcp: Some(mcp),
+            options,
+            commands,
         };
         match tools.toolset() {
             Ok(set) if set.registry.specs().is_empty() => {
@@ -96,16 +121,18 @@ impl ServerTools {
         if self.root.is_none() {
             std::fs::create_dir_all(&root).map_err(|e| ErrorInfo::config(e.to_string()))?;
         }
-        let mut set = ToolSet::builtin(
+        let mut set = ToolSet::builtin_with(
             &root,
             ApprovalMode::Auto,
             Box::new(NobodyAsked),
             Default::default(),
             true,
+            self.options.clone(),
         )?;
+        let confined = |tool: &Arc<dyn Tool>| self.commands && tool.spec().name == RUN_COMMAND;
         let builtins: Vec<Arc<dyn Tool>> = (set.registry.specs().iter())
             .filter_map(|spec| set.registry.get(&spec.name).map(|r| r.tool.clone()))
-            .filter(|tool| self.root.is_some() && !tool.destructive())
+            .filter(|tool| self.root.is_some() && (!tool.destructive() || confined(tool)))
             .filter(|tool| self.allowed.is_match(&tool.spec().name))
             .collect();
         set.registry = qore_client::tool_loop::ToolRegistry::new();
@@ -118,6 +145,62 @@ impl ServerTools {
         }
         Ok(set)
     }
+}
+
+/// The built-in tools' options for `settings.root`, whether `run_command` joins, and the
+/// warning when it was named but stays out (see the module docs).
+fn command_options(settings: &ServeSettings) -> (ToolOptions, bool, Option<String>) {
+    let named = settings.tools.iter().any(|p| p == RUN_COMMAND);
+    let left_out = |why: &str| named.then(|| format!("{RUN_COMMAND} left out: {why}"));
+    let (Some(root), Some(make)) = (&settings.root, settings.tool_options) else {
+        let why = "no [serve] root, or no sandbox policy to confine it";
+        return (ToolOptions::default(), false, left_out(why));
+    };
+    let options = match make(root) {
+        Ok(mut options) => {
+            // Nobody is there to grant more rights: the model is not even offered to ask.
+            if let Some(sandbox) = options.sandbox.as_mut() {
+                sandbox.escalation = Escalation::Never;
+            }
+            options
+        }
+        Err(err) => {
+            let why = format!("the tools' settings: {}", err.message);
+            return (ToolOptions::default(), false, Some(why));
+        }
+    };
+    if !named {
+        return (options, false, None);
+    }
+    let refused = match &options.sandbox {
+        None => Some("no sandbox policy confines it".to_owned()),
+        Some(s) if s.mode == SandboxMode::FullAccess => Some(
+            "[sandbox] mode is full-access, and nobody is there to approve unconfined commands"
+                .to_owned(),
+        ),
+        Some(_) => unconfinable(),
+    };
+    match refused {
+        None => (options, true, None),
+        Some(why) => (options, false, left_out(&why)),
+    }
+}
+
+/// Why this kernel cannot confine commands, if it cannot.
+#[cfg(target_os = "linux")]
+fn unconfinable() -> Option<String> {
+    let support = qore_sandbox::probe();
+    (!support.confines()).then(|| {
+        format!(
+            "this kernel cannot confine commands ({})",
+            support.gaps().join("; ")
+        )
+    })
+}
+
+#[cfg(not(target_os = "linux"))]
+fn unconfinable() -> Option<String> {
+    Some("commands are confined on Linux only".to_owned())
 }
 
 /// An MCP tool source showing only the allowed tools.

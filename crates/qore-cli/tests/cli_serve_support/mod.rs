@@ -91,8 +91,15 @@ impl World {
 
     /// `qore serve --listen 127.0.0.1:0 ARGS…`, once it printed its URL.
     pub async fn serve(&self, args: &[&str]) -> Server {
+        self.serve_env(args, &[]).await
+    }
+
+    /// [`World::serve`] with more environment variables (`HOME`…).
+    pub async fn serve_env(&self, args: &[&str], env: &[(&str, &std::path::Path)]) -> Server {
         let args = [&["serve", "--listen", "127.0.0.1:0"][..], args].concat();
-        let mut child = self.cmd(&args).spawn().expect("qore serve starts");
+        let mut cmd = self.cmd(&args);
+        cmd.envs(env.iter().copied());
+        let mut child = cmd.spawn().expect("qore serve starts");
         let stderr = Arc::new(Mutex::new(String::new()));
         let mut pipe = child.stderr.take().unwrap();
         let kept = stderr.clone();
