@@ -30,13 +30,13 @@ fn usage_row(row: &UsageRow, cost: Option<f64>) -> Value {
 /// Rows grouped by (group, agent), in group order, folded into one row per group with its
 /// cost: the sum of each agent part's cost, `None` when no part has a price.
 fn priced(
-    config: &qore_agents::config::Config,
     by: UsageGroup,
     parts: Vec<UsageRow>,
+    cost_of: impl Fn(&UsageRow) -> Option<f64>,
 ) -> Vec<(UsageRow, Option<f64>)> {
     let mut rows: Vec<(UsageRow, Option<f64>)> = Vec::new();
     for part in parts {
-        let cost = usage_cost(config, &part.agent, part.tokens_in, part.tokens_out);
+        let cost = cost_of(&part);
         let mut own = part.clone();
         if by != UsageGroup::Agent {
             own.agent = String::new();
@@ -82,7 +82,10 @@ pub async fn usage(call: Admin) -> Answer {
     let parts = (call.store())
         .usage_sums_by_agent(by, key.as_deref(), since.as_deref(), until.as_deref())
         .await?;
-    let rows = priced(call.app.manager.config(), by, parts);
+    let config = call.app.manager.config();
+    let rows = priced(by, parts, |part| {
+        usage_cost(config, &part.agent, part.tokens_in, part.tokens_out)
+    });
     let rows: Vec<Value> = rows.iter().map(|(r, c)| usage_row(r, *c)).collect();
     ok(json!({"zone": "UTC", "rows": rows}))
 }
@@ -154,5 +157,61 @@ pub async fn request(call: Admin, Path(id): Path<String>) -> Answer {
             StatusCode::NOT_FOUND,
             format!("no request {id:?}"),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_group_costs_the_sum_of_its_priced_agents() {
+        let part = |day: &str, agent: &str, tokens_in: u64| UsageRow {
+            day: day.into(),
+            agent: agent.into(),
+            requests: 1,
+            tokens_in,
+            ..UsageRow::default()
+        };
+        // A dollar per token in for `a`, two for `b`, no price for others.
+        let cost_of = |row: &UsageRow| match row.agent.as_str() {
+            "a" => Some(row.tokens_in as f64),
+            "b" => Some(2.0 * row.tokens_in as f64),
+            _ => None,
+        };
+        // (group, parts by (group, agent), expected (day, agent, requests, tokens in, cost))
+        type Want = Vec<(&'static str, &'static str, u64, u64, Option<f64>)>;
+        let cases: [(UsageGroup, Vec<UsageRow>, Want); 4] = [
+            (
+                UsageGroup::Day,
+                vec![
+                    part("d1", "", 10),
+                    part("d1", "a", 1),
+                    part("d1", "b", 3),
+                    part("d2", "", 5),
+                ],
+                vec![("d1", "", 3, 14, Some(7.0)), ("d2", "", 1, 5, None)],
+            ),
+            (
+                UsageGroup::Agent,
+                vec![part("", "", 4), part("", "a", 2)],
+                vec![("", "", 1, 4, None), ("", "a", 1, 2, Some(2.0))],
+            ),
+            (
+                UsageGroup::Total,
+                vec![part("", "x", 4), part("", "b", 2)],
+                vec![("", "", 2, 6, Some(4.0))],
+            ),
+            (UsageGroup::Total, vec![], vec![("", "", 0, 0, None)]),
+        ];
+        for (by, parts, want) in cases {
+            let got: Want = (priced(by, parts, cost_of).into_iter())
+                .map(|(r, cost)| {
+                    let (day, agent) = (r.day.leak() as &str, r.agent.leak() as &str);
+                    (day, agent, r.requests, r.tokens_in, cost)
+                })
+                .collect();
+            assert_eq!(got, want, "{by:?}");
+        }
     }
 }
