@@ -49,17 +49,58 @@ fn ll(e: impl std::fmt::Display) -> SandboxError {
 
 /// The trees granted read and write for `policy` (not for full access, which has none).
 pub fn grants(policy: &Policy) -> (Vec<PathBuf>, Vec<PathBuf>, Vec<PathBuf>) {
-    let unreadable: Vec<PathBuf> = policy
+    let g = grants_typed(policy);
+    let paths = |v: Vec<Grant>| v.into_iter().map(|g| g.path).collect();
+    (paths(g.list_only), paths(g.read), paths(g.write))
+}
+
+/// A granted place and whether it is a directory, when the listing said so (`None`: ask).
+struct Grant {
+    path: PathBuf,
+    dir: Option<bool>,
+}
+
+impl Grant {
+    fn of(entry: &std::fs::DirEntry) -> Grant {
+        let dir = entry.file_type().ok().map(|t| t.is_dir());
+        Grant {
+            path: entry.path(),
+            dir,
+        }
+    }
+
+    fn unknown(path: PathBuf) -> Grant {
+        Grant { path, dir: None }
+    }
+}
+
+struct Grants {
+    list_only: Vec<Grant>,
+    read: Vec<Grant>,
+    write: Vec<Grant>,
+}
+
+/// [`grants`] with what the listings said of each place. Speed matters here (it runs before
+/// every command): the kind of an entry comes from the directory listing, and only symlinks
+/// and the policy's own paths are resolved (an entry of a canonical directory that is not a
+/// symlink is canonical already).
+fn grants_typed(policy: &Policy) -> Grants {
+    let mut unreadable: Vec<PathBuf> = policy
         .unreadable
         .iter()
         .flat_map(|u| [u.clone(), canonical(u)])
+        .map(|u| u.components().collect::<PathBuf>())
         .collect();
+    unreadable.sort();
+    unreadable.dedup();
     let mut list_only = Vec::new();
     let mut read = Vec::new();
     read_tree(Path::new("/"), &unreadable, &mut list_only, &mut read);
-    let mut write = Vec::new();
+    // (place, its real path)
+    let mut write: Vec<(Grant, PathBuf)> = Vec::new();
     if policy.mode == Mode::WorkspaceWrite {
-        if let Ok(entries) = std::fs::read_dir(&policy.root) {
+        let root = canonical(&policy.root);
+        if let Ok(entries) = std::fs::read_dir(&root) {
             for entry in entries.flatten() {
                 let name = entry.file_name();
                 // A symlink would grant its target: out of the root, or onto `.git`.
@@ -67,51 +108,79 @@ pub fn grants(policy: &Policy) -> (Vec<PathBuf>, Vec<PathBuf>, Vec<PathBuf>) {
                 if symlink || PROTECTED.iter().any(|p| name == *p) {
                     continue;
                 }
-                write.push(entry.path());
+                let grant = Grant::of(&entry);
+                let real = grant.path.clone();
+                write.push((grant, real));
             }
         }
-        write.extend(policy.writable.iter().cloned());
+        write.extend((policy.writable.iter()).map(|w| (Grant::unknown(w.clone()), canonical(w))));
     }
-    write.extend(policy.session_tmp.iter().cloned());
+    write.extend((policy.session_tmp.iter()).map(|t| (Grant::unknown(t.clone()), canonical(t))));
     // A writable tree that holds (or lies in) an unreadable place would grant reading it:
     // such a tree is not writable at all.
-    write.retain(|w| {
-        let real = canonical(w);
+    write.retain(|(_, real)| {
         !unreadable
             .iter()
-            .any(|u| u.starts_with(&real) || real.starts_with(u))
+            .any(|u| within(u, real) || within(real, u))
     });
-    (list_only, read, write)
+    Grants {
+        list_only,
+        read,
+        write: write.into_iter().map(|(g, _)| g).collect(),
+    }
 }
 
-/// Grants under `dir`, an ancestor of some unreadable place (or `/`).
+/// Is `path` `base` or beneath it? Both normalized, as `Path::components` gives them (no
+/// `//`, no trailing `/`): a byte comparison, where `Path::starts_with` walks components,
+/// which was the helper's busiest user-space code.
+fn within(path: &Path, base: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let (p, b) = (path.as_os_str().as_bytes(), base.as_os_str().as_bytes());
+    p.starts_with(b) && (p.len() == b.len() || b.ends_with(b"/") || p.get(b.len()) == Some(&b'/'))
+}
+
+/// Grants under `dir` (canonical), an ancestor of some unreadable place (or `/`).
 fn read_tree(
     dir: &Path,
     unreadable: &[PathBuf],
-    list_only: &mut Vec<PathBuf>,
-    read: &mut Vec<PathBuf>,
+    list_only: &mut Vec<Grant>,
+    read: &mut Vec<Grant>,
 ) {
-    list_only.push(dir.to_path_buf());
+    list_only.push(Grant {
+        path: dir.to_path_buf(),
+        dir: Some(true),
+    });
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for entry in entries.flatten() {
         let path = entry.path();
-        let Ok(real) = std::fs::canonicalize(&path) else {
-            continue;
+        let kind = entry.file_type().ok();
+        // Only a symlink's real path differs from its path (`dir` is canonical).
+        let real = if kind.is_some_and(|t| t.is_symlink()) {
+            match std::fs::canonicalize(&path) {
+                Ok(real) => real,
+                Err(_) => continue,
+            }
+        } else {
+            path.clone()
         };
         if unreadable
             .iter()
-            .any(|u| real.starts_with(u) || path.starts_with(u))
+            .any(|u| within(&real, u) || within(&path, u))
         {
             continue;
         }
         let above = unreadable
             .iter()
-            .any(|u| u.starts_with(&real) || u.starts_with(&path));
+            .any(|u| within(u, &real) || within(u, &path));
         if !above {
-            read.push(path);
-        } else if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            let dir = match kind {
+                Some(t) if !t.is_symlink() => Some(t.is_dir()),
+                _ => None,
+            };
+            read.push(Grant { path, dir });
+        } else if kind.is_some_and(|t| t.is_dir()) {
             read_tree(&path, unreadable, list_only, read);
         }
     }
@@ -120,6 +189,7 @@ fn read_tree(
 /// The ruleset of `policy`, every path opened, not yet enforced.
 pub fn prepare(policy: &Policy) -> Result<Prepared, SandboxError> {
     let fs_all = AccessFs::from_all(ABI::V5);
+    let file_rights = AccessFs::from_file(ABI::V5);
     let reading: BitFlags<AccessFs> = AccessFs::from_read(ABI::V5) | AccessFs::IoctlDev;
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
@@ -132,26 +202,33 @@ pub fn prepare(policy: &Policy) -> Result<Prepared, SandboxError> {
     }
     ruleset = ruleset.scope(Scope::from_all(ABI::V6)).map_err(ll)?;
     let mut created = ruleset.create().map_err(ll)?;
-    let (list_only, read, write) = grants(policy);
-    let mut rules: Vec<(PathBuf, BitFlags<AccessFs>)> = Vec::new();
-    rules.extend(list_only.into_iter().map(|p| (p, AccessFs::ReadDir.into())));
-    rules.extend(read.into_iter().map(|p| (p, reading)));
-    rules.extend(write.into_iter().map(|p| (p, fs_all)));
+    let g = grants_typed(policy);
+    let mut rules: Vec<(Grant, BitFlags<AccessFs>)> = Vec::new();
+    rules.extend(
+        g.list_only
+            .into_iter()
+            .map(|p| (p, AccessFs::ReadDir.into())),
+    );
+    rules.extend(g.read.into_iter().map(|p| (p, reading)));
+    rules.extend(g.write.into_iter().map(|p| (p, fs_all)));
     for dev in ["/dev/null", "/dev/zero", "/dev/full"] {
-        rules.push((PathBuf::from(dev), AccessFs::from_file(ABI::V5)));
+        let grant = Grant {
+            path: PathBuf::from(dev),
+            dir: Some(false),
+        };
+        rules.push((grant, file_rights));
     }
-    for (path, access) in rules {
+    for (grant, access) in rules {
         // A place that vanished since it was listed (or cannot be opened) gets no rule:
         // nothing is granted on it, which is the safe side.
-        let Ok(fd) = PathFd::new(&path) else {
+        let Ok(fd) = PathFd::new(&grant.path) else {
             continue;
         };
-        let is_dir = std::fs::metadata(&path).is_ok_and(|m| m.is_dir());
-        let access = if is_dir {
-            access
-        } else {
-            access & AccessFs::from_file(ABI::V5)
+        let is_dir = match grant.dir {
+            Some(dir) => dir,
+            None => std::fs::metadata(&grant.path).is_ok_and(|m| m.is_dir()),
         };
+        let access = if is_dir { access } else { access & file_rights };
         created = created.add_rule(PathBeneath::new(fd, access)).map_err(ll)?;
     }
     Ok(Prepared(created))
@@ -164,5 +241,33 @@ pub fn restrict(prepared: Prepared) -> Result<Enforced, SandboxError> {
         RulesetStatus::FullyEnforced => Ok(Enforced::Fully),
         RulesetStatus::PartiallyEnforced => Ok(Enforced::Partially),
         RulesetStatus::NotEnforced => Err(SandboxError::NotEnforced),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::within;
+    use std::path::Path;
+
+    #[test]
+    fn within_is_a_component_prefix() {
+        // (path, base, within?)
+        let cases = [
+            ("/home/u/.ssh", "/home/u/.ssh", true),
+            ("/home/u/.ssh/id_rsa", "/home/u/.ssh", true),
+            ("/home/u/.sshx", "/home/u/.ssh", false),
+            ("/home/u", "/home/u/.ssh", false),
+            ("/etc", "/", true),
+            ("/", "/", true),
+            ("/home/u/.config/qore-other", "/home/u/.config/qore", false),
+        ];
+        for (path, base, want) in cases {
+            assert_eq!(
+                within(Path::new(path), Path::new(base)),
+                want,
+                "{path} in {base}"
+            );
+            assert_eq!(Path::new(path).starts_with(base), want, "{path} in {base}");
+        }
     }
 }

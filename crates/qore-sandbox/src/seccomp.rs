@@ -96,7 +96,8 @@ fn target_arch() -> Result<TargetArch, SandboxError> {
     TargetArch::try_from(std::env::consts::ARCH).map_err(sc)
 }
 
-/// The programs to install, in order.
+/// The programs to install, in order: one, so one `seccomp` call installs it (on x86_64 the
+/// x32 guard comes first in it: BPF jumps are relative, so the filter after it is unchanged).
 pub fn programs(network: bool) -> Result<Vec<BpfProgram>, SandboxError> {
     let filter = SeccompFilter::new(
         rules(network)?,
@@ -106,14 +107,16 @@ pub fn programs(network: bool) -> Result<Vec<BpfProgram>, SandboxError> {
     )
     .map_err(sc)?;
     let main: BpfProgram = filter.try_into().map_err(sc)?;
-    let mut out = vec![main];
+    let mut program = Vec::with_capacity(main.len() + 3);
     if cfg!(target_arch = "x86_64") {
-        out.push(x32_guard());
+        program.extend(x32_guard());
     }
-    Ok(out)
+    program.extend(main);
+    Ok(vec![program])
 }
 
-/// Kill on a syscall number with the x32 bit (0x4000_0000) set.
+/// Kill on a syscall number with the x32 bit (0x4000_0000) set; otherwise fall through to
+/// the next instruction.
 fn x32_guard() -> BpfProgram {
     const LD_W_ABS: u16 = 0x20;
     const JMP_JSET_K: u16 = 0x45;
@@ -136,12 +139,6 @@ fn x32_guard() -> BpfProgram {
             jt: 0,
             jf: 0,
             k: 0x8000_0000, // SECCOMP_RET_KILL_PROCESS
-        },
-        sock_filter {
-            code: RET_K,
-            jt: 0,
-            jf: 0,
-            k: 0x7fff_0000, // SECCOMP_RET_ALLOW
         },
     ]
 }
