@@ -81,6 +81,7 @@ pub mod shape;
 mod streams;
 pub mod system_prompt;
 mod template_text;
+pub mod tool_settings;
 pub mod validate;
 
 pub use body::{BodyTemplate, RenderError};

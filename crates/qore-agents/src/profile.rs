@@ -45,6 +45,8 @@ pub const KNOWN_KEYS: &[&str] = &[
     "hidden",
     "match",
     "body",
+    "sandbox",
+    "tools",
 ];
 
 /// The keys of `[match]`.
@@ -104,6 +106,10 @@ pub struct Fields {
     pub matcher: Option<MatchRules>,
     /// `[body]`: the request body, Jinja strings rendered from the conversation.
     pub body: Option<toml::Table>,
+    /// `[sandbox]`: the sandbox of the commands the agent's tools run.
+    pub sandbox: Option<crate::tool_settings::SandboxSettings>,
+    /// `[tools]`: the programs `run_command` may start.
+    pub tools: Option<crate::tool_settings::ToolsSettings>,
 }
 
 /// `tool_protocol`.

@@ -75,7 +75,8 @@ pub async fn run(args: RunArgs, store: Option<&str>) -> ExitCode {
         mcp = mcp_tools(&args.tools, mode, interactive) => mcp,
         () = cancel.cancelled() => return ExitCode::from(CANCELLED),
     };
-    let tools = match tool_set(&args.tools, mode, json, mcp.as_ref()) {
+    let agent = args.target.agent.as_deref();
+    let tools = match tool_set(&args.tools, agent, mode, json, mcp.as_ref()) {
         Ok(tools) => tools,
         Err(error) => {
             Output::new(json).error(&error);

@@ -15,7 +15,7 @@ use qore_sandbox::{Mode, Policy};
 
 #[path = "sandbox_settings.rs"]
 mod settings;
-pub use settings::tool_options;
+pub use settings::{in_force, tool_options};
 
 /// `qore sandbox-exec [OPTIONS] -- COMMAND [ARGS...]`
 #[derive(Debug, Clone, Args)]
@@ -56,7 +56,12 @@ struct ExecCli {
 #[derive(Debug, Subcommand)]
 pub enum SandboxCommand {
     /// Print what the kernel supports (Landlock ABI, seccomp) and the policy in force here.
-    Check,
+    Check {
+        /// The policy of this agent's profile (its `[sandbox]` and `[tools]` over
+        /// config.toml's).
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+    },
 }
 
 /// Is this command line `qore sandbox-exec ...`? (Checked before the runtime starts.)
@@ -117,11 +122,11 @@ fn policy_of(args: &ExecArgs) -> Result<Policy, qore_sandbox::SandboxError> {
 /// `qore sandbox check`.
 pub fn sandbox(command: SandboxCommand) -> ExitCode {
     match command {
-        SandboxCommand::Check => check(),
+        SandboxCommand::Check { agent } => check(agent.as_deref()),
     }
 }
 
-fn check() -> ExitCode {
+fn check(agent: Option<&str>) -> ExitCode {
     let support = qore_sandbox::probe();
     let landlock = if support.landlock_abi > 0 {
         format!("ABI {}", support.landlock_abi)
@@ -138,8 +143,24 @@ fn check() -> ExitCode {
         crate::console::out(&format!("missing: {gap}\n"));
     }
     let root = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let options = match tool_options(&root) {
-        Ok(options) => options,
+    if let Some(name) = agent {
+        let config =
+            qore_agents::config::Config::load(qore_agents::config::default_dir().as_deref());
+        if config.catalog.get(name).is_none() {
+            let errors: Vec<String> = (config.catalog.errors.iter())
+                .map(|e| e.to_string())
+                .collect();
+            return crate::fail(match errors.is_empty() {
+                true => format!("no agent called {name:?} (qore agents list)"),
+                false => format!(
+                    "no agent called {name:?}; profiles that did not load: {}",
+                    errors.join("; ")
+                ),
+            });
+        }
+    }
+    let (options, origins) = match in_force(&root, agent) {
+        Ok(found) => (found.options, found.origins),
         Err(e) => return crate::fail(e.message),
     };
     let policy = match options.sandbox.as_ref().map(|s| s.policy(&root)) {
@@ -148,6 +169,23 @@ fn check() -> ExitCode {
         None => return crate::fail("no sandbox settings"),
     };
     crate::console::out(&format!("policy: {}\n", policy.describe()));
+    for (key, by) in &origins {
+        crate::console::out(&format!("  {key} set in {by}\n"));
+    }
+    if let Some(sandbox) = &options.sandbox {
+        crate::console::out(&format!(
+            "escalation: {}\nunconfinable: {}\n",
+            match sandbox.escalation {
+                qore_tools::Escalation::Ask =>
+                    "ask (a person grants more rights, one call at a time)",
+                qore_tools::Escalation::Never => "never",
+            },
+            match sandbox.unconfinable {
+                qore_tools::Unconfinable::Refuse => "refuse",
+                qore_tools::Unconfinable::Ask => "ask before every command",
+            }
+        ));
+    }
     crate::console::out(&format!(
         "read-only inside the root: {}\n",
         qore_sandbox::PROTECTED.join(", ")

@@ -1,4 +1,5 @@
-//! The settings of the tools' sandbox: `[sandbox]` and `[tools]` in `<config dir>/config.toml`.
+//! The settings of the tools' sandbox: `[sandbox]` and `[tools]` in `<config dir>/config.toml`,
+//! and the same tables in the profile of the agent in use, whose keys win ([`in_force`]).
 //!
 //! Promises:
 //! - `[sandbox] mode` (`read-only`, `workspace-write`: the default, `full-access`),
@@ -44,9 +45,24 @@ fn config_error(e: impl std::fmt::Display) -> ErrorInfo {
     ErrorInfo::config(e.to_string())
 }
 
+/// The options in force and where each setting came from (for `qore sandbox check`).
+pub struct InForce {
+    pub options: ToolOptions,
+    /// `(setting, where it was set)`: the profile's file and line, config.toml, or the
+    /// default.
+    pub origins: Vec<(&'static str, String)>,
+}
+
 /// The tools' options for `project` from the config dir's `config.toml` (defaults when
 /// there is none).
 pub fn tool_options(project: &Path) -> Result<ToolOptions, ErrorInfo> {
+    in_force(project, None).map(|f| f.options)
+}
+
+/// The tools' options for `project`: `agent`'s profile's `[sandbox]` and `[tools]` keys
+/// over `config.toml`'s, over the defaults. An agent that is not in the catalog adds nothing
+/// (the session reports it).
+pub fn in_force(project: &Path, agent: Option<&str>) -> Result<InForce, ErrorInfo> {
     let config_dir = qore_agents::config::default_dir();
     let file = match &config_dir {
         Some(dir) => ConfigFile::read(dir).map_err(config_error)?,
@@ -67,18 +83,81 @@ pub fn tool_options(project: &Path) -> Result<ToolOptions, ErrorInfo> {
         Some(file) => config_error(file.invalid("sandbox", format!("{key}: {e}"))),
         None => config_error(e),
     };
-    let mode = match &sandbox.mode {
-        None => Mode::default(),
-        Some(name) => (name.parse::<Mode>()).map_err(|e| invalid("mode", e.to_string()))?,
+    let mut mode = match &sandbox.mode {
+        None => None,
+        Some(name) => Some((name.parse::<Mode>()).map_err(|e| invalid("mode", e.to_string()))?),
     };
-    let escalation = match &sandbox.escalation {
-        None => Escalation::default(),
-        Some(name) => name.parse().map_err(|e| invalid("escalation", e))?,
+    let mut escalation: Option<Escalation> = match &sandbox.escalation {
+        None => None,
+        Some(name) => Some(name.parse().map_err(|e| invalid("escalation", e))?),
     };
-    let unconfinable = match &sandbox.unconfinable {
-        None => Unconfinable::default(),
-        Some(name) => name.parse().map_err(|e| invalid("unconfinable", e))?,
+    let mut unconfinable: Option<Unconfinable> = match &sandbox.unconfinable {
+        None => None,
+        Some(name) => Some(name.parse().map_err(|e| invalid("unconfinable", e))?),
     };
+    let (mut network, mut writable, mut env) = (sandbox.network, sandbox.writable, sandbox.env);
+    let mut allowed = tools.allowed_commands;
+    let config_name = (file.as_ref()).map_or_else(
+        || "config.toml".to_owned(),
+        |f| f.path().display().to_string(),
+    );
+    let mut origins: Vec<(&'static str, String)> = Vec::new();
+    let mut from = |key: &'static str, set: bool, by: &str| {
+        if set {
+            origins.push((key, by.to_owned()));
+        }
+    };
+    from("mode", mode.is_some(), &config_name);
+    from("network", network.is_some(), &config_name);
+    from("writable", writable.is_some(), &config_name);
+    from("env", env.is_some(), &config_name);
+    from("escalation", escalation.is_some(), &config_name);
+    from("unconfinable", unconfinable.is_some(), &config_name);
+    from("allowed_commands", allowed.is_some(), &config_name);
+    if let Some(name) = agent {
+        let catalog = qore_agents::config::Config::load(config_dir.as_deref()).catalog;
+        if let Some(found) = catalog.get(name) {
+            let (p_sandbox, p_tools) =
+                qore_agents::tool_settings::of_agent(found).map_err(ErrorInfo::config)?;
+            if let Some(set) = p_sandbox {
+                let by = where_set(&set.at);
+                let v = set.value;
+                if let Some(m) = v.mode {
+                    mode = Some(m.name().parse().map_err(config_error)?);
+                }
+                escalation = (v.escalation.map(|e| e.name().parse()).transpose())
+                    .map_err(config_error)?
+                    .or(escalation);
+                unconfinable = (v.unconfinable.map(|u| u.name().parse()).transpose())
+                    .map_err(config_error)?
+                    .or(unconfinable);
+                from("mode", v.mode.is_some(), &by);
+                from("network", v.network.is_some(), &by);
+                from("writable", v.writable.is_some(), &by);
+                from("env", v.env.is_some(), &by);
+                from("escalation", v.escalation.is_some(), &by);
+                from("unconfinable", v.unconfinable.is_some(), &by);
+                network = v.network.or(network);
+                writable = v.writable.or(writable);
+                env = v.env.or(env);
+            }
+            if let Some(set) = p_tools {
+                from(
+                    "allowed_commands",
+                    set.value.allowed_commands.is_some(),
+                    &where_set(&set.at),
+                );
+                allowed = set.value.allowed_commands.or(allowed);
+            }
+        }
+    }
+    // The last word on each key is the one in force.
+    origins.reverse();
+    let mut seen = std::collections::BTreeSet::new();
+    origins.retain(|(key, _)| seen.insert(*key));
+    origins.reverse();
+    let mode = mode.unwrap_or_default();
+    let unconfinable = unconfinable.unwrap_or_default();
     if mode != Mode::FullAccess {
         warn_unconfinable_once(unconfinable);
     }
@@ -86,24 +165,34 @@ pub fn tool_options(project: &Path) -> Result<ToolOptions, ErrorInfo> {
     unreadable.extend(qore_store::data_dir().ok());
     let options = SandboxOptions {
         mode,
-        network: sandbox.network.unwrap_or(false),
-        writable: (sandbox.writable.unwrap_or_default().into_iter())
+        network: network.unwrap_or(false),
+        writable: (writable.unwrap_or_default().into_iter())
             .map(|p| project.join(p))
             .collect(),
-        keep_env: sandbox.env.unwrap_or_default(),
+        keep_env: env.unwrap_or_default(),
         unreadable,
         helper: None,
-        escalation,
+        escalation: escalation.unwrap_or_default(),
         unconfinable,
     };
     let mut tool_options = ToolOptions {
         sandbox: Some(options),
         ..ToolOptions::default()
     };
-    if let Some(allowed) = tools.allowed_commands {
+    if let Some(allowed) = allowed {
         tool_options.allowed_commands = allowed;
     }
-    Ok(tool_options)
+    Ok(InForce {
+        options: tool_options,
+        origins,
+    })
+}
+
+fn where_set(at: &(PathBuf, Option<usize>)) -> String {
+    match at.1 {
+        Some(line) => format!("{} line {line}", at.0.display()),
+        None => at.0.display().to_string(),
+    }
 }
 
 /// Say once that this kernel cannot confine commands, if it cannot, and what happens then.

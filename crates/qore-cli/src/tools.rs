@@ -92,9 +92,11 @@ pub async fn mcp_tools(
 }
 
 /// The built-in tools over the project and the MCP servers' tools, or `None` for `--tools
-/// off`.
+/// off`; `agent` (`--agent`): the profile whose `[sandbox]` and `[tools]` win over
+/// config.toml's.
 pub fn tool_set(
     args: &ToolArgs,
+    agent: Option<&str>,
     mode: Option<ApprovalMode>,
     json: bool,
     mcp: Option<&Arc<McpTools>>,
@@ -124,7 +126,7 @@ pub fn tool_set(
         ..LoopConfig::default()
     };
     let auto = args.tool_protocol == ToolProtocol::Auto;
-    let options = crate::sandbox::tool_options(&project)?;
+    let options = crate::sandbox::in_force(&project, agent)?.options;
     let mut tools = ToolSet::builtin_with(&project, mode, approver, config, auto, options)?;
     let skills = Skills::load(
         qore_agents::config::default_dir().as_deref(),

@@ -76,9 +76,11 @@ pub async fn chat(args: ChatArgs, location: Option<&str>) -> ExitCode {
         _ => None,
     };
     let tool_args = args.tools.clone();
+    // The sandbox follows the agent the chat starts with (`/agent` keeps it).
+    let agent = args.target.agent.clone();
     let mcp = mcp_tools(&tool_args, mode, terminal).await;
     let make_tools: MakeTools = Box::new(move || {
-        let mut tools = tool_set(&tool_args, mode, json, mcp.as_ref())?;
+        let mut tools = tool_set(&tool_args, agent.as_deref(), mode, json, mcp.as_ref())?;
         if let (Some(tools), Some(asker)) = (&mut tools, &approver) {
             tools.approver = asker.approver();
         }
