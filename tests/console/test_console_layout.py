@@ -27,6 +27,14 @@ def test_every_view_fits_a_360_px_screen(phone):
                               ".map(e => e.tagName + '#' + e.id + '.' + e.className)")
         assert wide == [], (name, wide)
         shot(phone, f"narrow-{name}.png", full_page=True)
+    # A table wider than the screen scrolls inside its box, by keyboard too.
+    phone.goto(URL + "/ui/#log")
+    phone.wait_for_selector("tr.row")
+    assert phone.evaluate("(b => b.scrollWidth > b.clientWidth)(document.querySelector('#view .table'))")
+    phone.focus("#view .table")
+    for _ in range(5):
+        phone.keyboard.press("ArrowRight")
+    until(phone, "document.querySelector('#view .table').scrollLeft > 0")
     # A request and a conversation opened fit too.
     for name, row, opened in [("log", "tr.row >> nth=0", "#log-detail pre"),
                               ("conversations", "tr.row:has-text('helper')", ".tool-call")]:

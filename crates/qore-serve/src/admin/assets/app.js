@@ -59,7 +59,8 @@ Q.table = function table(columns, rows, onOpen, caption) {
   const t = el("table", {}, el("thead", {}, head), body);
   if (caption) t.prepend(el("caption", { class: "visually-hidden", text: caption }));
   if (!rows.length) body.append(el("tr", {}, el("td", { colspan: String(columns.length), text: "nothing yet" })));
-  return el("div", { class: "table", tabindex: "-1" }, t);
+  // The box scrolls sideways on a narrow screen: focusable, so arrow keys scroll it too.
+  return el("div", { class: "table", tabindex: "0", role: "region", "aria-label": caption || "table" }, t);
 };
 
 // Label + control, stacked: every input of a form has a visible name.

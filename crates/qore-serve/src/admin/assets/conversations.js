@@ -27,7 +27,7 @@
     const c = await Q.api("/conversations/" + encodeURIComponent(id));
     const facts = Q.table([["Agent", (x) => x.agent], ["Model", (x) => x.model],
       ["Created", (x) => Q.when(x.created_at_ms)], ["Updated", (x) => Q.when(x.updated_at_ms)],
-      ["Messages", (x) => x.messages.length, 1]], [c]);
+      ["Messages", (x) => x.messages.length, 1]], [c], null, "About this conversation");
     Q.view.replaceChildren(el("p", {}, el("a", { href: "#conversations", text: "← All conversations" })),
       el("h1", { text: c.title || c.name || "Conversation " + c.id }),
       el("p", { class: "muted", text: (c.name ? "Session " + c.name + ", id " : "Id ") + c.id }), facts,

@@ -49,9 +49,9 @@
           text: f === "cost_usd" ? Q.money(sums[f] ?? 0) : String(sums[f] ?? 0) }))));
       const box = el("div", { id: "chart" });
       out.replaceChildren(el("p", { text: "Days are UTC dates (zone: " + days.zone + ")." }), totals, box,
-        el("h2", { text: "Per key" }), Q.table([["Key id", (r) => r.key_id || "(none)"], ...counts], keys.rows),
-        el("h2", { text: "Per model" }), Q.table([["Model", (r) => r.model], ...counts], models.rows),
-        el("h2", { text: "Per agent" }), Q.table([["Agent", (r) => r.agent || "(none)"], ...counts], agents.rows));
+        el("h2", { text: "Per key" }), Q.table([["Key id", (r) => r.key_id || "(none)"], ...counts], keys.rows, null, "Usage per key"),
+        el("h2", { text: "Per model" }), Q.table([["Model", (r) => r.model], ...counts], models.rows, null, "Usage per model"),
+        el("h2", { text: "Per agent" }), Q.table([["Agent", (r) => r.agent || "(none)"], ...counts], agents.rows, null, "Usage per agent"));
       chart(box, days.rows);
     }
     form.addEventListener("submit", (e) => { e.preventDefault(); load().catch((err) =>
