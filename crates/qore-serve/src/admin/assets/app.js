@@ -41,15 +41,17 @@ Q.when = (ms) => (ms ? new Date(ms).toISOString().replace("T", " ").slice(0, 19)
 // Dollars as the API gives them (a number or null), to 6 places without trailing zeros.
 Q.money = (usd) => (usd === null || usd === undefined ? "" : "$" + Number(usd.toFixed(6)));
 
-// A table in a horizontally scrolling box. `columns` are [title, get(row), numeric?];
+// A table in a horizontally scrolling box. `columns` are [title, get(row), numeric?,
+// wraps?] (a long text column wraps instead of widening the table);
 // with `onOpen`, each row is focusable and opens with a click or Enter.
 Q.table = function table(columns, rows, onOpen, caption) {
-  const head = el("tr", {}, ...columns.map(([name, , num]) =>
-    el("th", { text: name, scope: "col", class: num ? "num" : "" })));
+  const kind = (num, wraps) => (num ? "num" : wraps ? "wrap" : "");
+  const head = el("tr", {}, ...columns.map(([name, , num, wraps]) =>
+    el("th", { text: name, scope: "col", class: kind(num, wraps) })));
   const body = el("tbody");
   for (const row of rows) {
     const tr = el("tr", onOpen ? { class: "row", tabindex: "0" } : {},
-      ...columns.map(([, get, num]) => el("td", { text: String(get(row) ?? ""), class: num ? "num" : "" })));
+      ...columns.map(([, get, num, wraps]) => el("td", { text: String(get(row) ?? ""), class: kind(num, wraps) })));
     if (onOpen) {
       tr.addEventListener("click", () => onOpen(row, tr));
       tr.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); onOpen(row, tr); } });

@@ -7,8 +7,8 @@
     const page = await Q.api("/agents");
     Q.view.replaceChildren(el("h1", { text: "Agents" }), el("p", { class: "muted",
       text: "From the agent profiles (TOML files) the server loaded; change them there." }),
-    Q.table([["Name", (a) => a.name], ["Description", (a) => a.description], ["Model", (a) => a.model],
-      ["Tools", (a) => (a.tools || []).join(", ")]], page.agents, null, "Agents"));
+    Q.table([["Name", (a) => a.name], ["Description", (a) => a.description, 0, 1], ["Model", (a) => a.model],
+      ["Tools", (a) => (a.tools || []).join(", "), 0, 1]], page.agents, null, "Agents"));
   };
 
   Q.views.models = async function modelsView() {
