@@ -187,18 +187,28 @@ async fn serve_runs_server_side_commands_confined() {
 #[tokio::test]
 async fn serve_offers_run_command_only_named_exactly_and_confined() {
     let p = places();
-    // ([serve] tools, [sandbox], run_command offered?, what stderr says)
+    // ([serve] tools, [sandbox], a kernel without Landlock?, run_command offered?, what
+    // stderr says)
     let cases = [
-        (r#"["*"]"#, "", false, "server-side tools: "),
+        (r#"["*"]"#, "", false, false, "server-side tools: "),
         (
             r#"["read_file", "run_command"]"#,
             "[sandbox]\nmode = \"full-access\"\n",
             false,
+            false,
             "run_command left out: [sandbox] mode is full-access",
+        ),
+        (
+            r#"["read_file", "run_command"]"#,
+            "",
+            true,
+            false,
+            "run_command left out: this kernel cannot confine commands",
         ),
         (
             r#"["run_command"]"#,
             "[sandbox]\nmode = \"read-only\"\n",
+            false,
             true,
             "server-side tools: run_command",
         ),
@@ -206,13 +216,17 @@ async fn serve_offers_run_command_only_named_exactly_and_confined() {
     let upstream = ReplayServer::start_cycling(vec![chat_answer("hi")])
         .await
         .unwrap();
-    for (tools, sandbox, offered, said) in cases {
+    for (tools, sandbox, no_landlock, offered, said) in cases {
         let w = World::new();
         w.chat_provider("up", &upstream)
             .agent("worker", "up", "enable_tools = true");
         let config = serve_config(&p, tools, sandbox);
         std::fs::write(w.config.join("config.toml"), config).unwrap();
-        let mut server = w.serve_env(&[], &[("HOME", &p.home)]).await;
+        let mut env = vec![("HOME", p.home.as_path())];
+        if no_landlock {
+            env.push(("QORE_SANDBOX_SIMULATE_NO_LANDLOCK", Path::new("1")));
+        }
+        let mut server = w.serve_env(&[], &env).await;
         let stderr = tools_said(&server).await;
         assert!(stderr.contains(said), "{tools} {sandbox}: {stderr}");
         let listed = (stderr.lines())
