@@ -7,125 +7,15 @@
 //! is written) and the next such call is asked about again. On a kernel that cannot confine
 //! commands (simulated), `[sandbox] unconfinable = "ask"` asks before every command.
 
+mod cli_sandbox_escalation_support;
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
-
+use cli_sandbox_escalation_support::*;
 use common::config::ConfigDir;
-use common::turns::{answer, tool_results, turn, MODEL};
-use common::{command, run_cmd, Run};
-use qore_testkit::{ReplayServer, Reply};
+use common::turns::{answer, turn, MODEL};
+use common::{command, run_cmd};
+use qore_testkit::ReplayServer;
 use serde_json::{json, Value};
-use tokio::io::AsyncWriteExt as _;
-
-const CONFIG: &str = "[tools]\nallowed_commands = [\"python3\"]\n";
-const WHY: &str = "The user asked me to add an alias to their ~/.bashrc.";
-
-/// A project and a fake home with a `.bashrc`.
-struct World {
-    _dir: tempfile::TempDir,
-    proj: PathBuf,
-    home: PathBuf,
-    data: PathBuf,
-}
-
-impl World {
-    fn new() -> World {
-        let dir = tempfile::tempdir().unwrap();
-        let base = std::fs::canonicalize(dir.path()).unwrap();
-        let (proj, home, data) = (base.join("proj"), base.join("home"), base.join("data"));
-        for d in [&proj, &home, &data] {
-            std::fs::create_dir_all(d).unwrap();
-        }
-        std::fs::write(home.join(".bashrc"), "# rc\n").unwrap();
-        World {
-            _dir: dir,
-            proj,
-            home,
-            data,
-        }
-    }
-
-    fn rc(&self) -> String {
-        std::fs::read_to_string(self.home.join(".bashrc")).unwrap()
-    }
-}
-
-/// `run_command` appending `line` to `~/.bashrc` with python, plus `extra` arguments.
-fn append(home: &Path, line: &str, extra: Value) -> Value {
-    let code = format!(
-        "open('{}','a').write('{line}\\n')",
-        home.join(".bashrc").display()
-    );
-    let mut args = json!({"argv": ["python3", "-c", code]});
-    if let (Some(args), Value::Object(extra)) = (args.as_object_mut(), extra) {
-        args.extend(extra);
-    }
-    args
-}
-
-fn escalated(home: &Path, line: &str) -> Value {
-    append(
-        home,
-        line,
-        json!({"sandbox": "full-access", "justification": WHY}),
-    )
-}
-
-/// The model: a plain write (refused by the sandbox), then the same asking for full access.
-fn script(home: &Path) -> Vec<Reply> {
-    vec![
-        turn(
-            "",
-            &[(
-                "call_1",
-                "run_command",
-                append(home, "alias a=1", json!({})),
-            )],
-        ),
-        turn(
-            "",
-            &[("call_2", "run_command", escalated(home, "alias a=1"))],
-        ),
-        answer("done"),
-    ]
-}
-
-/// The newest tool result of each request after the first.
-fn results(server: &ReplayServer) -> Vec<String> {
-    (server.requests().iter().skip(1))
-        .map(|r| {
-            let body: Value = r.json().unwrap();
-            (tool_results(&body).pop()).map_or_else(String::new, |(_, t)| t)
-        })
-        .collect()
-}
-
-async fn run_without_terminal(
-    w: &World,
-    config: &str,
-    replies: Vec<Reply>,
-    flags: &[&str],
-    env: &[(&str, &str)],
-) -> (Run, Vec<String>) {
-    let config = ConfigDir::new(&[("config.toml", config)]);
-    let server = ReplayServer::start(replies).await.unwrap();
-    let url = format!("{}/v1", server.url());
-    let project = w.proj.to_str().unwrap();
-    let mut args = vec!["run", "--url", &url, "--model", MODEL, "--project", project];
-    args.extend(flags);
-    args.push("Add the alias.");
-    let mut cmd = command(&args);
-    cmd.env("QORE_CONFIG_DIR", &config.0).env("HOME", &w.home);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let run = run_cmd(cmd).await;
-    let results = results(&server);
-    eprintln!("{flags:?}: {results:#?}\n{}", run.stderr);
-    (run, results)
-}
 
 #[tokio::test]
 async fn without_a_terminal_more_rights_are_refused_in_every_approval_mode() {
@@ -209,58 +99,6 @@ async fn the_schema_offers_more_rights_unless_escalation_is_never() {
         assert_eq!(w.rc(), "# rc\n", "{config}");
     }
 }
-
-/// `qore run FLAGS` in a pseudo-terminal, with the world's home, config and data dirs.
-#[cfg(target_os = "linux")]
-fn on_a_terminal(
-    w: &World,
-    server: &ReplayServer,
-    config: &ConfigDir,
-    flags: &[&str],
-    simulate_no_landlock: bool,
-) -> tokio::process::Child {
-    let url = format!("{}/v1", server.url());
-    let mut argv = vec![
-        common::QORE,
-        "run",
-        "--url",
-        &url,
-        "--model",
-        MODEL,
-        "--project",
-        w.proj.to_str().unwrap(),
-    ];
-    argv.extend(flags);
-    argv.push("Add the alias.");
-    let mut env: Vec<(&str, &Path)> = vec![
-        ("HOME", &w.home),
-        ("QORE_CONFIG_DIR", &config.0),
-        ("QORE_DATA_DIR", &w.data),
-    ];
-    if simulate_no_landlock {
-        env.push(("QORE_SANDBOX_SIMULATE_NO_LANDLOCK", Path::new("1")));
-    }
-    common::pty::in_pty(&argv, &env)
-}
-
-/// Type `line` on the terminal.
-async fn type_line(stdin: &mut tokio::process::ChildStdin, line: &str) {
-    stdin
-        .write_all(format!("{line}\n").as_bytes())
-        .await
-        .unwrap();
-    stdin.flush().await.unwrap();
-}
-
-async fn ends(child: &mut tokio::process::Child, seen: &str) {
-    let status = tokio::time::timeout(Duration::from_secs(20), child.wait())
-        .await
-        .unwrap_or_else(|_| panic!("qore did not end: {seen}"))
-        .unwrap();
-    assert!(status.success(), "{status:?}: {seen}");
-}
-
-const ONCE: &str = "[y] yes, this call only, [N] no";
 
 /// On a terminal, in `auto` (`--yes`) and in `confirm` alike: the question names the rights
 /// and the justification, "always" is refused as an answer, `y` writes the file, and the
