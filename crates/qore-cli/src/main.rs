@@ -7,6 +7,7 @@
 //! 2 bad usage, 130 cancelled by Ctrl-C, 141 stdout closed early (nothing more printed).
 
 mod agents;
+mod allocator;
 mod approve;
 mod chat;
 mod complete;
