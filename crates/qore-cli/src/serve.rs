@@ -176,7 +176,12 @@ pub async fn serve(args: ServeArgs, store: Option<String>) -> ExitCode {
                 crate::serve_admin::run(&*store, command).await
             }
             Some(ServeCommand::Usage { key, since, json }) => {
-                report::usage(&*store, key.as_deref(), since.as_deref(), json).await
+                let agents = crate::agents::load();
+                let filter = report::UsageFilter {
+                    key: key.as_deref(),
+                    since: since.as_deref(),
+                };
+                report::usage(&*store, &agents, filter, json).await
             }
             None => start(args, store).await,
         },

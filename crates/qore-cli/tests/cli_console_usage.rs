@@ -1,8 +1,8 @@
 //! The console's usage numbers equal `qore serve usage --json` for the same filter, as an
 //! operator meets both: the real `qore serve` binary on a temporary SQLite store, real
 //! requests through it (answered and failed, two keys, token counts from a loopback
-//! upstream), then the real `qore serve usage --json` (all rows, and one key since today)
-//! and the console page in Debian's Chromium (`tests/console/cli_usage_check.py`, Playwright
+//! upstream, one agent with `[pricing]`), then the real `qore serve usage --json` (all rows,
+//! and one key since today; the agent's cost priced by hand here) and the console page in Debian's Chromium (`tests/console/cli_usage_check.py`, Playwright
 //! from `scripts/console-env.sh`) given the CLI's output to compare with what it shows.
 
 mod cli_serve_support;
@@ -49,6 +49,8 @@ async fn the_console_shows_the_usage_qore_serve_usage_reports() {
         .unwrap();
     let w = World::new();
     w.chat_provider("up", &upstream);
+    // $2 per million in, $8 per million out.
+    w.agent("priced", "up", "[pricing]\ninput = 2.0\noutput = 8.0");
     let admin = w.qore(&["serve", "admin", "create", "ops"]).await;
     assert_eq!(admin.code, Some(0), "{admin:?}");
     let admin = admin.stdout.trim().to_owned();
@@ -59,7 +61,7 @@ async fn the_console_shows_the_usage_qore_serve_usage_reports() {
     for (key, model, status) in [
         (&team, "up/m", 200),
         (&team, "up/m", 200),
-        (&team, "up/m", 200),
+        (&team, "priced", 200),
         (&team, "nobody/x", 404),
         (&other, "up/m", 200),
         (&other, "up/m", 200),
@@ -96,7 +98,24 @@ async fn the_console_shows_the_usage_qore_serve_usage_reports() {
         let run = (w.qore(&[&["serve", "usage", "--json"][..], filter].concat())).await;
         assert_eq!(run.code, Some(0), "{run:?}");
         let rows: Value = serde_json::from_str(&run.stdout).unwrap();
-        assert!(!rows.as_array().unwrap().is_empty(), "{}", run.stdout);
+        let rows = rows.as_array().unwrap();
+        assert!(!rows.is_empty(), "{}", run.stdout);
+        // The priced agent's one request: 1200 in at $2/M and 300 out at $8/M; unpriced
+        // rows have no cost.
+        for row in rows {
+            match row["agent"] == "priced" {
+                true => {
+                    let cost = row["cost_usd"].as_f64().unwrap_or(f64::NAN);
+                    assert!((cost - 0.0048).abs() < 1e-12, "{row}");
+                }
+                false => assert_eq!(row["cost_usd"], Value::Null, "{row}"),
+            }
+        }
+        assert!(
+            rows.iter().any(|r| r["agent"] == "priced"),
+            "{}",
+            run.stdout
+        );
         reports.push(run.stdout);
     }
     let (all, team_today) = (reports[0].clone(), reports[1].clone());

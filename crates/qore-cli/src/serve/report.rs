@@ -3,7 +3,9 @@
 //!
 //! Promises: a key list shows names, id prefixes (at least 8 characters, long enough to tell
 //! every id apart), model patterns, limits and times, never a key or its hash; usage is one
-//! row per key, model, agent and UTC day, with a total when there is more than one row; an
+//! row per key, model, agent and UTC day, with a total when there is more than one row, and
+//! its cost in US dollars when the agent has `[pricing]` (the same sum as the console's:
+//! `qore_serve::request_log::usage_cost`; `cost_usd` null and an empty cell otherwise); an
 //! empty list or report says so on stderr and prints nothing on stdout.
 
 use comfy_table::{presets::NOTHING, Table};
@@ -59,12 +61,21 @@ pub(super) async fn list(store: &dyn Store, json: bool) -> Result<(), String> {
     Ok(())
 }
 
+/// Which usage rows to print.
+pub(super) struct UsageFilter<'a> {
+    /// A key's name, id or unique id prefix.
+    pub key: Option<&'a str>,
+    /// The first UTC day (`YYYY-MM-DD`).
+    pub since: Option<&'a str>,
+}
+
 pub(super) async fn usage(
     store: &dyn Store,
-    key: Option<&str>,
-    since: Option<&str>,
+    agents: &qore_agents::config::Config,
+    filter: UsageFilter<'_>,
     json: bool,
 ) -> Result<(), String> {
+    let UsageFilter { key, since } = filter;
     let key_id = match key {
         Some(k) => Some(store.key(k).await.map_err(|e| e.to_string())?.id),
         None => None,
@@ -77,6 +88,9 @@ pub(super) async fn usage(
         }
         (keys.iter().find(|k| k.id == row.key_id))
             .map_or_else(|| row.key_id.clone(), |k| k.name.clone())
+    };
+    let cost_of = |row: &UsageRow| {
+        qore_serve::request_log::usage_cost(agents, &row.agent, row.tokens_in, row.tokens_out)
     };
     if json {
         let out: Vec<_> = (rows.iter())
@@ -91,6 +105,7 @@ pub(super) async fn usage(
                     "errors": r.errors,
                     "tokens_in": r.tokens_in,
                     "tokens_out": r.tokens_out,
+                    "cost_usd": cost_of(r),
                 })
             })
             .collect();
@@ -114,22 +129,30 @@ pub(super) async fn usage(
         "ERRORS",
         "TOKENS IN",
         "TOKENS OUT",
+        "COST USD",
     ]);
-    let cells = |key: String, r: &UsageRow| {
+    let cells = |key: String, r: &UsageRow, cost: Option<f64>| {
         let counts = [r.requests, r.errors, r.tokens_in, r.tokens_out].map(|n| n.to_string());
+        let cost = cost.map_or(String::new(), |c| format!("{c:.6}"));
         [
-            [key, r.model.clone(), r.agent.clone(), r.day.clone()],
-            counts,
+            vec![key, r.model.clone(), r.agent.clone(), r.day.clone()],
+            counts.to_vec(),
+            vec![cost],
         ]
         .concat()
     };
     let mut total = UsageRow::default();
+    let mut total_cost: Option<f64> = None;
     for r in &rows {
         total.add(r);
-        table.add_row(cells(name_of(r), r));
+        let cost = cost_of(r);
+        if let Some(c) = cost {
+            total_cost = Some(total_cost.unwrap_or(0.0) + c);
+        }
+        table.add_row(cells(name_of(r), r, cost));
     }
     if rows.len() > 1 {
-        table.add_row(cells("total".into(), &total));
+        table.add_row(cells("total".into(), &total, total_cost));
     }
     for line in table.lines() {
         outln!("{}", line.trim_end());
