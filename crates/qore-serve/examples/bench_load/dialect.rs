@@ -4,9 +4,10 @@
 //! - `chat`: `POST {base}/chat/completions`; a stream's content deltas are
 //!   `choices[0].delta.content` events and it ends with `data: [DONE]`; a short answer's text
 //!   is `choices[0].message.content`.
-//! - `responses`: `POST {base}/responses`; deltas are `response.output_text.delta` events and
-//!   the stream ends with `response.completed`; a short answer's text is the `output_text`
-//!   parts of `output`.
+//! - `responses`: `POST {base}/responses` with `store: false` (a stored response adds a
+//!   commit per request: the relay is what is compared); deltas are
+//!   `response.output_text.delta` events and the stream ends with `response.completed`; a
+//!   short answer's text is the `output_text` parts of `output`.
 //! - `messages`: `POST {base}/messages` (with `anthropic-version`); deltas are
 //!   `content_block_delta` events holding a `text_delta`, the stream ends with `message_stop`;
 //!   a short answer's text is its `text` content blocks.
@@ -68,7 +69,9 @@ impl Dialect {
         match self {
             Dialect::Chat => json!({"model": model, "stream": stream, "max_tokens": 64,
                 "messages": [{"role": "user", "content": ask}]}),
-            Dialect::Responses => json!({"model": model, "stream": stream,
+            // Not stored: the relay's cost, comparable with the other dialects (a stored
+            // response adds a commit to the store per request).
+            Dialect::Responses => json!({"model": model, "stream": stream, "store": false,
                 "max_output_tokens": 64, "input": ask}),
             Dialect::Messages => json!({"model": model, "stream": stream, "max_tokens": 64,
                 "messages": [{"role": "user", "content": ask}]}),

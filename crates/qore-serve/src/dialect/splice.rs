@@ -91,15 +91,14 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
     /// Texts that test the escaping: quotes, backslashes, line breaks, control characters,
     /// non-ASCII, markup, a marker look-alike.
-    const TEXTS: &[&str] = &[
+    pub(crate) const TEXTS: &[&str] = &[
         "plain",
-        "",
         "say \"hi\"\\n",
         "two\nlines\r\n\ttab",
         "\u{0}\u{1}\u{1f}\u{7f}",

@@ -8,18 +8,9 @@ use serde_json::{json, Value};
 use super::anthropic::stream::MessagesEncoder;
 use super::openai_chat::stream::ChatEncoder;
 use super::openai_responses::stream::ResponsesEncoder;
+use super::splice::tests::TEXTS;
 use super::StreamEncoder;
 use crate::ReplyMeta;
-
-const TEXTS: &[&str] = &[
-    "plain",
-    "say \"hi\"\\n",
-    "two\nlines\r\n\ttab",
-    "\u{0}\u{1}\u{1f}\u{7f}",
-    "héllo ✓ 🦀",
-    "</script><b>x</b>",
-    "\u{1}qore-hole-0\u{1}",
-];
 
 fn meta(id: &str) -> ReplyMeta {
     ReplyMeta {
