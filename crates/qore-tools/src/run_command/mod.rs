@@ -40,6 +40,7 @@ mod confine;
 mod escalate;
 mod policy;
 mod process;
+mod schema;
 
 use std::process::Stdio;
 use std::sync::Arc;
@@ -51,7 +52,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::util::{cancelled, parse_args};
-use crate::{spec, Sandbox, ToolOptions};
+use crate::{Sandbox, ToolOptions};
 use capture::Capture;
 pub use confine::{Escalation, SandboxOptions, Unconfinable};
 use policy::validate;
@@ -90,39 +91,7 @@ pub struct RunCommand {
 
 impl RunCommand {
     pub fn new(sandbox: Arc<Sandbox>, options: Arc<ToolOptions>) -> Self {
-        let allowed = options.allowed_commands.join(", ");
-        let mut schema = json!({
-            "type": "object",
-            "properties": {
-                "argv": {
-                    "type": "array",
-                    "items": { "type": "string" },
-                    "minItems": 1,
-                    "description": format!("The program (one of: {allowed}) followed by its arguments.")
-                },
-                "timeout_secs": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": options.command_max_timeout.as_secs(),
-                    "description": format!("Seconds before the program is killed. Default: {}.", options.command_timeout.as_secs())
-                }
-            },
-            "required": ["argv"],
-            "additionalProperties": false
-        });
-        escalate::offer(&mut schema, options.sandbox.as_ref());
-        let spec = spec(
-            NAME,
-            &format!(
-                "Run a program in the project root and return its exit code, stdout and stderr. \
-                 There is no shell: give the program and each argument as separate array \
-                 elements (e.g. [\"git\", \"status\", \"--short\"]); pipes, redirections, ';', \
-                 '&&', '$(...)' and backticks are refused. Allowed programs: {allowed}. \
-                 Default timeout {} s.",
-                options.command_timeout.as_secs()
-            ),
-            schema,
-        );
+        let spec = schema::tool_spec(&options);
         let unconfinable = options.sandbox.is_some() && !qore_sandbox::probe().confines();
         RunCommand {
             spec,
