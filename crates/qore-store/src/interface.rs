@@ -195,25 +195,11 @@ pub trait Store: Send + Sync + 'static {
     /// admitted.
     async fn admit(&self, check: &LimitCheck) -> Result<LimitVerdict, StoreError>;
 
-    /// Usage summed by the database, grouped by `by` (days in UTC), of one key id when given,
-    /// from day `since` to day `until` (both included) when given; ordered by the group.
-    async fn usage_sums(
-        &self,
-        by: crate::UsageGroup,
-        key_id: Option<&str>,
-        since: Option<&str>,
-        until: Option<&str>,
-    ) -> Result<Vec<UsageRow>, StoreError>;
-
-    /// [`Store::usage_sums`] split by agent too: one row per group and agent (the agent in
-    /// its field), ordered by the group, then the agent.
-    async fn usage_sums_by_agent(
-        &self,
-        by: crate::UsageGroup,
-        key_id: Option<&str>,
-        since: Option<&str>,
-        until: Option<&str>,
-    ) -> Result<Vec<UsageRow>, StoreError>;
+    /// Usage summed by the database, grouped by `query.by` (days in UTC), of one key id when
+    /// given, from day `since` to day `until` (both included) when given; ordered by the
+    /// group. With `by_agent`, one row per group and agent (the agent in its field), ordered
+    /// by the group, then the agent.
+    async fn usage_sums(&self, query: &crate::UsageQuery) -> Result<Vec<UsageRow>, StoreError>;
 
     // --- the request log (`qore serve`) ---
 

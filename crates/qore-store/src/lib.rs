@@ -110,7 +110,9 @@ pub use location::{passwords, shown};
 pub use migrate::{copy_store, CopyCount, CopyReport};
 pub use open::{data_dir, is_postgres, open, open_configured, DB_FILE, STORE_URL_VAR};
 pub use postgres::PgStore;
-pub use request_log::{log_id, log_id_floor, LogQuery, RequestLogRow, UsageGroup, MOST_PER_PAGE};
+pub use request_log::{
+    log_id, log_id_floor, LogQuery, RequestLogRow, UsageGroup, UsageQuery, MOST_PER_PAGE,
+};
 pub use responses::{NewResponse, ResponseRecord};
 pub use sessions::{ImportTurn, NewSession, SessionImport, SessionInfo, StoredTurn, TurnId};
 pub use sqlite::{schema_version, SqliteStore, BUSY_TIMEOUT, SCHEMA_VERSION};

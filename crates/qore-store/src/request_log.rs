@@ -83,6 +83,34 @@ impl LogQuery {
     }
 }
 
+/// Which usage sums [`crate::Store::usage_sums`] gives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageQuery {
+    /// What the rows are grouped by (days in UTC).
+    pub by: UsageGroup,
+    /// Also split each group by the agent that answered (the agent in its field).
+    pub by_agent: bool,
+    /// Only this key's usage.
+    pub key_id: Option<String>,
+    /// From this UTC day (`YYYY-MM-DD`), included.
+    pub since: Option<String>,
+    /// To this UTC day, included.
+    pub until: Option<String>,
+}
+
+impl UsageQuery {
+    /// Everything, grouped by `by`.
+    pub fn by(by: UsageGroup) -> UsageQuery {
+        UsageQuery {
+            by,
+            by_agent: false,
+            key_id: None,
+            since: None,
+            until: None,
+        }
+    }
+}
+
 /// What usage sums are grouped by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UsageGroup {

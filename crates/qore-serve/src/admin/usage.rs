@@ -79,9 +79,14 @@ pub async fn usage(call: Admin) -> Answer {
     };
     let (since, until) = (params.day("since")?, params.day("until")?);
     let key = params.text("key");
-    let parts = (call.store())
-        .usage_sums_by_agent(by, key.as_deref(), since.as_deref(), until.as_deref())
-        .await?;
+    let query = qore_store::UsageQuery {
+        by,
+        by_agent: true,
+        key_id: key,
+        since,
+        until,
+    };
+    let parts = call.store().usage_sums(&query).await?;
     let config = call.app.manager.config();
     let rows = priced(by, parts, |part| {
         usage_cost(config, &part.agent, part.tokens_in, part.tokens_out)

@@ -177,26 +177,17 @@ impl Store for PgStore {
             .await
     }
 
-    async fn usage_sums(
-        &self,
-        by: crate::UsageGroup,
-        key_id: Option<&str>,
-        since: Option<&str>,
-        until: Option<&str>,
-    ) -> Result<Vec<UsageRow>, StoreError> {
-        let sums = request_log::usage_sums(self, by, false, key_id, since, until);
+    async fn usage_sums(&self, query: &crate::UsageQuery) -> Result<Vec<UsageRow>, StoreError> {
+        let (key_id, since, until) = (&query.key_id, &query.since, &query.until);
+        let sums = request_log::usage_sums(
+            self,
+            query.by,
+            query.by_agent,
+            key_id.as_deref(),
+            since.as_deref(),
+            until.as_deref(),
+        );
         self.within("sum usage", sums).await
-    }
-
-    async fn usage_sums_by_agent(
-        &self,
-        by: crate::UsageGroup,
-        key_id: Option<&str>,
-        since: Option<&str>,
-        until: Option<&str>,
-    ) -> Result<Vec<UsageRow>, StoreError> {
-        let sums = request_log::usage_sums(self, by, true, key_id, since, until);
-        self.within("sum usage by agent", sums).await
     }
 
     async fn record_requests(&self, rows: &[crate::RequestLogRow]) -> Result<(), StoreError> {

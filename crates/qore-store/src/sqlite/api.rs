@@ -165,43 +165,15 @@ impl Store for SqliteStore {
         self.run(move |db| db.tokens_used(&key_id)).await
     }
 
-    async fn usage_sums(
-        &self,
-        by: crate::UsageGroup,
-        key_id: Option<&str>,
-        since: Option<&str>,
-        until: Option<&str>,
-    ) -> Result<Vec<UsageRow>, StoreError> {
-        let owned = |v: Option<&str>| v.map(str::to_owned);
-        let (key_id, since, until) = (owned(key_id), owned(since), owned(until));
+    async fn usage_sums(&self, query: &crate::UsageQuery) -> Result<Vec<UsageRow>, StoreError> {
+        let query = query.clone();
         self.run(move |db| {
             db.usage_sums(
-                by,
-                false,
-                key_id.as_deref(),
-                since.as_deref(),
-                until.as_deref(),
-            )
-        })
-        .await
-    }
-
-    async fn usage_sums_by_agent(
-        &self,
-        by: crate::UsageGroup,
-        key_id: Option<&str>,
-        since: Option<&str>,
-        until: Option<&str>,
-    ) -> Result<Vec<UsageRow>, StoreError> {
-        let owned = |v: Option<&str>| v.map(str::to_owned);
-        let (key_id, since, until) = (owned(key_id), owned(since), owned(until));
-        self.run(move |db| {
-            db.usage_sums(
-                by,
-                true,
-                key_id.as_deref(),
-                since.as_deref(),
-                until.as_deref(),
+                query.by,
+                query.by_agent,
+                query.key_id.as_deref(),
+                query.since.as_deref(),
+                query.until.as_deref(),
             )
         })
         .await

@@ -6,7 +6,8 @@
 use std::sync::Arc;
 
 use qore_store::{
-    KeyChange, KeyQuery, NewSession, SessionQuery, Store, StoreError, UsageGroup, UsageRow,
+    KeyChange, KeyQuery, NewSession, SessionQuery, Store, StoreError, UsageGroup, UsageQuery,
+    UsageRow,
 };
 
 use crate::common::{new_key, tool_turn, usage_row};
@@ -240,10 +241,11 @@ pub async fn usage_sums_split_by_agent(store: Arc<dyn Store>) {
         ),
     ];
     for (by, want) in cases {
-        let rows = store
-            .usage_sums_by_agent(by, None, None, None)
-            .await
-            .unwrap();
+        let query = UsageQuery {
+            by_agent: true,
+            ..UsageQuery::by(by)
+        };
+        let rows = store.usage_sums(&query).await.unwrap();
         let got: Vec<(String, String, u64, u64)> = (rows.into_iter())
             .map(|r| {
                 let group = match by {
@@ -261,9 +263,6 @@ pub async fn usage_sums_split_by_agent(store: Arc<dyn Store>) {
         assert_eq!(got, want, "{by:?}");
     }
     // The plain sums are unchanged: one row per group, no agent split.
-    let total = store
-        .usage_sums(UsageGroup::Day, None, None, None)
-        .await
-        .unwrap();
+    let total = (store.usage_sums(&UsageQuery::by(UsageGroup::Day)).await).unwrap();
     assert_eq!(total.len(), 2, "{total:?}");
 }

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
-use qore_store::{log_id, LogQuery, RequestLogRow, Store, UsageGroup, UsageRow};
+use qore_store::{log_id, LogQuery, RequestLogRow, Store, UsageGroup, UsageQuery, UsageRow};
 
 use crate::common::usage_row;
 
@@ -303,11 +303,20 @@ pub async fn usage_sums_are_grouped_by_the_database(store: Arc<dyn Store>) {
         (UsageGroup::Day, Some("nobody"), None, None, vec![]),
     ];
     for (by, key, since, until, expected) in cases {
-        let got = store.usage_sums(by, key, since, until).await.unwrap();
+        let query = UsageQuery {
+            key_id: key.map(str::to_owned),
+            since: since.map(str::to_owned),
+            until: until.map(str::to_owned),
+            ..UsageQuery::by(by)
+        };
+        let got = store.usage_sums(&query).await.unwrap();
         assert_eq!(sums(got), expected, "{by:?} {key:?} {since:?} {until:?}");
     }
     let bad = store
-        .usage_sums(UsageGroup::Day, None, Some("yesterday"), None)
+        .usage_sums(&UsageQuery {
+            since: Some("yesterday".into()),
+            ..UsageQuery::by(UsageGroup::Day)
+        })
         .await;
     assert!(
         matches!(bad, Err(qore_store::StoreError::BadDay(_))),
