@@ -113,19 +113,7 @@ async fn on_a_terminal_a_person_grants_more_rights_one_call_at_a_time() {
     for flags in [&["--yes"][..], &["--tools", "confirm"][..]] {
         let w = World::new();
         let config = ConfigDir::new(&[("config.toml", CONFIG)]);
-        let server = ReplayServer::start(vec![
-            turn(
-                "",
-                &[("call_1", "run_command", escalated(&w.home, "alias a=1"))],
-            ),
-            turn(
-                "",
-                &[("call_2", "run_command", escalated(&w.home, "alias b=2"))],
-            ),
-            answer("All done."),
-        ])
-        .await
-        .unwrap();
+        let server = ReplayServer::start(two_escalations(&w.home)).await.unwrap();
         let mut child = on_a_terminal(&w, &server, &config, flags, false);
         let mut terminal = child.stdout.take().unwrap();
         let mut stdin = child.stdin.take().unwrap();

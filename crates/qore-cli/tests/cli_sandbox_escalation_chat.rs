@@ -24,19 +24,7 @@ use tokio::io::AsyncWriteExt as _;
 async fn chat_json_approval_requests_carry_the_rights_and_are_never_remembered() {
     let w = World::new();
     let config = ConfigDir::new(&[("config.toml", CONFIG)]);
-    let server = ReplayServer::start(vec![
-        turn(
-            "",
-            &[("call_1", "run_command", escalated(&w.home, "alias a=1"))],
-        ),
-        turn(
-            "",
-            &[("call_2", "run_command", escalated(&w.home, "alias b=2"))],
-        ),
-        answer("All done."),
-    ])
-    .await
-    .unwrap();
+    let server = ReplayServer::start(two_escalations(&w.home)).await.unwrap();
     let url = format!("{}/v1", server.url());
     let project = w.proj.to_str().unwrap();
     let mut cmd = command(&[

@@ -89,6 +89,22 @@ pub fn script(home: &Path) -> Vec<Reply> {
     ]
 }
 
+/// The model: two calls asking for full access (`alias a=1`, then `alias b=2`), then an
+/// answer.
+pub fn two_escalations(home: &Path) -> Vec<Reply> {
+    vec![
+        turn(
+            "",
+            &[("call_1", "run_command", escalated(home, "alias a=1"))],
+        ),
+        turn(
+            "",
+            &[("call_2", "run_command", escalated(home, "alias b=2"))],
+        ),
+        answer("All done."),
+    ]
+}
+
 /// The newest tool result of each request after the first.
 pub fn results(server: &ReplayServer) -> Vec<String> {
     (server.requests().iter().skip(1))
