@@ -20,13 +20,14 @@
 //! for the response body, so an event costs no task switch and no copy beyond its encoding.
 
 use std::convert::Infallible;
+use std::pin::Pin;
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::{FutureExt as _, Stream, StreamExt as _};
 use qore_client::CancellationToken;
 use qore_core::{ErrorCategory, ErrorInfo, ResponseEvent, StreamOutcome, Usage};
-use tokio::time::{sleep_until, Instant};
+use tokio::time::{sleep_until, Instant, Sleep};
 
 use crate::config::StreamLimits;
 use crate::dialect::StreamEncoder;
@@ -56,6 +57,8 @@ pub struct Relay {
     heard: Instant,
     started: bool,
     done: bool,
+    /// The idle limits' one timer, made at the first wait (see [`Relay::wait`]).
+    timer: Option<Pin<Box<Sleep>>>,
 }
 
 impl Relay {
@@ -79,6 +82,7 @@ impl Relay {
             heard: Instant::now(),
             started: false,
             done: false,
+            timer: None,
         }
     }
 
@@ -149,20 +153,33 @@ impl Relay {
     async fn wait(&mut self, out: &mut Vec<u8>) -> Waited {
         let started = Instant::now();
         let far = started + Duration::from_secs(86_400 * 365);
-        let keepalive = (self.limits.keepalive).map_or(far, |every| self.written + every);
-        let idle = (self.limits.upstream_idle).map_or(far, |limit| self.heard + limit);
-        let next = tokio::select! {
-            biased;
-            next = self.stream.next() => next,
-            _ = self.shutdown.cancelled() => {
-                self.cancel.cancel();
-                self.done = true;
-                let outcome = StreamOutcome::Cancelled { usage: Usage::default() };
-                self.encoder.finish(&outcome, None, out);
-                let _ = self.exchange.settle(&outcome).await;
-                return Waited::Wrote;
+        loop {
+            let keepalive = (self.limits.keepalive).map_or(far, |every| self.written + every);
+            let idle = (self.limits.upstream_idle).map_or(far, |limit| self.heard + limit);
+            let due = keepalive.min(idle);
+            // One timer per stream. The deadlines only move later as the stream goes on, so
+            // it is left armed and, when it fires early, moved: no timer work per delta.
+            let timer = (self.timer).get_or_insert_with(|| Box::pin(sleep_until(due)));
+            if timer.is_elapsed() || timer.deadline() > due {
+                timer.as_mut().reset(due);
             }
-            _ = sleep_until(idle) => {
+            let fired = tokio::select! {
+                biased;
+                next = self.stream.next() => {
+                    self.exchange.waited += started.elapsed();
+                    return Waited::Event(next);
+                }
+                _ = self.shutdown.cancelled() => {
+                    self.cancel.cancel();
+                    self.done = true;
+                    let outcome = StreamOutcome::Cancelled { usage: Usage::default() };
+                    self.encoder.finish(&outcome, None, out);
+                    let _ = self.exchange.settle(&outcome).await;
+                    return Waited::Wrote;
+                }
+                _ = timer.as_mut() => Instant::now(),
+            };
+            if fired >= idle {
                 self.exchange.waited += started.elapsed();
                 self.cancel.cancel();
                 self.done = true;
@@ -178,15 +195,13 @@ impl Relay {
                 self.written = Instant::now();
                 return Waited::Wrote;
             }
-            _ = sleep_until(keepalive) => {
+            if fired >= keepalive {
                 self.exchange.waited += started.elapsed();
                 self.written = Instant::now();
                 out.extend_from_slice(KEEPALIVE);
                 return Waited::Wrote;
             }
-        };
-        self.exchange.waited += started.elapsed();
-        Waited::Event(next)
+        }
     }
 
     fn write(&mut self, event: &ResponseEvent, out: &mut Vec<u8>) {
