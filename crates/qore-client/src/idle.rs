@@ -115,9 +115,17 @@ struct Entry {
     since: Instant,
 }
 
+/// The watches, and how long the thread sleeps between its rounds.
+#[derive(Default)]
+struct Entries {
+    list: Vec<Entry>,
+    /// The thread's sleep between rounds; `None` while it waits for a first watch.
+    tick: Option<Duration>,
+}
+
 #[derive(Default)]
 struct Watchdog {
-    entries: Mutex<Vec<Entry>>,
+    entries: Mutex<Entries>,
     added: Condvar,
     /// The thread is running (false: it could not be started).
     running: OnceLock<bool>,
@@ -143,13 +151,20 @@ impl Watchdog {
             return;
         }
         let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        entries.push(Entry {
+        entries.list.push(Entry {
             watch: Arc::downgrade(shared),
             seen: 0,
             since: Instant::now(),
         });
+        // The thread is woken only when its next round would come too late for this watch:
+        // it waits for a first one, or sleeps longer than a quarter of this one's idle time.
+        // Else the next round finds it (a busy server adds thousands a second: waking the
+        // thread and scanning every watch for each was a few percent of a core).
+        let wake = entries.tick.is_none_or(|tick| shared.idle / 4 < tick);
         drop(entries);
-        self.added.notify_one();
+        if wake {
+            self.added.notify_one();
+        }
     }
 
     fn run(&self) {
@@ -157,7 +172,7 @@ impl Watchdog {
         loop {
             let now = Instant::now();
             let mut tick = MAX_TICK;
-            entries.retain_mut(|entry| {
+            entries.list.retain_mut(|entry| {
                 let Some(watch) = entry.watch.upgrade() else {
                     return false;
                 };
@@ -173,10 +188,13 @@ impl Watchdog {
                 tick = tick.min(watch.idle / 4);
                 !watch.expired.load(Ordering::Relaxed)
             });
-            entries = if entries.is_empty() {
+            entries = if entries.list.is_empty() {
+                entries.tick = None;
                 self.added.wait(entries).unwrap_or_else(|e| e.into_inner())
             } else {
-                let waited = self.added.wait_timeout(entries, tick.max(MIN_TICK));
+                let tick = tick.max(MIN_TICK);
+                entries.tick = Some(tick);
+                let waited = self.added.wait_timeout(entries, tick);
                 waited.unwrap_or_else(|e| e.into_inner()).0
             };
         }
@@ -186,7 +204,10 @@ impl Watchdog {
     #[cfg(test)]
     fn holds(&self, ptr: *const Shared) -> bool {
         let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        entries.iter().any(|e| std::ptr::eq(e.watch.as_ptr(), ptr))
+        entries
+            .list
+            .iter()
+            .any(|e| std::ptr::eq(e.watch.as_ptr(), ptr))
     }
 }
 
@@ -222,6 +243,18 @@ mod tests {
             .expect("the watch never expired");
         assert!(after >= idle, "expired after {after:?}, idle is {idle:?}");
         assert!(watch.expired());
+    }
+
+    #[tokio::test]
+    async fn a_short_watch_added_while_the_thread_sleeps_long_is_not_late() {
+        // Only a long watch: the thread sleeps its longest tick (1 s) between rounds.
+        let _long = IdleWatch::new(Duration::from_secs(100));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let idle = Duration::from_millis(80);
+        let mut short = IdleWatch::new(idle);
+        let after = woken_expired(&mut short, Duration::from_millis(600)).await;
+        let after = after.expect("the short watch waited for the long tick");
+        assert!(after >= idle, "expired after {after:?}, idle is {idle:?}");
     }
 
     #[tokio::test]
