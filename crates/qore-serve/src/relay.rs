@@ -28,6 +28,7 @@ use futures_util::{FutureExt as _, Stream, StreamExt as _};
 use qore_client::CancellationToken;
 use qore_core::{ErrorCategory, ErrorInfo, ResponseEvent, StreamOutcome, Usage};
 use tokio::time::{sleep_until, Instant, Sleep};
+use tokio_util::sync::WaitForCancellationFutureOwned;
 
 use crate::config::StreamLimits;
 use crate::dialect::StreamEncoder;
@@ -59,6 +60,9 @@ pub struct Relay {
     done: bool,
     /// The idle limits' one timer, made at the first wait (see [`Relay::wait`]).
     timer: Option<Pin<Box<Sleep>>>,
+    /// The wait for the drain's end, made at the first wait and kept (no registration with
+    /// the server-wide token per wait).
+    drained: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
 }
 
 impl Relay {
@@ -83,6 +87,7 @@ impl Relay {
             started: false,
             done: false,
             timer: None,
+            drained: None,
         }
     }
 
@@ -160,6 +165,9 @@ impl Relay {
             // One timer per stream. The deadlines only move later as the stream goes on, so
             // it is left armed and, when it fires early, moved: no timer work per delta.
             let timer = (self.timer).get_or_insert_with(|| Box::pin(sleep_until(due)));
+            let shutdown = &self.shutdown;
+            let drained =
+                (self.drained).get_or_insert_with(|| Box::pin(shutdown.clone().cancelled_owned()));
             if timer.is_elapsed() || timer.deadline() > due {
                 timer.as_mut().reset(due);
             }
@@ -169,7 +177,7 @@ impl Relay {
                     self.exchange.waited += started.elapsed();
                     return Waited::Event(next);
                 }
-                _ = self.shutdown.cancelled() => {
+                _ = drained.as_mut() => {
                     self.cancel.cancel();
                     self.done = true;
                     let outcome = StreamOutcome::Cancelled { usage: Usage::default() };
