@@ -12,7 +12,7 @@ use common::live::run_with_stdin;
 use common::local::{proxied_local_server, proxy_port};
 use common::pty::{has_script, in_pty};
 use serde_json::Value;
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::io::AsyncWriteExt as _;
 
 #[tokio::test]
 async fn a_scripted_chat_on_the_local_model_carries_the_first_turn() {
@@ -79,17 +79,8 @@ async fn shown(
     needle: &str,
     times: usize,
 ) {
-    let wait = async {
-        let mut piece = [0u8; 1024];
-        while seen.matches(needle).count() < times {
-            let n = terminal.read(&mut piece).await.expect("read the terminal");
-            assert!(n > 0, "the terminal closed before {needle:?}: {seen}");
-            seen.push_str(&String::from_utf8_lossy(&piece[..n]));
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(120), wait)
-        .await
-        .unwrap_or_else(|_| panic!("{needle:?} did not appear {times} times: {seen}"));
+    let limit = Duration::from_secs(120);
+    common::pty::read_until_count_within(terminal, seen, needle, times, limit).await
 }
 
 /// Issue 33: a plain chat on a terminal (tools on by default) with one file attached sent

@@ -32,17 +32,7 @@ fn answer_with_usage() -> Reply {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_console_shows_the_usage_qore_serve_usage_reports() {
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let env = std::process::Command::new("bash")
-        .arg(repo.join("scripts/console-env.sh"))
-        .arg("python")
-        .output()
-        .unwrap();
-    assert!(
-        env.status.success(),
-        "console-env.sh: {}",
-        String::from_utf8_lossy(&env.stderr)
-    );
-    let python = String::from_utf8(env.stdout).unwrap().trim().to_owned();
+    let python = qore_testkit::console_env::console_python().unwrap_or_else(|e| panic!("{e}"));
 
     let upstream = ReplayServer::start_repeating(answer_with_usage())
         .await

@@ -46,17 +46,7 @@ async fn the_console_works_in_chromium_on_postgresql() {
 /// Seed a server on the store at `location` and run the browser suite against it;
 /// screenshots go to `target/console-shots/{name}`.
 async fn browse(location: Option<String>, name: &str) {
-    let env = Command::new("bash")
-        .arg(repo().join("scripts/console-env.sh"))
-        .arg("python")
-        .output()
-        .unwrap();
-    assert!(
-        env.status.success(),
-        "console-env.sh: {}",
-        String::from_utf8_lossy(&env.stderr)
-    );
-    let python = String::from_utf8(env.stdout).unwrap().trim().to_owned();
+    let python = qore_testkit::console_env::console_python().unwrap_or_else(|e| panic!("{e}"));
 
     // The upstream streams "one two three" in three deltas, 300 ms apart (the playground
     // test sees the text grow).

@@ -26,6 +26,7 @@
 pub mod bench;
 pub mod cassette;
 pub mod chat;
+pub mod console_env;
 pub mod fim_model;
 pub mod fuzz_seeds;
 pub mod lsp;

@@ -19,6 +19,17 @@ pub async fn read_until_count(
     needle: &str,
     times: usize,
 ) {
+    read_until_count_within(reader, seen, needle, times, Duration::from_secs(10)).await
+}
+
+/// [`read_until_count`] waiting at most `limit`.
+pub async fn read_until_count_within(
+    reader: &mut (impl tokio::io::AsyncRead + Unpin),
+    seen: &mut String,
+    needle: &str,
+    times: usize,
+    limit: Duration,
+) {
     use tokio::io::AsyncReadExt as _;
     let wait = async {
         let mut piece = [0u8; 1024];
@@ -28,7 +39,7 @@ pub async fn read_until_count(
             seen.push_str(&String::from_utf8_lossy(&piece[..n]));
         }
     };
-    tokio::time::timeout(Duration::from_secs(10), wait)
+    tokio::time::timeout(limit, wait)
         .await
         .unwrap_or_else(|_| panic!("{needle:?} did not appear {times} times: {seen}"));
 }
