@@ -1,6 +1,6 @@
 //! [`Client`]: a protocol, a base URL and credentials, ready to stream.
 //!
-//! URL rule ([`join_endpoint`]): `base_url` is the URL as the provider documents it (OpenAI
+//! URL rule ([`crate::join_endpoint`]): `base_url` is the URL as the provider documents it (OpenAI
 //! style ends in `/v1`); a path — the protocol's own, or the `endpoint` that overrides it —
 //! is appended to it, with or without a leading `/`, and path segments the URL already ends
 //! with are not repeated (`https://api.mistral.ai/v1` + `/v1/chat/completions` is
@@ -15,10 +15,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::codec::{body_bytes, BodyRenderer, ChatRequest, FimRequest, Protocol};
 use crate::encode_cache::{encode_spliced, EncodeCache};
+use crate::endpoint::join_under;
 use crate::stream::{Attempts, NewDecoder};
 use crate::transport::bad_answer;
 use crate::transport::get::Got;
 use crate::transport::http::{build_client, redact, Timeouts, REDACTED};
+use crate::transport::parsed_url::ParsedUrl;
 use crate::transport::retry::{is_retryable_status, RetryPolicy};
 use crate::{transport, ModelInfo, ResponseStream};
 
@@ -71,6 +73,9 @@ pub struct Client {
     headers: HeaderMap,
     http: reqwest::Client,
     renderer: Option<Arc<dyn BodyRenderer>>,
+    /// The base URL's path, parsed once (see [`join_under`]).
+    base_path: Arc<str>,
+    url: ParsedUrl,
 }
 
 impl Client {
@@ -113,6 +118,8 @@ impl Client {
             headers,
             http,
             renderer: None,
+            base_path: base.path().into(),
+            url: ParsedUrl::default(),
         })
     }
 
@@ -165,7 +172,7 @@ impl Client {
     }
 
     fn resolve(&self, path: &str) -> String {
-        join_endpoint(&self.config.base_url, path)
+        join_under(&self.config.base_url, &self.base_path, path)
     }
 
     /// The request body for `request`, as bytes: the renderer's when there is one, else
@@ -272,23 +279,27 @@ impl Client {
         new_decoder: NewDecoder,
         cancel: CancellationToken,
     ) -> ResponseStream {
+        let failed = |error| ResponseStream::failed(self.protocol.clone(), error);
         if body.is_empty() {
-            return ResponseStream::failed(
-                self.protocol.clone(),
-                ErrorInfo::validation("refusing to send an empty request body"),
-            );
+            return failed(ErrorInfo::validation(
+                "refusing to send an empty request body",
+            ));
         }
         let mut headers = self.headers.clone();
         if stream {
             headers.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
         }
-        let request = match self.http.post(url).headers(headers).body(body).build() {
+        let parsed = self.url.parse(url).map_err(|err| err.to_string());
+        let built = parsed.and_then(|parsed| {
+            let request = self.http.post(parsed).headers(headers).body(body);
+            request.build().map_err(|err| err.to_string())
+        });
+        let request = match built {
             Ok(request) => request,
             Err(err) => {
-                return ResponseStream::failed(
-                    self.protocol.clone(),
-                    ErrorInfo::config(format!("cannot build a request to {url}: {err}")),
-                )
+                return failed(ErrorInfo::config(format!(
+                    "cannot build a request to {url}: {err}"
+                )))
             }
         };
         let attempts = Attempts {
@@ -367,27 +378,3 @@ impl Client {
         bad_answer::tidied(error)
     }
 }
-
-/// `endpoint` joined to `base_url` by the module's URL rule.
-pub fn join_endpoint(base_url: &str, endpoint: &str) -> String {
-    if endpoint.starts_with("http://") || endpoint.starts_with("https://") {
-        return endpoint.to_owned();
-    }
-    let base = base_url.trim_end_matches('/');
-    let endpoint = endpoint.trim_start_matches('/');
-    let base_path = reqwest::Url::parse(base).map_or(String::new(), |u| u.path().to_owned());
-    let ends: Vec<&str> = base_path.split('/').filter(|s| !s.is_empty()).collect();
-    let path_part = endpoint.split(['?', '#']).next().unwrap_or_default();
-    let starts: Vec<&str> = path_part.split('/').collect();
-    // The longest run of segments that ends the URL's path and starts the endpoint's.
-    let repeated = (1..=ends.len().min(starts.len().saturating_sub(1)))
-        .rev()
-        .find(|&n| ends[ends.len() - n..] == starts[..n])
-        .unwrap_or(0);
-    let skip: usize = starts[..repeated].iter().map(|s| s.len() + 1).sum();
-    format!("{base}/{}", &endpoint[skip..])
-}
-
-#[cfg(test)]
-#[path = "client_tests.rs"]
-mod tests;

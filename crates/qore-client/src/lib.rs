@@ -46,6 +46,7 @@ mod cancel;
 mod client;
 mod codec;
 mod encode_cache;
+mod endpoint;
 #[doc(hidden)]
 pub mod fuzz_targets;
 mod idle;
@@ -56,12 +57,13 @@ mod stream;
 pub mod tool_loop;
 pub mod transport;
 
-pub use client::{join_endpoint, Client, ClientConfig};
+pub use client::{Client, ClientConfig};
 pub use codec::{
     body_bytes, BodyRenderer, ChatRequest, Conversation, FimFile, FimRequest, Framing, Protocol,
     RequestOptions, StreamDecoder,
 };
 pub use encode_cache::{message_key, EncodeCache, KeyHasher};
+pub use endpoint::join_endpoint;
 pub use models::{ModelCapabilities, ModelInfo};
 pub use stream::ResponseStream;
 pub use tokio_util::sync::CancellationToken;

@@ -9,5 +9,6 @@ pub mod framing;
 pub(crate) mod get;
 pub mod http;
 pub mod ndjson;
+pub(crate) mod parsed_url;
 pub mod retry;
 pub mod sse;

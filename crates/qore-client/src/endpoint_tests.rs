@@ -1,4 +1,4 @@
-//! The URL rule of [`super::join_endpoint`].
+//! The URL rule of [`super::join_endpoint`], and of [`super::join_under`] as a client calls it.
 
 #[test]
 fn endpoints_append_to_the_url_without_repeating_its_last_segments() {
@@ -26,5 +26,9 @@ fn endpoints_append_to_the_url_without_repeating_its_last_segments() {
             want,
             "{base} + {endpoint}"
         );
+        // As a client joins: the base URL (untrimmed) parsed once when it is made.
+        let path = reqwest::Url::parse(base).unwrap().path().to_owned();
+        let joined = super::join_under(base, &path, endpoint);
+        assert_eq!(joined, want, "client: {base} + {endpoint}");
     }
 }
