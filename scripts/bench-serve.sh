@@ -33,6 +33,9 @@
 # then has one core of its own and the client+upstream pair the other: a gateway's ratio
 # to direct says whether one core of it keeps up with that pair. BENCH_PIN=0: no pinning.
 #
+# After each run the script waits (at most BENCH_SETTLE, 180 s) until that gateway is idle,
+# so one still working off a backlog does not share its core with the next run.
+#
 # Environment: BENCH_SECONDS (5), BENCH_WARMUP (1), BENCH_GRACE (10), BENCH_PIN (1),
 # BENCH_TARGETS ("direct qore nginx litellm"), BENCH_SCENARIOS (see DEFAULT_SCENARIOS),
 # BENCH_PACE_MS (20), BENCH_RAW (keep the JSON lines there), QORE_CACHE_DIR
@@ -50,6 +53,7 @@ PYTHON="${QORE_PYTHON:-python3}"
 SECS="${BENCH_SECONDS:-5}"
 WARMUP="${BENCH_WARMUP:-1}"
 GRACE="${BENCH_GRACE:-10}"
+SETTLE="${BENCH_SETTLE:-180}"
 PIN="${BENCH_PIN:-1}"
 TARGETS="${BENCH_TARGETS:-direct qore nginx litellm}"
 DEFAULT_SCENARIOS="short:50 short:50:all:anthropic stream:100 stream:100:all:anthropic
@@ -266,6 +270,30 @@ tree_pids() {  # PID and its descendants, comma-separated
   echo "$all"
 }
 
+cpu_ticks() {  # PIDS (comma-separated): their utime+stime so far, in clock ticks
+  local p total=0 fields
+  for p in ${1//,/ }; do
+    fields="$(cut -d' ' -f14,15 "/proc/$p/stat" 2>/dev/null)" || continue
+    [ -n "$fields" ] && total=$((total + ${fields% *} + ${fields#* }))
+  done
+  echo "$total"
+}
+
+# Wait until the gateway's processes are idle (under a tenth of a core over a second), at
+# most SETTLE seconds: a gateway still working off the last run's backlog (LiteLLM after an
+# open loop it could not keep up with) would otherwise share its core with the next one.
+settle() {  # PIDS
+  local i before after hz
+  hz="$(getconf CLK_TCK 2>/dev/null || echo 100)"
+  for i in $(seq "$SETTLE"); do
+    before="$(cpu_ticks "$1")"
+    sleep 1
+    after="$(cpu_ticks "$1")"
+    [ $((after - before)) -lt $((hz / 10)) ] && return 0
+  done
+  say "still busy after ${SETTLE} s: $1 (the next run shares its core)"
+}
+
 RAW="${BENCH_RAW:-$WORK/raw.jsonl}"
 : >"$RAW"
 measure() {  # TARGET DIALECT URL MODEL PIDS: one bench_load run of the current scenario
@@ -284,7 +312,7 @@ measure() {  # TARGET DIALECT URL MODEL PIDS: one bench_load run of the current 
   LOAD_PID=$!
   wait "$LOAD_PID" || die "bench_load failed"
   LOAD_PID=""
-  sleep 1
+  if [ -n "$5" ]; then settle "$5"; else sleep 1; fi
 }
 for sc in $SCENARIOS; do
   IFS=: read -r mode load dialects upstream pace <<<"$sc"
