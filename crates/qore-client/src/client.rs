@@ -1,11 +1,8 @@
 //! [`Client`]: a protocol, a base URL and credentials, ready to stream.
 //!
-//! URL rule ([`crate::join_endpoint`]): `base_url` is the URL as the provider documents it (OpenAI
-//! style ends in `/v1`); a path — the protocol's own, or the `endpoint` that overrides it —
-//! is appended to it, with or without a leading `/`, and path segments the URL already ends
-//! with are not repeated (`https://api.mistral.ai/v1` + `/v1/chat/completions` is
-//! `https://api.mistral.ai/v1/chat/completions`); a full `http(s)://` URL is used as is. An
-//! empty API key sends no credential header.
+//! A request goes to the protocol's path, or the `endpoint` that overrides it, joined to
+//! `base_url` by the URL rule of [`crate::join_endpoint`] (`crate::endpoint`). An empty API
+//! key sends no credential header.
 
 use std::sync::Arc;
 
